@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// Kept tiny on purpose: startup time is a product goal. `--version` is answered
+// without loading the CLI bundle at all.
+import { readFileSync } from 'node:fs';
+
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  process.stdout.write(`aerial ${version} (node ${process.version})\n`);
+} else {
+  const { main } = await import('../dist/cli.js');
+  await main(process.argv);
+}

@@ -1,0 +1,25 @@
+// Bundles the CLI into dist/ with code splitting: the entry holds only what
+// `--help` and `--version` need; every heavy dependency sits in a chunk that
+// is loaded the first time a command reaches for it (startup is a goal).
+import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
+
+rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+
+await build({
+  entryPoints: { cli: 'src/cli.ts' },
+  outdir: 'dist',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: 'linked',
+  chunkNames: 'chunks/[name]-[hash]',
+  legalComments: 'none',
+  logLevel: 'warning',
+  // CommonJS dependencies inside an ESM bundle need a require of their own.
+  banner: {
+    js: "import { createRequire as __aerialCreateRequire } from 'node:module'; const require = __aerialCreateRequire(import.meta.url);",
+  },
+});

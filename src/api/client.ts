@@ -1,0 +1,361 @@
+// The HTTP layer: one method per GenAerial v1 endpoint, typed results, typed
+// errors. It knows nothing of terminals; `onTrace` is how callers observe it.
+import { Readable } from 'node:stream';
+import { Agent, request, type Dispatcher } from 'undici';
+import type { z } from 'zod';
+import { ApiError, CliError, defaultCodeForStatus, ExitCode, NetworkError } from './errors.js';
+import {
+  AsyncAcceptedSchema,
+  ErrorBodySchema,
+  PageSchema,
+  type AsyncAccepted,
+  type GenerationRequest,
+  type Page,
+} from './schema.js';
+
+export const API_PREFIX = '/api/external/v1/image-generation';
+
+export interface Trace {
+  method: string;
+  /** Full URL; never carries the key, which travels only in the x-api-key header. */
+  url: string;
+  status: number | 'error';
+  ms: number;
+  attempt: number;
+  detail?: string;
+}
+
+export interface ClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  dispatcher?: Dispatcher;
+  /** Longest wait for response headers (generation can be slow). */
+  headersTimeoutMs?: number;
+  /** Longest silence while a body is streaming. */
+  bodyTimeoutMs?: number;
+  /** How many times a 429 is retried before giving up with exit 8. */
+  maxRateLimitRetries?: number;
+  /** A Retry-After beyond this is capped, so a hostile server cannot park us for a year. */
+  maxRetryAfterSeconds?: number;
+  onTrace?: (trace: Trace) => void;
+  /** Sleeps between retries; injectable so tests need not wait. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  userAgent?: string;
+}
+
+export interface ListQuery {
+  page?: number;
+  size?: number;
+  sort?: string[];
+}
+
+export interface ImageResponse {
+  body: Readable;
+  contentType: string;
+  contentLength?: number;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+const MAX_JSON_BYTES = 32 * 1024 * 1024;
+const MAX_ERROR_BYTES = 64 * 1024;
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Seconds from a Retry-After header (delta-seconds or HTTP date); undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (!raw) return undefined;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(raw)) return Number(raw);
+  const date = Date.parse(raw);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, (date - now) / 1000);
+}
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+async function readText(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      body.destroy();
+      throw new CliError(`response body exceeds ${Math.round(limit / 1024)} KiB`, ExitCode.Server, 'ResponseTooLarge');
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks));
+}
+
+function oneLine(text: string, max = 200): string {
+  const flat = text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** Turns a network-level failure into a NetworkError saying whether the server may have acted on it. */
+export function toNetworkError(error: unknown, bodySent: boolean): CliError {
+  if (error instanceof CliError) return error;
+  const err = error as { code?: string; message?: string; name?: string };
+  if (err?.name === 'AbortError') return err as CliError;
+  const code = err?.code ?? 'NetworkError';
+  const notConnected = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH'].includes(code);
+  const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+  const what = timedOut ? 'request timed out' : notConnected ? 'could not connect' : 'connection failed';
+  return new NetworkError(`${what} (${code})${err?.message ? `: ${oneLine(err.message, 120)}` : ''}`, code, bodySent && !notConnected);
+}
+
+export class GenAerialClient {
+  readonly baseUrl: string;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+
+  constructor(private readonly options: ClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.ownsDispatcher = !options.dispatcher;
+    this.dispatcher =
+      options.dispatcher ??
+      new Agent({
+        headersTimeout: options.headersTimeoutMs ?? 180_000,
+        bodyTimeout: options.bodyTimeoutMs ?? 60_000,
+        connect: { timeout: 15_000 },
+      });
+  }
+
+  /** Synchronous generation: the JPEG as a stream, after checking status and content type. */
+  async generate(body: GenerationRequest, call: CallOptions = {}): Promise<ImageResponse> {
+    const res = await this.send('POST', API_PREFIX, { json: body, signal: call.signal, retryOnServerError: false });
+    return this.imageFrom(res);
+  }
+
+  /** Asynchronous generation: the acceptance record; the image arrives by webhook. */
+  async generateAsync(body: GenerationRequest, callbackUrl: string, call: CallOptions = {}): Promise<AsyncAccepted> {
+    const res = await this.send('POST', `${API_PREFIX}/async`, {
+      json: body,
+      headers: { 'x-callback-url': callbackUrl },
+      signal: call.signal,
+      retryOnServerError: false,
+    });
+    return this.jsonFrom(res, AsyncAcceptedSchema, 'acceptance record');
+  }
+
+  async list(query: ListQuery = {}, call: CallOptions = {}): Promise<Page> {
+    const params = new URLSearchParams();
+    if (query.page !== undefined) params.set('page', String(query.page));
+    if (query.size !== undefined) params.set('size', String(query.size));
+    for (const sort of query.sort ?? []) params.append('sort', sort);
+    const qs = params.toString();
+    const res = await this.send('GET', `${API_PREFIX}${qs ? `?${qs}` : ''}`, {
+      signal: call.signal,
+      retryOnServerError: true,
+    });
+    return this.jsonFrom(res, PageSchema, 'page of images');
+  }
+
+  async delete(id: string, call: CallOptions = {}): Promise<void> {
+    const res = await this.send('DELETE', `${API_PREFIX}/${encodeURIComponent(id)}`, {
+      signal: call.signal,
+      retryOnServerError: true,
+    });
+    // The 200 body is not shown in the spec: empty, text or JSON are all fine.
+    res.body.resume();
+  }
+
+  /**
+   * Downloads a temporary image URL (list `url`, webhook `signedUrl`). The key is
+   * never sent: these URLs carry their own signature and may point at other hosts.
+   */
+  async fetchImage(url: string, call: CallOptions = {}): Promise<ImageResponse> {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new CliError(`image URL is not a valid URL: ${oneLine(url, 80)}`, ExitCode.Server, 'BadImageUrl');
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new CliError(`image URL must be http(s), got ${parsed.protocol}`, ExitCode.Server, 'BadImageUrl');
+    }
+    const res = await this.sendRaw('GET', parsed.toString(), { signal: call.signal, withKey: false, retryOnServerError: true });
+    return this.imageFrom(res);
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  private send(
+    method: string,
+    path: string,
+    opts: { json?: unknown; headers?: Record<string, string>; signal?: AbortSignal; retryOnServerError: boolean },
+  ): Promise<Dispatcher.ResponseData> {
+    return this.sendRaw(method, `${this.baseUrl}${path}`, { ...opts, withKey: true });
+  }
+
+  private async sendRaw(
+    method: string,
+    url: string,
+    opts: {
+      json?: unknown;
+      headers?: Record<string, string>;
+      signal?: AbortSignal;
+      withKey: boolean;
+      retryOnServerError: boolean;
+    },
+  ): Promise<Dispatcher.ResponseData> {
+    const maxRateLimitRetries = this.options.maxRateLimitRetries ?? 3;
+    const maxRetryAfter = this.options.maxRetryAfterSeconds ?? 60;
+    const wait = this.options.sleep ?? sleep;
+    const headers: Record<string, string> = {
+      'user-agent': this.options.userAgent ?? 'aerial-cli',
+      accept: 'application/json, image/jpeg;q=0.9, */*;q=0.1',
+      ...opts.headers,
+    };
+    if (opts.withKey) headers['x-api-key'] = this.options.apiKey;
+    let payload: string | undefined;
+    if (opts.json !== undefined) {
+      payload = JSON.stringify(opts.json);
+      headers['content-type'] = 'application/json';
+    }
+
+    for (let attempt = 1; ; attempt++) {
+      const started = performance.now();
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(url, {
+          method: method as Dispatcher.HttpMethod,
+          headers,
+          body: payload,
+          dispatcher: this.dispatcher,
+          signal: opts.signal,
+        });
+      } catch (error) {
+        const failure = toNetworkError(error, payload !== undefined);
+        this.trace({ method, url, status: 'error', ms: performance.now() - started, attempt, detail: failure.message });
+        const safeToRetry = opts.retryOnServerError && failure instanceof NetworkError;
+        if (safeToRetry && attempt <= 2) {
+          await wait(250 * 2 ** attempt, opts.signal);
+          continue;
+        }
+        throw failure;
+      }
+      this.trace({ method, url, status: res.statusCode, ms: performance.now() - started, attempt });
+
+      if (res.statusCode >= 200 && res.statusCode < 300) return res;
+
+      const error = await this.errorFrom(res);
+      const retryable =
+        (res.statusCode === 429 && attempt <= maxRateLimitRetries) ||
+        (opts.retryOnServerError && [502, 503, 504].includes(res.statusCode) && attempt <= 2);
+      if (!retryable) throw error;
+      const asked = error instanceof ApiError ? error.retryAfterSeconds : undefined;
+      const backoff = Math.min(maxRetryAfter, asked ?? 0.5 * 2 ** (attempt - 1));
+      await wait(Math.min(backoff, maxRetryAfter) * 1000 * (asked === undefined ? 0.5 + Math.random() / 2 : 1), opts.signal);
+    }
+  }
+
+  private trace(trace: Trace): void {
+    this.options.onTrace?.(trace);
+  }
+
+  private async errorFrom(res: Dispatcher.ResponseData): Promise<CliError> {
+    const retryAfter = parseRetryAfter(res.headers['retry-after']);
+    if (res.statusCode >= 300 && res.statusCode < 400) {
+      res.body.resume();
+      const location = header(res.headers, 'location');
+      return new CliError(
+        `unexpected redirect (HTTP ${res.statusCode}${location ? ` to ${oneLine(location, 100)}` : ''}); not followed`,
+        ExitCode.Server,
+        'UnexpectedRedirect',
+        res.statusCode,
+      );
+    }
+    let text = '';
+    try {
+      text = await readText(res.body, MAX_ERROR_BYTES);
+    } catch {
+      // An unreadable error body still leaves the status to report.
+    }
+    let code = defaultCodeForStatus(res.statusCode);
+    let message = '';
+    const contentType = header(res.headers, 'content-type') ?? '';
+    if (text.trim()) {
+      let parsedJson: unknown;
+      try {
+        parsedJson = JSON.parse(text);
+      } catch {
+        parsedJson = undefined;
+      }
+      const body = ErrorBodySchema.safeParse(parsedJson);
+      if (body.success) {
+        code = body.data.error;
+        message = body.data.message ?? '';
+      } else if (parsedJson && typeof parsedJson === 'object' && 'message' in parsedJson) {
+        message = String((parsedJson as { message: unknown }).message);
+      } else if (!contentType.includes('html')) {
+        message = oneLine(text);
+      } else {
+        message = `HTML error page${/<title>([^<]*)<\/title>/i.test(text) ? `: ${oneLine(RegExp.$1, 80)}` : ''}`;
+      }
+    }
+    if (!message) message = `HTTP ${res.statusCode}${res.statusCode === 401 ? ': the API key is missing or invalid' : ''}`;
+    return new ApiError(res.statusCode, code, message, retryAfter);
+  }
+
+  private async jsonFrom<S extends z.ZodTypeAny>(res: Dispatcher.ResponseData, schema: S, what: string): Promise<z.infer<S>> {
+    const text = await readText(res.body, MAX_JSON_BYTES);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new CliError(`server sent an unreadable ${what} (not JSON)`, ExitCode.Server, 'UnexpectedResponse', res.statusCode);
+    }
+    const result = schema.safeParse(parsed);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      throw new CliError(
+        `server sent an unexpected ${what}: ${issue ? `${issue.path.join('.') || 'body'} ${issue.message}` : 'invalid'}`,
+        ExitCode.Server,
+        'UnexpectedResponse',
+        res.statusCode,
+      );
+    }
+    return result.data;
+  }
+
+  private imageFrom(res: Dispatcher.ResponseData): ImageResponse {
+    const contentType = header(res.headers, 'content-type') ?? '';
+    if (!/^image\/(jpeg|jpg|pjpeg)\b/i.test(contentType.trim())) {
+      res.body.resume();
+      throw new CliError(
+        `expected an image/jpeg response, got ${contentType ? `'${oneLine(contentType, 60)}'` : 'no content type'}`,
+        ExitCode.Server,
+        'UnexpectedResponse',
+        res.statusCode,
+      );
+    }
+    const length = Number(header(res.headers, 'content-length'));
+    return {
+      body: res.body as unknown as Readable,
+      contentType,
+      contentLength: Number.isFinite(length) && length >= 0 ? length : undefined,
+    };
+  }
+}

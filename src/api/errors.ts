@@ -1,0 +1,111 @@
+// Typed errors and the documented exit codes. Everything the CLI can fail with
+// is a CliError carrying its exit code, so the entry point needs one catch.
+
+export const ExitCode = {
+  Ok: 0,
+  Unexpected: 1,
+  Usage: 2,
+  Auth: 3,
+  Credits: 4,
+  NotFound: 5,
+  Server: 6,
+  Network: 7,
+  RateLimited: 8,
+  Interrupted: 130,
+} as const;
+
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCodeValue,
+    /** Machine-readable code, e.g. ValidationFailed or InsufficientCredits. */
+    readonly code: string,
+    /** HTTP status when the error came from a response. */
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+
+  toJSON(): { status: number | null; error: string; message: string; exitCode: number } {
+    return { status: this.status ?? null, error: this.code, message: this.message, exitCode: this.exitCode };
+  }
+}
+
+/** Bad flags or values, caught before anything is sent. */
+export class UsageError extends CliError {
+  constructor(message: string, code = 'UsageError') {
+    super(message, ExitCode.Usage, code);
+  }
+}
+
+/** A non-2xx answer from the service. */
+export class ApiError extends CliError {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    /** Seconds the server asked us to wait (429). */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message, exitCodeForStatus(status), code, status);
+  }
+}
+
+/** The request never got a complete answer: refused, reset, DNS, TLS or timed out. */
+export class NetworkError extends CliError {
+  constructor(
+    message: string,
+    code = 'NetworkError',
+    /** True when the request body may have reached the server (a retry could charge twice). */
+    readonly maybeProcessed = false,
+  ) {
+    super(message, ExitCode.Network, code);
+  }
+}
+
+/** The async generation finished with the webhook error payload. */
+export class GenerationFailedError extends CliError {
+  constructor(code: string, message: string) {
+    super(message, ExitCode.Server, code);
+  }
+}
+
+export class InterruptedError extends CliError {
+  constructor() {
+    super('interrupted', ExitCode.Interrupted, 'Interrupted');
+  }
+}
+
+export function exitCodeForStatus(status: number): ExitCodeValue {
+  if (status === 400 || status === 422) return ExitCode.Usage;
+  if (status === 401 || status === 403) return ExitCode.Auth;
+  if (status === 402) return ExitCode.Credits;
+  if (status === 404) return ExitCode.NotFound;
+  if (status === 429) return ExitCode.RateLimited;
+  if (status === 408 || status === 504) return ExitCode.Network;
+  if (status >= 500) return ExitCode.Server;
+  return ExitCode.Unexpected;
+}
+
+/** Error code used when a response body does not carry one (401 bodies are not shown in the spec). */
+export function defaultCodeForStatus(status: number): string {
+  switch (status) {
+    case 400:
+      return 'ValidationFailed';
+    case 401:
+      return 'Unauthorized';
+    case 402:
+      return 'InsufficientCredits';
+    case 403:
+      return 'Forbidden';
+    case 404:
+      return 'NotFound';
+    case 429:
+      return 'RateLimited';
+    default:
+      return status >= 500 ? 'ServerError' : `Http${status}`;
+  }
+}

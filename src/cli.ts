@@ -1,0 +1,142 @@
+// Builds the commander program and runs it. Each command lives in its own
+// module under commands/ and keeps its heavy imports inside its action, so
+// `--help` loads nothing but commander.
+import { Command, CommanderError, Option, type OutputConfiguration } from 'commander';
+import { CliError, ExitCode, InterruptedError, UsageError } from './api/errors.js';
+import { Context, type GlobalOptions } from './context.js';
+import { Terminal } from './io.js';
+import * as commands from './commands/index.js';
+
+declare const __AERIAL_VERSION__: string | undefined;
+export const VERSION = typeof __AERIAL_VERSION__ === 'string' ? __AERIAL_VERSION__ : '0.0.0-dev';
+
+export interface Process {
+  argv: string[];
+  env: Record<string, string | undefined>;
+  stdout: Terminal['stdout'];
+  stderr: Terminal['stderr'];
+  stdin: Terminal['stdin'];
+}
+
+/** Wraps a command body: builds its Context, reports its failure, runs its cleanups. */
+export type CommandBody<O> = (ctx: Context, options: O, args: string[]) => Promise<void>;
+export type ActionFactory = <O>(body: CommandBody<O>) => (...args: unknown[]) => Promise<void>;
+
+export function buildProgram(action: ActionFactory, output?: OutputConfiguration): Command {
+  const program = new Command('aerial')
+    .description('Generate AI aerial images of any coordinates with the GenAerial v1 API')
+    .version(`aerial ${VERSION} (node ${process.version})`, '-V, --version', 'print the version of aerial and Node.js')
+    .addOption(new Option('--api-key <key>', 'API key (prefer AERIAL_API_KEY or `aerial config set api-key`)'))
+    .addOption(new Option('--base-url <url>', 'service base URL (env AERIAL_BASE_URL)'))
+    .addOption(new Option('--profile <name>', 'config profile to use (env AERIAL_PROFILE)'))
+    .option('--json', 'machine-readable output on stdout, errors as JSON on stderr')
+    .option('-q, --quiet', 'print only data, no progress or notices')
+    .option('-v, --verbose', 'trace HTTP requests on stderr (method, URL, status, timing; never the key)')
+    .option('--sandbox', 'use the bundled local sandbox server instead of the real service')
+    .option('--no-color', 'disable colour (also NO_COLOR)')
+    .showSuggestionAfterError(true)
+    .showHelpAfterError('(run with --help for usage)')
+    .configureHelp({ sortSubcommands: false, showGlobalOptions: true })
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ aerial generate --sandbox --lat 48.8584 --lng 2.2945 -o eiffel.jpg
+  $ aerial generate --at "40.6892,-74.0445" --zoom High --bearing NE -o liberty.jpg
+  $ aerial list --json | jq '.content[].id'
+  $ aerial config set api-key          # hidden prompt; or pipe the key on stdin
+
+Exit codes: 0 ok, 1 unexpected, 2 usage/validation, 3 auth, 4 credits, 5 not found,
+6 generation/server error, 7 network/timeout, 8 rate limited, 130 interrupted.`,
+    );
+  // Set before the subcommands exist: they inherit both when created.
+  program.exitOverride();
+  if (output) program.configureOutput(output);
+  for (const register of Object.values(commands)) register(program, action);
+  return program;
+}
+
+function errorFromUnknown(error: unknown, signal: AbortSignal): CliError {
+  if (error instanceof CliError) return error;
+  if (signal.aborted) return new InterruptedError();
+  const message = error instanceof Error ? error.message : String(error);
+  return new CliError(`unexpected: ${message}`, ExitCode.Unexpected, 'Unexpected');
+}
+
+export async function main(argv: string[], proc: Process = process): Promise<number> {
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts += 1;
+    // A second Ctrl-C means "now": skip the orderly cleanup.
+    if (interrupts > 1) process.exit(ExitCode.Interrupted);
+    controller.abort(new InterruptedError());
+  };
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
+
+  const jsonErrors = argv.includes('--json');
+  const bootIo = new Terminal({ stdout: proc.stdout, stderr: proc.stderr, stdin: proc.stdin, env: proc.env, json: jsonErrors, color: !argv.includes('--no-color') });
+  let exitCode: number = ExitCode.Ok;
+  let activeContext: Context | undefined;
+
+  const action: ActionFactory =
+    <O,>(body: CommandBody<O>) =>
+    async (...args: unknown[]) => {
+      const command = args[args.length - 1] as Command;
+      const globals = command.optsWithGlobals() as GlobalOptions & O;
+      const io = new Terminal({
+        stdout: proc.stdout,
+        stderr: proc.stderr,
+        stdin: proc.stdin,
+        env: proc.env,
+        json: globals.json,
+        quiet: globals.quiet,
+        verbose: globals.verbose,
+        color: globals.color,
+      });
+      const ctx = new Context(io, globals, proc.env, controller.signal);
+      activeContext = ctx;
+      if (globals.apiKey) {
+        io.addSecret(globals.apiKey);
+        if (io.stderrIsTTY) io.warn('--api-key is visible in the process list; prefer AERIAL_API_KEY or `aerial config set api-key`');
+      }
+      try {
+        await body(ctx, globals, command.args);
+      } finally {
+        await ctx.cleanup();
+      }
+    };
+
+  const program = buildProgram(action, {
+    writeOut: (text) => proc.stdout.write(text),
+    writeErr: (text) => proc.stderr.write(text),
+    outputError: (text, write) => {
+      if (jsonErrors) write(`${JSON.stringify(new UsageError(text.replace(/^error:\s*/, '').trim()).toJSON())}\n`);
+      else write(text);
+    },
+  });
+
+  try {
+    await program.parseAsync(argv);
+    if (controller.signal.aborted) exitCode = ExitCode.Interrupted;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      exitCode = ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(error.code)
+        ? ExitCode.Ok
+        : ExitCode.Usage;
+    } else {
+      const failure = errorFromUnknown(error, controller.signal);
+      (activeContext?.io ?? bootIo).error(failure);
+      if (failure.exitCode === ExitCode.Unexpected && error instanceof Error && activeContext?.io.verbose) {
+        activeContext.io.debug(error.stack ?? '');
+      }
+      exitCode = failure.exitCode;
+    }
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+  }
+  process.exitCode = exitCode;
+  return exitCode;
+}

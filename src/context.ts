@@ -1,0 +1,116 @@
+// What every command receives: the terminal, the resolved settings, an abort
+// signal for Ctrl-C, and a lazily built API client (real service or sandbox).
+import type { GenAerialClient, Trace } from './api/client.js';
+import { UsageError } from './api/errors.js';
+import { readConfig, resolveSettings, validateBaseUrl, type Settings } from './config.js';
+import { Terminal } from './io.js';
+
+export interface GlobalOptions {
+  apiKey?: string;
+  baseUrl?: string;
+  profile?: string;
+  json?: boolean;
+  quiet?: boolean;
+  verbose?: boolean;
+  sandbox?: boolean;
+  color?: boolean;
+}
+
+export interface ClientTuning {
+  maxRateLimitRetries?: number;
+  /** Reuse one connection pool for many concurrent requests (batch). */
+  connections?: number;
+}
+
+export class Context {
+  private settingsCache?: Settings;
+  private clientCache?: Promise<GenAerialClient>;
+  private readonly cleanups: Array<() => Promise<void> | void> = [];
+
+  constructor(
+    readonly io: Terminal,
+    readonly globals: GlobalOptions,
+    readonly env: Record<string, string | undefined>,
+    readonly signal: AbortSignal,
+  ) {}
+
+  settings(): Settings {
+    if (!this.settingsCache) {
+      this.settingsCache = resolveSettings(this.globals, this.env, readConfig(this.env));
+      this.io.addSecret(this.settingsCache.apiKey.value);
+    }
+    return this.settingsCache;
+  }
+
+  /** Registers work that must run however the command ends (temp files, listeners, servers). */
+  onCleanup(fn: () => Promise<void> | void): void {
+    this.cleanups.push(fn);
+  }
+
+  async cleanup(): Promise<void> {
+    while (this.cleanups.length) {
+      const fn = this.cleanups.pop()!;
+      try {
+        await fn();
+      } catch {
+        // Cleanup is best effort; the command's own outcome is what gets reported.
+      }
+    }
+  }
+
+  /** Where to connect and with which key: the flags and config, or the bundled sandbox in-process. */
+  async endpoint(): Promise<{ baseUrl: string; apiKey: string }> {
+    const settings = this.settings();
+    if (this.globals.sandbox) {
+      const { startSandbox, defaultSandboxDir } = await import('./sandbox/server.js');
+      const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, dataDir: defaultSandboxDir(this.env) });
+      this.onCleanup(() => sandbox.close());
+      const apiKey = settings.apiKey.source === 'flag' ? settings.apiKey.value! : sandbox.defaultKey;
+      this.io.addSecret(apiKey);
+      this.io.debug(`sandbox: serving in-process at ${sandbox.url}`);
+      return { baseUrl: sandbox.url, apiKey };
+    }
+    const baseUrl = settings.baseUrl.value;
+    if (!baseUrl) {
+      throw new UsageError(
+        "no service URL: pass --base-url, set AERIAL_BASE_URL, run 'aerial config set base-url <url>', or try --sandbox",
+      );
+    }
+    const apiKey = settings.apiKey.value;
+    if (!apiKey) {
+      throw new UsageError(
+        "no API key: set AERIAL_API_KEY, run 'aerial config set api-key' (hidden prompt or stdin), or try --sandbox",
+      );
+    }
+    return { baseUrl: validateBaseUrl(baseUrl, '--base-url'), apiKey };
+  }
+
+  async client(tuning: ClientTuning = {}): Promise<GenAerialClient> {
+    this.clientCache ??= (async () => {
+      const { baseUrl, apiKey } = await this.endpoint();
+      const { GenAerialClient } = await import('./api/client.js');
+      const { Agent } = await import('undici');
+      const dispatcher = new Agent({
+        connections: tuning.connections,
+        headersTimeout: Number(this.env.AERIAL_TIMEOUT_MS) || 180_000,
+        bodyTimeout: Number(this.env.AERIAL_TIMEOUT_MS) || 60_000,
+        connect: { timeout: 15_000 },
+      });
+      this.onCleanup(() => dispatcher.close());
+      return new GenAerialClient({
+        baseUrl,
+        apiKey,
+        dispatcher,
+        maxRateLimitRetries: tuning.maxRateLimitRetries,
+        onTrace: (trace: Trace) => this.io.debug(formatTrace(trace)),
+      });
+    })();
+    return this.clientCache;
+  }
+}
+
+export function formatTrace(trace: Trace): string {
+  const status = trace.status === 'error' ? `failed${trace.detail ? ` (${trace.detail})` : ''}` : String(trace.status);
+  const attempt = trace.attempt > 1 ? ` attempt ${trace.attempt}` : '';
+  return `→ ${trace.method} ${trace.url} ${status} ${Math.round(trace.ms)}ms${attempt}`;
+}

@@ -1,0 +1,153 @@
+// The terminal layer in one injectable object: streams, TTY facts, colour,
+// spinners and message levels. Commands talk only to this, never to `process`.
+import type { Readable, Writable } from 'node:stream';
+import { Chalk } from 'chalk';
+import { CliError } from './api/errors.js';
+
+export interface Style {
+  bold(text: string): string;
+  dim(text: string): string;
+  red(text: string): string;
+  green(text: string): string;
+  yellow(text: string): string;
+  cyan(text: string): string;
+}
+
+export interface Spinner {
+  update(text: string): void;
+  succeed(text?: string): void;
+  fail(text?: string): void;
+  stop(): void;
+}
+
+export interface TerminalOptions {
+  stdout: Writable & { isTTY?: boolean; columns?: number };
+  stderr: Writable & { isTTY?: boolean };
+  stdin: Readable & { isTTY?: boolean };
+  env: Record<string, string | undefined>;
+  quiet?: boolean;
+  verbose?: boolean;
+  json?: boolean;
+  /** false when --no-color was given. */
+  color?: boolean;
+}
+
+/** Colour is on for a terminal unless NO_COLOR or --no-color; FORCE_COLOR turns it on anywhere. */
+export function colorEnabled(env: Record<string, string | undefined>, isTTY: boolean, flag = true): boolean {
+  if (!flag) return false;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
+  if (env.TERM === 'dumb') return false;
+  return isTTY;
+}
+
+export class Terminal {
+  readonly stdout: TerminalOptions['stdout'];
+  readonly stderr: TerminalOptions['stderr'];
+  readonly stdin: TerminalOptions['stdin'];
+  readonly env: Record<string, string | undefined>;
+  readonly quiet: boolean;
+  readonly verbose: boolean;
+  readonly json: boolean;
+  readonly color: boolean;
+  readonly style: Style;
+  private readonly secrets = new Set<string>();
+
+  constructor(options: TerminalOptions) {
+    this.stdout = options.stdout;
+    this.stderr = options.stderr;
+    this.stdin = options.stdin;
+    this.env = options.env;
+    this.quiet = options.quiet ?? false;
+    this.verbose = options.verbose ?? false;
+    this.json = options.json ?? false;
+    this.color = colorEnabled(options.env, Boolean(options.stderr.isTTY), options.color ?? true);
+    // The level is decided here (flags, NO_COLOR, FORCE_COLOR, TTY), not by chalk's own sniffing.
+    this.style = new Chalk({ level: this.color ? 1 : 0 });
+  }
+
+  get stdoutIsTTY(): boolean {
+    return Boolean(this.stdout.isTTY);
+  }
+  get stderrIsTTY(): boolean {
+    return Boolean(this.stderr.isTTY);
+  }
+  get stdinIsTTY(): boolean {
+    return Boolean(this.stdin.isTTY);
+  }
+  /** Prompts, spinners and progress bars only when a person is watching. */
+  get interactive(): boolean {
+    return this.stdinIsTTY && this.stderrIsTTY && !this.json;
+  }
+
+  /** Registers a value that must never be printed (the API key); every text write is scrubbed of it. */
+  addSecret(secret: string | undefined): void {
+    if (secret && secret.length >= 4) this.secrets.add(secret);
+  }
+
+  redact(text: string): string {
+    let out = text;
+    for (const secret of this.secrets) out = out.split(secret).join('***');
+    return out;
+  }
+
+  /** Data for scripts: stdout only. */
+  out(text: string): void {
+    this.stdout.write(this.redact(text.endsWith('\n') ? text : `${text}\n`));
+  }
+
+  outJson(value: unknown): void {
+    this.out(JSON.stringify(value, null, this.stdoutIsTTY ? 2 : undefined));
+  }
+
+  /** Human messages: stderr, silenced by --quiet. */
+  info(message: string): void {
+    if (!this.quiet) this.stderr.write(`${this.redact(message)}\n`);
+  }
+
+  success(message: string): void {
+    this.info(`${this.style.green('✔')} ${message}`);
+  }
+
+  warn(message: string): void {
+    if (!this.quiet) this.stderr.write(`${this.style.yellow('warning:')} ${this.redact(message)}\n`);
+  }
+
+  debug(message: string): void {
+    if (this.verbose) this.stderr.write(`${this.style.dim(this.redact(message))}\n`);
+  }
+
+  /** One line on stderr: human, or one JSON object with --json. Never silenced. */
+  error(error: CliError): void {
+    if (this.json) {
+      this.stderr.write(`${this.redact(JSON.stringify(error.toJSON()))}\n`);
+      return;
+    }
+    const generic = ['UsageError', 'NetworkError', 'Unexpected', 'Interrupted'].includes(error.code);
+    const text = generic ? error.message : `${error.code} — ${error.message}`;
+    this.stderr.write(`${this.style.red('error:')} ${this.redact(text)}\n`);
+  }
+
+  /** An ora spinner on a terminal; a silent stand-in otherwise (scripts see no control codes). */
+  async spinner(text: string): Promise<Spinner> {
+    if (!this.stderrIsTTY || this.quiet || this.json) {
+      return { update() {}, succeed: (t) => t && this.info(t), fail() {}, stop() {} };
+    }
+    const { default: ora } = await import('ora');
+    const spinner = ora({ text: this.redact(text), stream: this.stderr as NodeJS.WritableStream, color: 'cyan', isEnabled: true, discardStdin: false }).start();
+    return {
+      update: (t) => {
+        spinner.text = this.redact(t);
+      },
+      succeed: (t) => {
+        spinner.succeed(t === undefined ? undefined : this.redact(t));
+      },
+      fail: (t) => {
+        spinner.fail(t === undefined ? undefined : this.redact(t));
+      },
+      stop: () => {
+        spinner.stop();
+      },
+    };
+  }
+}
