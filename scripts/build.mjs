@@ -2,7 +2,9 @@
 // `--help` and `--version` need; every heavy dependency sits in a chunk that
 // is loaded the first time a command reaches for it (startup is a goal).
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 
@@ -17,6 +19,7 @@ await build({
   sourcemap: 'linked',
   chunkNames: 'chunks/[name]-[hash]',
   legalComments: 'none',
+  define: { __AERIAL_VERSION__: JSON.stringify(version) },
   logLevel: 'warning',
   // CommonJS dependencies inside an ESM bundle need a require of their own.
   banner: {

@@ -1,0 +1,83 @@
+// `aerial delete <id...>`: permanent deletion, confirmed on a terminal.
+import type { Command } from 'commander';
+import { CliError, UsageError } from '../api/errors.js';
+import type { ActionFactory } from '../cli.js';
+import type { Context } from '../context.js';
+
+interface DeleteOptions {
+  yes?: boolean;
+}
+
+export function register(program: Command, action: ActionFactory): void {
+  program
+    .command('delete')
+    .alias('rm')
+    .helpGroup('Images:')
+    .description('delete images from your history permanently')
+    .argument('<id...>', 'image ids (see aerial list)')
+    .option('-y, --yes', 'do not ask for confirmation (required without a terminal)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ aerial delete 0f8c2b1e
+  $ aerial delete 0f8c2b1e 7d41a9c3 --yes
+  $ aerial list --json | jq -r '.content[].id' | xargs aerial delete --yes`,
+    )
+    .action(action<DeleteOptions>(runDelete));
+}
+
+export async function runDelete(ctx: Context, options: DeleteOptions, args: string[]): Promise<void> {
+  const ids = [...new Set(args.map((id) => id.trim()))];
+  if (ids.some((id) => id === '')) throw new UsageError('image id must not be empty');
+
+  if (!options.yes) {
+    if (!ctx.io.interactive) {
+      throw new UsageError('refusing to delete without confirmation: pass --yes (no terminal to ask on)');
+    }
+    const { confirm } = await import('@inquirer/prompts');
+    const what = ids.length === 1 ? `image ${ids[0]}` : `${ids.length} images (${ids.join(', ')})`;
+    const sure = await confirm(
+      { message: `Delete ${what} permanently?`, default: false },
+      { input: ctx.io.stdin, output: ctx.io.stderr, signal: ctx.signal },
+    );
+    if (!sure) {
+      ctx.io.info('Nothing deleted.');
+      return;
+    }
+  }
+
+  const client = await ctx.client();
+  const deleted: string[] = [];
+  const failed: Array<{ id: string; error: CliError }> = [];
+  for (const id of ids) {
+    try {
+      await client.delete(id, { signal: ctx.signal });
+      deleted.push(id);
+      ctx.io.success(`Deleted ${id}`);
+    } catch (error) {
+      if (!(error instanceof CliError) || ctx.signal.aborted) throw error;
+      failed.push({ id, error });
+      // Auth and network failures will fail every id alike: stop rather than repeat them.
+      if (failed.length === 1 && ![5, 6].includes(error.exitCode)) break;
+      if (ids.length > 1) ctx.io.warn(`${id}: ${error.code} — ${error.message}`);
+    }
+  }
+
+  if (ctx.io.json) {
+    ctx.io.outJson({ deleted, failed: failed.map(({ id, error }) => ({ id, ...error.toJSON() })) });
+  } else if (!ctx.io.stdoutIsTTY) {
+    // Scripts get the deleted ids as data; people already saw them on stderr.
+    for (const id of deleted) ctx.io.out(id);
+  }
+  if (failed.length > 0) {
+    const first = failed[0]!.error;
+    if (ids.length === 1) throw first;
+    throw new CliError(
+      `${failed.length} of ${ids.length} deletions failed (first: ${failed[0]!.id}: ${first.message})`,
+      first.exitCode,
+      first.code,
+      first.status,
+    );
+  }
+}

@@ -1,0 +1,129 @@
+// Streams a JPEG response to disk: never buffered whole, verified as JPEG,
+// written to a temp file beside the target and moved into place only when
+// complete, so a failure or Ctrl-C never leaves a half-written image.
+import { randomBytes } from 'node:crypto';
+import { constants, createWriteStream } from 'node:fs';
+import { access, link, mkdir, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { CliError, ExitCode, UsageError } from './api/errors.js';
+
+const SOI = [0xff, 0xd8, 0xff];
+const EOI_SEARCH_BYTES = 64;
+
+export class CorruptImageError extends CliError {
+  constructor(message: string) {
+    super(message, ExitCode.Server, 'InvalidImage');
+  }
+}
+
+/** Refuses an existing target before any request is sent (a refused image costs no credits). */
+export async function checkOutputPath(path: string, force: boolean, flag = '--output'): Promise<string> {
+  const target = resolve(path);
+  if (target.endsWith('/') || basename(target) === '') throw new UsageError(`${flag} must name a file, not a directory`);
+  try {
+    const info = await stat(target);
+    if (info.isDirectory()) throw new UsageError(`${flag} ${path} is a directory; name a file`);
+    if (!force) throw new UsageError(`${flag} ${path} already exists; pass --force to overwrite`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const parent = dirname(target);
+  try {
+    await access(parent, constants.W_OK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      await mkdir(parent, { recursive: true });
+    } else {
+      throw new UsageError(`${flag}: cannot write to directory ${parent}`);
+    }
+  }
+  return target;
+}
+
+/** Checks the JPEG signature at the start and the end-of-image marker near the end, as bytes pass through. */
+export class JpegVerifier extends Transform {
+  bytes = 0;
+  private head = Buffer.alloc(0);
+  private tail = Buffer.alloc(0);
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null, data?: Buffer) => void): void {
+    if (this.head.length < SOI.length) {
+      this.head = Buffer.concat([this.head, chunk.subarray(0, SOI.length - this.head.length)]);
+      if (this.head.length >= SOI.length || chunk.length === 0) {
+        if (!SOI.every((byte, i) => this.head[i] === byte)) {
+          return callback(new CorruptImageError('response is not a JPEG (bad signature)'));
+        }
+      }
+    }
+    this.bytes += chunk.length;
+    this.tail = Buffer.concat([this.tail, chunk]).subarray(-EOI_SEARCH_BYTES);
+    callback(null, chunk);
+  }
+
+  override _flush(callback: (error?: Error | null) => void): void {
+    if (this.bytes < SOI.length) return callback(new CorruptImageError('response is not a JPEG (too short)'));
+    let hasEnd = false;
+    for (let i = this.tail.length - 2; i >= 0; i--) {
+      if (this.tail[i] === 0xff && this.tail[i + 1] === 0xd9) {
+        hasEnd = true;
+        break;
+      }
+    }
+    callback(hasEnd ? null : new CorruptImageError('JPEG is truncated (no end-of-image marker)'));
+  }
+}
+
+export interface WriteJpegOptions {
+  force: boolean;
+  signal?: AbortSignal;
+  /** When the server announced a length, anything else means the transfer broke. */
+  expectedLength?: number;
+  /** Extra stages between verification and disk (e.g. metadata insertion). */
+  transforms?: Transform[];
+}
+
+export interface WrittenJpeg {
+  path: string;
+  bytes: number;
+}
+
+export async function writeJpegAtomically(source: Readable, path: string, options: WriteJpegOptions): Promise<WrittenJpeg> {
+  const target = resolve(path);
+  const temp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.part`);
+  const verifier = new JpegVerifier();
+  try {
+    await pipeline([source, verifier, ...(options.transforms ?? []), createWriteStream(temp, { flags: 'wx', mode: 0o644 })], {
+      signal: options.signal,
+    });
+    if (options.expectedLength !== undefined && verifier.bytes !== options.expectedLength) {
+      throw new CorruptImageError(`JPEG is truncated: got ${verifier.bytes} of ${options.expectedLength} bytes`);
+    }
+    if (options.force) {
+      await rename(temp, target);
+    } else {
+      // link() fails if the target appeared meanwhile: never overwrite without --force.
+      try {
+        await link(temp, target);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+          throw new UsageError(`${path} already exists; pass --force to overwrite`);
+        }
+        throw error;
+      }
+      await unlink(temp);
+    }
+    return { path: target, bytes: verifier.bytes };
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+}
+
+/** Streams a verified JPEG to a writable (stdout for `-o -`). */
+export async function pipeJpeg(source: Readable, destination: NodeJS.WritableStream, signal?: AbortSignal): Promise<number> {
+  const verifier = new JpegVerifier();
+  await pipeline([source, verifier, destination], { signal, end: false } as never);
+  return verifier.bytes;
+}
