@@ -5,7 +5,7 @@ import { Command, CommanderError, Option, type OutputConfiguration } from 'comma
 import { CliError, ExitCode, InterruptedError, UsageError } from './api/errors.js';
 import { Context, type GlobalOptions } from './context.js';
 import { Terminal } from './io.js';
-import * as commands from './commands/index.js';
+import { registrations } from './commands/index.js';
 
 declare const __AERIAL_VERSION__: string | undefined;
 export const VERSION = typeof __AERIAL_VERSION__ === 'string' ? __AERIAL_VERSION__ : '0.0.0-dev';
@@ -52,7 +52,7 @@ Exit codes: 0 ok, 1 unexpected, 2 usage/validation, 3 auth, 4 credits, 5 not fou
   // Set before the subcommands exist: they inherit both when created.
   program.exitOverride();
   if (output) program.configureOutput(output);
-  for (const register of Object.values(commands)) register(program, action);
+  for (const register of registrations) register(program, action);
   return program;
 }
 

@@ -88,14 +88,9 @@ export class Context {
   async client(tuning: ClientTuning = {}): Promise<GenAerialClient> {
     this.clientCache ??= (async () => {
       const { baseUrl, apiKey } = await this.endpoint();
-      const { GenAerialClient } = await import('./api/client.js');
-      const { Agent } = await import('undici');
-      const dispatcher = new Agent({
-        connections: tuning.connections,
-        headersTimeout: Number(this.env.AERIAL_TIMEOUT_MS) || 180_000,
-        bodyTimeout: Number(this.env.AERIAL_TIMEOUT_MS) || 60_000,
-        connect: { timeout: 15_000 },
-      });
+      const { GenAerialClient, createDispatcher } = await import('./api/client.js');
+      const timeout = Number(this.env.AERIAL_TIMEOUT_MS) || undefined;
+      const dispatcher = createDispatcher({ connections: tuning.connections, headersTimeoutMs: timeout, bodyTimeoutMs: timeout });
       this.onCleanup(() => dispatcher.close());
       return new GenAerialClient({
         baseUrl,

@@ -123,6 +123,23 @@ export function toNetworkError(error: unknown, bodySent: boolean): CliError {
   return new NetworkError(`${what} (${code})${err?.message ? `: ${oneLine(err.message, 120)}` : ''}`, code, bodySent && !notConnected);
 }
 
+export interface PoolOptions {
+  /** Connections per origin; batch raises it to its concurrency. */
+  connections?: number;
+  headersTimeoutMs?: number;
+  bodyTimeoutMs?: number;
+}
+
+/** One keep-alive pool, shared by every request of a command. */
+export function createDispatcher(options: PoolOptions = {}): Dispatcher {
+  return new Agent({
+    connections: options.connections,
+    headersTimeout: options.headersTimeoutMs ?? 180_000,
+    bodyTimeout: options.bodyTimeoutMs ?? 60_000,
+    connect: { timeout: 15_000 },
+  });
+}
+
 export class GenAerialClient {
   readonly baseUrl: string;
   private readonly dispatcher: Dispatcher;
@@ -133,11 +150,7 @@ export class GenAerialClient {
     this.ownsDispatcher = !options.dispatcher;
     this.dispatcher =
       options.dispatcher ??
-      new Agent({
-        headersTimeout: options.headersTimeoutMs ?? 180_000,
-        bodyTimeout: options.bodyTimeoutMs ?? 60_000,
-        connect: { timeout: 15_000 },
-      });
+      createDispatcher({ headersTimeoutMs: options.headersTimeoutMs, bodyTimeoutMs: options.bodyTimeoutMs });
   }
 
   /** Synchronous generation: the JPEG as a stream, after checking status and content type. */

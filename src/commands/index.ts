@@ -1,7 +1,18 @@
 // Every command registers itself on the program; the order here is the order in --help.
-export { register as generate } from './generate.js';
-export { register as generateAsync } from './generate-async.js';
-export { register as list } from './list.js';
-export { register as del } from './delete.js';
-export { register as config } from './config.js';
-export { register as sandbox } from './sandbox.js';
+import type { Command } from 'commander';
+import type { ActionFactory } from '../cli.js';
+import { register as config } from './config.js';
+import { register as del } from './delete.js';
+import { register as generateAsync } from './generate-async.js';
+import { register as generate } from './generate.js';
+import { register as list } from './list.js';
+import { register as sandbox } from './sandbox.js';
+
+export const registrations: Array<(program: Command, action: ActionFactory) => void> = [
+  generate,
+  generateAsync,
+  list,
+  del,
+  config,
+  sandbox,
+];
