@@ -1,0 +1,81 @@
+// Runs the real bin/aerial.js in a child process with an isolated config
+// directory. Every run checks that no API key it knows of appears in stdout or
+// stderr, so secret hygiene is asserted by every end-to-end test.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa, type Options, type ResultPromise } from 'execa';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const BIN = join(ROOT, 'bin', 'aerial.js');
+
+/** Keys that must never be printed; tests add the ones they use. */
+const secrets = new Set<string>();
+export function registerSecret(key: string): void {
+  secrets.add(key);
+}
+
+export function tempDir(prefix = 'aerial-test-'): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export interface CliResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function assertNoSecrets(text: string, where: string): void {
+  for (const secret of secrets) {
+    if (text.includes(secret)) throw new Error(`API key leaked in ${where}: ${text.slice(0, 300)}`);
+  }
+}
+
+/** A clean environment: no inherited AERIAL_* settings, no colour unless asked. */
+export function cliEnv(configDir: string, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('AERIAL_') && key !== 'FORCE_COLOR' && key !== 'NO_COLOR') env[key] = value;
+  }
+  return { ...env, AERIAL_CONFIG_DIR: configDir, ...extra };
+}
+
+export interface RunOptions {
+  configDir: string;
+  env?: Record<string, string | undefined>;
+  input?: string | Buffer;
+  cwd?: string;
+  timeout?: number;
+  encoding?: Options['encoding'];
+}
+
+export async function runCli(args: string[], options: RunOptions): Promise<CliResult> {
+  const result = await execa('node', [BIN, ...args], {
+    env: cliEnv(options.configDir, options.env),
+    extendEnv: false,
+    input: options.input,
+    stdin: options.input === undefined ? 'ignore' : undefined,
+    cwd: options.cwd ?? options.configDir,
+    reject: false,
+    timeout: options.timeout ?? 30_000,
+    stripFinalNewline: false,
+  });
+  const stdout = String(result.stdout ?? '');
+  const stderr = String(result.stderr ?? '');
+  assertNoSecrets(stdout, `stdout of aerial ${args.join(' ')}`);
+  assertNoSecrets(stderr, `stderr of aerial ${args.join(' ')}`);
+  return { exitCode: result.exitCode ?? -1, stdout, stderr };
+}
+
+/** Starts the CLI without waiting, for tests that interrupt it or talk to it while it runs. */
+export function spawnCli(args: string[], options: RunOptions): ResultPromise {
+  return execa('node', [BIN, ...args], {
+    env: cliEnv(options.configDir, options.env),
+    extendEnv: false,
+    cwd: options.cwd ?? options.configDir,
+    reject: false,
+    timeout: options.timeout ?? 30_000,
+  });
+}
