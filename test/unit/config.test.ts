@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/api/errors.js';
+import { maskKey, parseConfigKey, parseConfigValue, resolveSettings, validateBaseUrl } from '../../src/config.js';
+import { colorEnabled } from '../../src/io.js';
+
+describe('resolveSettings precedence', () => {
+  const config = {
+    profiles: {
+      default: { apiKey: 'profile-key-default', baseUrl: 'https://default.example' },
+      work: { apiKey: 'profile-key-work', defaults: { zoom: 'High' } },
+    },
+  };
+
+  it('takes flag over environment over profile over built-in default', () => {
+    const env = { AERIAL_API_KEY: 'env-key-1234', AERIAL_BASE_URL: 'https://env.example' };
+    expect(resolveSettings({ apiKey: 'flag-key-1234' }, env, config).apiKey).toEqual({ value: 'flag-key-1234', source: 'flag' });
+    expect(resolveSettings({}, env, config).apiKey).toEqual({ value: 'env-key-1234', source: 'env' });
+    expect(resolveSettings({}, {}, config).apiKey).toEqual({ value: 'profile-key-default', source: 'profile' });
+    expect(resolveSettings({}, {}, {}).apiKey).toEqual({ value: undefined, source: 'default' });
+    expect(resolveSettings({}, {}, config).sceneDefaults.zoom).toEqual({ value: 'Medium', source: 'default' });
+  });
+
+  it('selects the profile by flag, then AERIAL_PROFILE', () => {
+    expect(resolveSettings({ profile: 'work' }, {}, config).apiKey.value).toBe('profile-key-work');
+    expect(resolveSettings({}, { AERIAL_PROFILE: 'work' }, config).sceneDefaults.zoom).toEqual({ value: 'High', source: 'profile' });
+    expect(resolveSettings({ profile: 'default' }, { AERIAL_PROFILE: 'work' }, config).profile).toEqual({ value: 'default', source: 'flag' });
+  });
+
+  it('refuses a profile that does not exist, listing the known ones', () => {
+    expect(() => resolveSettings({ profile: 'wrok' }, {}, config)).toThrow(/profile 'wrok' does not exist \(profiles: default, work\)/);
+  });
+
+  it('treats empty environment variables as unset', () => {
+    expect(resolveSettings({}, { AERIAL_API_KEY: '' }, config).apiKey.source).toBe('profile');
+  });
+});
+
+describe('config keys and values', () => {
+  it('accepts kebab and camel spellings of scene defaults', () => {
+    expect(parseConfigKey('defaults.aspectRatio').name).toBe('defaults.aspect-ratio');
+    expect(parseConfigKey('defaults.aspect-ratio').name).toBe('defaults.aspect-ratio');
+    expect(parseConfigKey('api_key').name).toBe('api-key');
+    expect(() => parseConfigKey('defaults.colour')).toThrow(/unknown config key 'defaults.colour'; keys: api-key, base-url/);
+  });
+
+  it('validates values with the same rules as the flags', () => {
+    expect(parseConfigValue(parseConfigKey('defaults.bearing'), 'se')).toBe('SouthEast');
+    expect(() => parseConfigValue(parseConfigKey('defaults.zoom'), 'Hihg')).toThrow(/defaults.zoom must be one of .* \(did you mean High\?\)/);
+    expect(parseConfigValue(parseConfigKey('defaults.save-image'), 'no')).toBe(false);
+    expect(() => parseConfigValue(parseConfigKey('base-url'), 'ftp://x')).toThrow(UsageError);
+  });
+
+  it('normalises base URLs and refuses embedded credentials', () => {
+    expect(validateBaseUrl('https://api.example.com/', '--base-url')).toBe('https://api.example.com');
+    expect(() => validateBaseUrl('https://user:pw@api.example.com', '--base-url')).toThrow(/must not contain credentials/);
+    expect(() => validateBaseUrl('api.example.com', '--base-url')).toThrow(/absolute http\(s\) URL/);
+  });
+
+  it('masks keys so they are recognisable but never usable', () => {
+    const key = 'sk_live_abcdefghijklmnop';
+    expect(maskKey(key)).not.toContain('abcdefghijklmnop');
+    expect(maskKey(key)).toMatch(/^sk_l…op \(24 chars\)$/);
+    expect(maskKey('short')).toBe('****');
+    expect(maskKey(undefined)).toBe('(not set)');
+  });
+});
+
+describe('colour decision', () => {
+  it('follows NO_COLOR, FORCE_COLOR, the flag and the terminal', () => {
+    expect(colorEnabled({}, true)).toBe(true);
+    expect(colorEnabled({}, false)).toBe(false);
+    expect(colorEnabled({ NO_COLOR: '1' }, true)).toBe(false);
+    expect(colorEnabled({ FORCE_COLOR: '1' }, false)).toBe(true);
+    expect(colorEnabled({ FORCE_COLOR: '0' }, true)).toBe(false);
+    expect(colorEnabled({ FORCE_COLOR: '1' }, true, false)).toBe(false);
+    expect(colorEnabled({ TERM: 'dumb' }, true)).toBe(false);
+  });
+});
