@@ -6,9 +6,9 @@ import { CliError, ExitCode, InterruptedError, UsageError } from './api/errors.j
 import { Context, type GlobalOptions } from './context.js';
 import { Terminal } from './io.js';
 import { registrations } from './commands/index.js';
+import { VERSION } from './version.js';
 
-declare const __AERIAL_VERSION__: string | undefined;
-export const VERSION = typeof __AERIAL_VERSION__ === 'string' ? __AERIAL_VERSION__ : '0.0.0-dev';
+export { VERSION };
 
 export interface Process {
   argv: string[];
@@ -17,6 +17,9 @@ export interface Process {
   stderr: Terminal['stderr'];
   stdin: Terminal['stdin'];
 }
+
+/** process.stdin is built on first access; commands that never read it should not pay for it. */
+const lazyStdin = (proc: Process) => () => proc.stdin;
 
 /** Wraps a command body: builds its Context, reports its failure, runs its cleanups. */
 export type CommandBody<O> = (ctx: Context, options: O, args: string[]) => Promise<void>;
@@ -76,7 +79,7 @@ export async function main(argv: string[], proc: Process = process): Promise<num
   process.on('SIGTERM', onSigint);
 
   const jsonErrors = argv.includes('--json');
-  const bootIo = new Terminal({ stdout: proc.stdout, stderr: proc.stderr, stdin: proc.stdin, env: proc.env, json: jsonErrors, color: !argv.includes('--no-color') });
+  const bootIo = new Terminal({ stdout: proc.stdout, stderr: proc.stderr, stdin: lazyStdin(proc), env: proc.env, json: jsonErrors, color: !argv.includes('--no-color') });
   let exitCode: number = ExitCode.Ok;
   let activeContext: Context | undefined;
 
@@ -88,7 +91,7 @@ export async function main(argv: string[], proc: Process = process): Promise<num
       const io = new Terminal({
         stdout: proc.stdout,
         stderr: proc.stderr,
-        stdin: proc.stdin,
+        stdin: lazyStdin(proc),
         env: proc.env,
         json: globals.json,
         quiet: globals.quiet,

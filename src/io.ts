@@ -23,7 +23,8 @@ export interface Spinner {
 export interface TerminalOptions {
   stdout: Writable & { isTTY?: boolean; columns?: number };
   stderr: Writable & { isTTY?: boolean };
-  stdin: Readable & { isTTY?: boolean };
+  /** A function defers creating process.stdin (a few ms) until a command reads it. */
+  stdin: (Readable & { isTTY?: boolean }) | (() => Readable & { isTTY?: boolean });
   env: Record<string, string | undefined>;
   quiet?: boolean;
   verbose?: boolean;
@@ -44,7 +45,7 @@ export function colorEnabled(env: Record<string, string | undefined>, isTTY: boo
 export class Terminal {
   readonly stdout: TerminalOptions['stdout'];
   readonly stderr: TerminalOptions['stderr'];
-  readonly stdin: TerminalOptions['stdin'];
+  private readonly stdinSource: TerminalOptions['stdin'] | (() => TerminalOptions['stdin']);
   readonly env: Record<string, string | undefined>;
   readonly quiet: boolean;
   readonly verbose: boolean;
@@ -56,7 +57,7 @@ export class Terminal {
   constructor(options: TerminalOptions) {
     this.stdout = options.stdout;
     this.stderr = options.stderr;
-    this.stdin = options.stdin;
+    this.stdinSource = options.stdin;
     this.env = options.env;
     this.quiet = options.quiet ?? false;
     this.verbose = options.verbose ?? false;
@@ -64,6 +65,11 @@ export class Terminal {
     this.color = colorEnabled(options.env, Boolean(options.stderr.isTTY), options.color ?? true);
     // The level is decided here (flags, NO_COLOR, FORCE_COLOR, TTY), not by chalk's own sniffing.
     this.style = new Chalk({ level: this.color ? 1 : 0 });
+  }
+
+  get stdin(): Readable & { isTTY?: boolean } {
+    const source = this.stdinSource;
+    return source instanceof Function ? (source as () => Readable & { isTTY?: boolean })() : source;
   }
 
   get stdoutIsTTY(): boolean {

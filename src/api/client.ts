@@ -1,7 +1,8 @@
 // The HTTP layer: one method per GenAerial v1 endpoint, typed results, typed
 // errors. It knows nothing of terminals; `onTrace` is how callers observe it.
 import { Readable } from 'node:stream';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent } from './undici-agent.js';
 import type { z } from 'zod';
 import { ApiError, CliError, defaultCodeForStatus, ExitCode, NetworkError } from './errors.js';
 import {
@@ -252,11 +253,13 @@ export class GenAerialClient {
       const started = performance.now();
       let res: Dispatcher.ResponseData;
       try {
-        res = await request(url, {
+        const target = new URL(url);
+        res = await this.dispatcher.request({
+          origin: target.origin,
+          path: `${target.pathname}${target.search}`,
           method: method as Dispatcher.HttpMethod,
           headers,
           body: payload,
-          dispatcher: this.dispatcher,
           signal: opts.signal,
         });
       } catch (error) {
