@@ -1,0 +1,145 @@
+// Startup and streaming-memory figures, measured side by side with a bare
+// `node -e 0` in the same run (medians), so the ratios mean the same on any machine.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'aerial.js');
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function timeOnce(args, env) {
+  const started = process.hrtime.bigint();
+  const result = spawnSync(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  if (result.status !== 0) throw new Error(`${args.join(' ')} exited ${result.status}: ${result.stderr}`);
+  return ms;
+}
+
+/** Starts `aerial sandbox --port 0 --json` and resolves with its URL and key once it prints them. */
+export function startSandboxProcess(extraArgs = [], env = process.env) {
+  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', '--json', ...extraArgs], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    child.once('exit', (code) => reject(new Error(`sandbox exited early (${code})`)));
+    child.stdout.on('data', (chunk) => {
+      buffered += chunk;
+      const line = buffered.split('\n').find((l) => l.trim().startsWith('{'));
+      if (line) {
+        const info = JSON.parse(line);
+        resolve({
+          url: info.url,
+          key: info.key,
+          stop: () =>
+            new Promise((done) => {
+              child.once('exit', done);
+              child.kill('SIGINT');
+            }),
+        });
+      }
+    });
+  });
+}
+
+/** A server that answers every request with a JPEG of `bytes` length, streamed in 64 KiB chunks. */
+function startBigJpegServer(bytes) {
+  const chunk = Buffer.alloc(64 * 1024, 0x55);
+  const server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(bytes) });
+    let left = bytes;
+    const head = Buffer.from([0xff, 0xd8, 0xff, 0xe0]);
+    res.write(head);
+    left -= head.length + 2;
+    const pump = () => {
+      while (left > 0) {
+        const piece = chunk.subarray(0, Math.min(chunk.length, left));
+        left -= piece.length;
+        if (!res.write(piece)) return res.once('drain', pump);
+      }
+      res.end(Buffer.from([0xff, 0xd9]));
+    };
+    pump();
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+export async function benchStartup({ runs = 15 } = {}) {
+  const configDir = mkdtempSync(join(tmpdir(), 'aerial-bench-'));
+  const env = { ...process.env, AERIAL_CONFIG_DIR: configDir, NO_COLOR: '1' };
+  const sandbox = await startSandboxProcess(['--data-dir', join(configDir, 'sandbox')], env);
+  try {
+    // Something to list, so the list run parses a real page.
+    for (let i = 0; i < 5; i++) {
+      spawnSync(process.execPath, [BIN, 'generate', '--base-url', sandbox.url, '--lat', String(10 + i), '--lng', '20', '--resolution', 'HD', '-o', join(configDir, `seed-${i}.jpg`)], {
+        env: { ...env, AERIAL_API_KEY: sandbox.key },
+      });
+    }
+    const listEnv = { ...env, AERIAL_API_KEY: sandbox.key, AERIAL_BASE_URL: sandbox.url };
+    const cases = {
+      node: [['-e', '0'], env],
+      version: [[BIN, '--version'], env],
+      help: [[BIN, '--help'], env],
+      listJson: [[BIN, 'list', '--json'], listEnv],
+    };
+    const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+    for (const [name, [args, e]] of Object.entries(cases)) timeOnce(args, e); // warm the file cache
+    // Interleaved, so machine noise falls on every case alike.
+    for (let i = 0; i < runs; i++) {
+      for (const [name, [args, e]] of Object.entries(cases)) samples[name].push(timeOnce(args, e));
+    }
+    const medians = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
+    return {
+      runs,
+      nodeMs: medians.node,
+      versionMs: medians.version,
+      helpMs: medians.help,
+      listJsonMs: medians.listJson,
+      versionRatio: medians.version / medians.node,
+      helpRatio: medians.help / medians.node,
+      listJsonRatio: medians.listJson / medians.node,
+    };
+  } finally {
+    await sandbox.stop();
+    rmSync(configDir, { recursive: true, force: true });
+  }
+}
+
+export async function benchStreamingMemory({ megabytes = 50 } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'aerial-bench-mem-'));
+  const server = await startBigJpegServer(megabytes * 1024 * 1024);
+  const { port } = server.address();
+  const statsFile = join(dir, 'stats.json');
+  try {
+    const result = spawnSync(
+      process.execPath,
+      [join(ROOT, 'bench', 'instrumented-cli.mjs'), 'generate', '--lat', '1', '--lng', '2', '-o', join(dir, 'big.jpg')],
+      {
+        env: { ...process.env, AERIAL_CONFIG_DIR: dir, AERIAL_API_KEY: 'bench-key-0000', AERIAL_BASE_URL: `http://127.0.0.1:${port}`, AERIAL_BENCH_STATS: statsFile },
+        encoding: 'utf8',
+      },
+    );
+    if (result.status !== 0) throw new Error(`generate failed: ${result.stderr}`);
+    const stats = JSON.parse(readFileSync(statsFile, 'utf8'));
+    return { responseMb: megabytes, peakRssMb: Math.round(stats.maxRssMb * 10) / 10 };
+  } finally {
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  console.log(await benchStartup());
+  console.log(await benchStreamingMemory());
+}
