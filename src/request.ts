@@ -34,11 +34,14 @@ export function parseCoordinate(raw: string | number, label: string): number {
  */
 export function parseLocation(raw: string, label = '--at'): { lat: number; lng: number } {
   let text = raw.trim();
-  if (/^geo:/i.test(text)) text = text.slice(4).split(/[;?]/)[0]!;
+  const geo = /^geo:/i.test(text);
+  if (geo) text = text.slice(4).split(/[;?]/)[0]!;
   const parts = text.split(/\s*,\s*|\s+/).filter(Boolean);
-  if (parts.length < 2 || parts.length > 3) {
+  // Only a geo: URI may carry a third part (altitude); it must still be a number, not silently dropped junk.
+  if (parts.length < 2 || parts.length > (geo ? 3 : 2)) {
     throw new UsageError(`${label} must be "LAT,LNG" or a geo: URI (geo:48.8584,2.2945); got '${raw}'`);
   }
+  if (parts[2] !== undefined) parseCoordinate(parts[2], `${label} altitude`);
   return { lat: parseCoordinate(parts[0]!, `${label} latitude`), lng: parseCoordinate(parts[1]!, `${label} longitude`) };
 }
 
