@@ -2,15 +2,17 @@
 // `--help` and `--version` need; every heavy dependency sits in a chunk that
 // is loaded the first time a command reaches for it (startup is a goal).
 import { build } from 'esbuild';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync } from 'node:fs';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
-
-rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+const dist = new URL('../dist', import.meta.url);
+// Build beside dist/ and swap it in, so a CLI run during a rebuild never sees half a bundle.
+const staging = new URL(`../dist.${process.pid}.tmp`, import.meta.url);
+const retired = new URL(`../dist.${process.pid}.old`, import.meta.url);
 
 await build({
   entryPoints: { cli: 'src/cli.ts' },
-  outdir: 'dist',
+  outdir: staging.pathname,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -29,3 +31,11 @@ await build({
     js: "import { createRequire as __aerialCreateRequire } from 'node:module'; const require = __aerialCreateRequire(import.meta.url);",
   },
 });
+
+try {
+  renameSync(dist, retired);
+} catch (error) {
+  if (error.code !== 'ENOENT') throw error;
+}
+renameSync(staging, dist);
+rmSync(retired, { recursive: true, force: true });
