@@ -1,0 +1,113 @@
+// A cross-process lock on the data directory: a lock file created with O_EXCL.
+// Several CLI runs may open one data dir (each `--sandbox` run starts its own
+// server), so every mutation of the state file happens under this lock.
+//
+// A holder that crashed leaves its lock file behind; it is taken over when its
+// process is gone (same host) or when it is older than `staleMs` (mutations hold
+// the lock for milliseconds, so anything that old is abandoned).
+import { randomBytes } from 'node:crypto';
+import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
+
+export interface LockOptions {
+  /** A lock older than this is considered abandoned. */
+  staleMs?: number;
+  /** How long to wait for a busy lock before giving up. */
+  timeoutMs?: number;
+}
+
+interface LockHolder {
+  pid: number;
+  host: string;
+  token: string;
+}
+
+export class LockTimeoutError extends Error {
+  constructor(path: string, timeoutMs: number) {
+    super(`timed out after ${timeoutMs} ms waiting for the lock ${path}; if no other aerial process is running, delete it`);
+    this.name = 'LockTimeoutError';
+  }
+}
+
+export async function withFileLock<T>(path: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
+  const release = await acquire(path, options);
+  try {
+    return await fn();
+  } finally {
+    await release();
+  }
+}
+
+async function acquire(path: string, { staleMs = 10_000, timeoutMs = 15_000 }: LockOptions): Promise<() => Promise<void>> {
+  const holder: LockHolder = { pid: process.pid, host: hostname(), token: randomBytes(8).toString('hex') };
+  const started = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const handle = await open(path, 'wx', 0o600);
+      try {
+        await handle.writeFile(JSON.stringify(holder));
+      } finally {
+        await handle.close();
+      }
+      return () => releaseIfOurs(path, holder.token);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    if (await removeIfStale(path, staleMs)) continue;
+    if (Date.now() - started > timeoutMs) throw new LockTimeoutError(path, timeoutMs);
+    // Short, jittered polls: contention is rare and holds are brief.
+    await new Promise((resolve) => setTimeout(resolve, Math.min(50, 2 + attempt * 2) * (0.5 + Math.random())));
+  }
+}
+
+async function releaseIfOurs(path: string, token: string): Promise<void> {
+  try {
+    const content = await readFile(path, 'utf8');
+    // Someone may have judged us stale and taken over; their lock is not ours to remove.
+    if (parseHolder(content)?.token === token) await unlink(path);
+  } catch {
+    // Already gone.
+  }
+}
+
+async function removeIfStale(path: string, staleMs: number): Promise<boolean> {
+  let content: string;
+  let modifiedAt: number;
+  try {
+    modifiedAt = (await stat(path)).mtimeMs;
+    content = await readFile(path, 'utf8');
+  } catch (error) {
+    // Released between our attempt and now: try again at once.
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+  const holder = parseHolder(content);
+  const holderIsDead = holder !== undefined && holder.host === hostname() && !processIsAlive(holder.pid);
+  const tooOld = Date.now() - modifiedAt > staleMs;
+  if (!holderIsDead && !tooOld) return false;
+  // Re-read right before removing: if the file changed, someone else already took over.
+  const again = await readFile(path, 'utf8').catch(() => undefined);
+  if (again !== content) return false;
+  await unlink(path).catch(() => {});
+  return true;
+}
+
+function parseHolder(content: string): LockHolder | undefined {
+  try {
+    const value = JSON.parse(content) as Partial<LockHolder>;
+    if (typeof value.pid === 'number' && typeof value.host === 'string' && typeof value.token === 'string') {
+      return value as LockHolder;
+    }
+  } catch {
+    // A lock file being written right now is still empty.
+  }
+  return undefined;
+}
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

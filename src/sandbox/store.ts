@@ -1,0 +1,233 @@
+// Persistence of one sandbox data directory:
+//
+//   <dataDir>/state.json      accounts, image records, signing secret (JSON, mode 0600)
+//   <dataDir>/state.lock      O_EXCL lock file held while state.json is rewritten
+//   <dataDir>/images/<id>.jpg one file per stored image
+//
+// Every mutation takes the lock, re-reads state.json (another process may have
+// changed it), applies the change and replaces the file atomically. Reads use
+// the cached copy unless the file changed on disk (inode, size, mtime). Image
+// files are written before the record that names them and removed after it, so
+// a crash leaves at worst an orphan file, which the start-up sweep removes.
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { GenerationRequest } from '../api/schema.js';
+import type { StoredAccount } from './accounts.js';
+import { TEMP_SUFFIX, writeFileAtomic } from './atomic-file.js';
+import { withFileLock } from './file-lock.js';
+import { URL_LIFETIME_MS } from './signing.js';
+
+export const STATE_VERSION = 1;
+const STATE_FILE = 'state.json';
+const LOCK_FILE = 'state.lock';
+const IMAGES_DIR = 'images';
+/** Temp and orphan files younger than this may belong to a write in progress elsewhere. */
+const LEFTOVER_AGE_MS = 60_000;
+
+export type StoredScene = Omit<GenerationRequest, 'saveImage'>;
+
+export interface StoredImage {
+  id: string;
+  /** Creation order within the data directory; breaks ties when sorting. */
+  seq: number;
+  accountId: string;
+  createdAt: string;
+  /** False for async results with saveImage:false: reachable through their signed URL only, never listed. */
+  inHistory: boolean;
+  width: number;
+  height: number;
+  bytes: number;
+  scene: StoredScene;
+}
+
+export interface SandboxState {
+  version: typeof STATE_VERSION;
+  signingSecret: string;
+  defaultAccountId: string | null;
+  nextSeq: number;
+  accounts: StoredAccount[];
+  images: StoredImage[];
+}
+
+export class StateVersionError extends Error {}
+
+function freshState(): SandboxState {
+  return {
+    version: STATE_VERSION,
+    signingSecret: randomBytes(32).toString('hex'),
+    defaultAccountId: null,
+    nextSeq: 1,
+    accounts: [],
+    images: [],
+  };
+}
+
+function checkState(value: unknown, path: string): SandboxState {
+  const state = value as Partial<SandboxState> | null;
+  if (!state || typeof state !== 'object') throw new Error('not a JSON object');
+  if (typeof state.version === 'number' && state.version > STATE_VERSION) {
+    throw new StateVersionError(`${path} was written by a newer aerial (state version ${state.version}); upgrade aerial or use another --data-dir`);
+  }
+  if (
+    state.version !== STATE_VERSION ||
+    typeof state.signingSecret !== 'string' ||
+    typeof state.nextSeq !== 'number' ||
+    !Array.isArray(state.accounts) ||
+    !Array.isArray(state.images)
+  ) {
+    throw new Error('missing or mistyped fields');
+  }
+  return state as SandboxState;
+}
+
+/** Ids become file names; anything else is refused rather than escaped. */
+export function isSafeId(id: string): boolean {
+  return /^[A-Za-z0-9_-]{1,100}$/.test(id);
+}
+
+export class SandboxStore {
+  private cached?: { state: SandboxState; fingerprint: string };
+  /** Serialises this process's own mutations; the lock file serialises processes. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    readonly dataDir: string,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  static async open(dataDir: string, options: { onWarning?: (message: string) => void } = {}): Promise<SandboxStore> {
+    await mkdir(join(dataDir, IMAGES_DIR), { recursive: true, mode: 0o700 });
+    return new SandboxStore(dataDir, options.onWarning ?? (() => {}));
+  }
+
+  get statePath(): string {
+    return join(this.dataDir, STATE_FILE);
+  }
+
+  private get lockPath(): string {
+    return join(this.dataDir, LOCK_FILE);
+  }
+
+  /** The current state, read-only: reloaded only when another writer replaced the file. */
+  async snapshot(): Promise<SandboxState> {
+    const fingerprint = await this.fingerprint();
+    if (this.cached?.fingerprint === fingerprint) return this.cached.state;
+    const state = await this.readState(false);
+    this.cached = { state, fingerprint };
+    return state;
+  }
+
+  /**
+   * Applies `mutate` to the freshest state under the lock and persists it. When
+   * `mutate` throws, nothing is written and the error propagates (e.g. a 402).
+   */
+  update<T>(mutate: (state: SandboxState) => T): Promise<T> {
+    const run = this.queue.then(() =>
+      withFileLock(this.lockPath, async () => {
+        const state = await this.readState(true);
+        const result = mutate(state);
+        await writeFileAtomic(this.statePath, `${JSON.stringify(state)}\n`, 0o600);
+        this.cached = { state, fingerprint: await this.fingerprint() };
+        return result;
+      }),
+    );
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  imagePath(id: string): string {
+    if (!isSafeId(id)) throw new Error(`unsafe image id ${JSON.stringify(id)}`);
+    return join(this.dataDir, IMAGES_DIR, `${id}.jpg`);
+  }
+
+  writeImage(id: string, jpeg: Buffer): Promise<void> {
+    return writeFileAtomic(this.imagePath(id), jpeg, 0o600);
+  }
+
+  async readImage(id: string): Promise<Buffer | undefined> {
+    try {
+      return await readFile(this.imagePath(id));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  async removeImageFile(id: string): Promise<void> {
+    await unlink(this.imagePath(id)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+  }
+
+  /**
+   * Start-up housekeeping: drops unlisted async results whose URLs have expired,
+   * and temp or orphan files that a crash left behind (old enough that no live
+   * writer can still own them).
+   */
+  async sweep(nowMs: number): Promise<void> {
+    const expired = await this.update((state) => {
+      const cutoff = nowMs - URL_LIFETIME_MS;
+      const gone = state.images.filter((image) => !image.inHistory && Date.parse(image.createdAt) < cutoff);
+      if (gone.length) state.images = state.images.filter((image) => !gone.includes(image));
+      return gone.map((image) => image.id);
+    });
+    for (const id of expired) await this.removeImageFile(id);
+
+    const known = new Set((await this.snapshot()).images.map((image) => image.id));
+    const imagesDir = join(this.dataDir, IMAGES_DIR);
+    const candidates = [
+      ...(await listDir(this.dataDir)).filter((name) => name.endsWith(TEMP_SUFFIX)).map((name) => join(this.dataDir, name)),
+      ...(await listDir(imagesDir))
+        .filter((name) => name.endsWith(TEMP_SUFFIX) || (name.endsWith('.jpg') && !known.has(name.slice(0, -4))))
+        .map((name) => join(imagesDir, name)),
+    ];
+    for (const path of candidates) {
+      try {
+        if (Date.now() - (await stat(path)).mtimeMs > LEFTOVER_AGE_MS) await unlink(path);
+      } catch {
+        // Someone else swept it first.
+      }
+    }
+  }
+
+  private async fingerprint(): Promise<string> {
+    try {
+      const info = await stat(this.statePath, { bigint: true });
+      return `${info.ino}:${info.size}:${info.mtimeNs}`;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+      throw error;
+    }
+  }
+
+  /** With `repair` (only under the lock), an unreadable file is moved aside and the sandbox starts afresh. */
+  private async readState(repair: boolean): Promise<SandboxState> {
+    let text: string;
+    try {
+      text = await readFile(this.statePath, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return freshState();
+      throw error;
+    }
+    try {
+      return checkState(JSON.parse(text), this.statePath);
+    } catch (error) {
+      if (error instanceof StateVersionError || !repair) {
+        throw error instanceof StateVersionError ? error : new Error(`sandbox state ${this.statePath} is unreadable: ${(error as Error).message}`);
+      }
+      const aside = `${this.statePath}.corrupt-${Date.now()}`;
+      await rename(this.statePath, aside);
+      this.warn(`sandbox state ${this.statePath} was unreadable (${(error as Error).message}); moved it to ${aside} and started afresh`);
+      return freshState();
+    }
+  }
+}
+
+async function listDir(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch {
+    return [];
+  }
+}
