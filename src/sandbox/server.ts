@@ -1,26 +1,302 @@
-// Placeholder: the sandbox server is being written; this only fixes its interface.
+// The bundled GenAerial-compatible sandbox: a node:http server on loopback that
+// implements the v1 API over a persistent data directory, with fault knobs and
+// a request log for tests. `aerial sandbox` runs it in the foreground; every
+// command's `--sandbox` starts one in-process on a free port and closes it after.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { configDir } from '../config.js';
+import {
+  creditsProblem,
+  DEFAULT_CREDITS,
+  findAccountByKey,
+  keyProblem,
+  newAccount,
+  newApiKey,
+  type StoredAccount,
+} from './accounts.js';
+import { API_BASE_PATH, handleApi } from './api-routes.js';
+import type { Exchange, ExchangeNotes, SandboxApp } from './app.js';
+import { BackgroundWork } from './background.js';
+import { CONTROL_PREFIX, handleControl, isLoggedPath } from './control-routes.js';
+import { Faults, type FaultSettings } from './faults.js';
+import { HttpError, notFound, queryObject, sendError } from './http-io.js';
+import { RequestLog, type RequestLogEntry } from './request-log.js';
+import { SandboxStore, type SandboxState } from './store.js';
+import { DEFAULT_WEBHOOK_POLICY, WebhookSender, type DeliveryAttempt, type WebhookPolicy } from './webhooks.js';
+
+export { API_BASE_PATH } from './api-routes.js';
+export { DEFAULT_CREDITS } from './accounts.js';
+export type { RequestLogEntry } from './request-log.js';
+export type { DeliveryAttempt } from './webhooks.js';
+export type { FaultSettings } from './faults.js';
+
+export const DEFAULT_PORT = 4010;
+export const DEFAULT_HOST = '127.0.0.1';
+const MAX_LATENCY_MS = 10 * 60 * 1000;
+
 export interface SandboxOptions {
   host?: string;
+  /** 0 picks a free port; the chosen one is in `RunningSandbox.port`. */
   port?: number;
   dataDir: string;
+  /** Sets the default account's balance (a new default account starts with DEFAULT_CREDITS). */
   credits?: number;
+  /** Makes this key the default account's (created if no account has it). */
   key?: string;
   latencyMs?: number;
   failRate?: number;
+  /** Requests per second per account; omitted or 0 means unlimited. */
   rateLimit?: number;
   dropRate?: number;
   webhookFail?: number;
+  /** Seeds the fault decisions; random (and reported) when omitted. */
+  seed?: number;
+  /** The clock for createdAt, URL expiry and rate limiting; tests inject one. */
   now?: () => number;
+  webhook?: Partial<WebhookPolicy>;
+  /** How long close() lets pending async work (generation, webhook retries) finish before aborting it. */
+  closeGraceMs?: number;
+  onWarning?: (message: string) => void;
+  /** Called with each request-log entry as it is recorded (the CLI prints them). */
+  onRequest?: (entry: RequestLogEntry) => void;
 }
+
+export interface CreatedAccount {
+  key: string;
+  keyId: string;
+  credits: number;
+}
+
 export interface RunningSandbox {
   url: string;
+  host: string;
   port: number;
+  dataDir: string;
   defaultKey: string;
+  defaultKeyId: string;
+  seed: number;
   close(): Promise<void>;
+  createAccount(options?: { credits?: number; key?: string }): Promise<CreatedAccount>;
+  /** Credits left on the account of `key`; undefined for an unknown key. */
+  credits(key: string): Promise<number | undefined>;
+  requests(): RequestLogEntry[];
+  clearRequests(): void;
+  webhookAttempts(): DeliveryAttempt[];
+  /** Resolves once no async generation or webhook delivery is pending. */
+  idle(): Promise<void>;
+  faults(): FaultSettings;
+  setFaults(patch: Partial<FaultSettings>): void;
 }
+
 export function defaultSandboxDir(env: Record<string, string | undefined>): string {
-  return `${env.AERIAL_CONFIG_DIR ?? ''}/sandbox`;
+  return join(configDir(env), 'sandbox');
 }
-export async function startSandbox(_options: SandboxOptions): Promise<RunningSandbox> {
-  throw new Error('sandbox not built yet');
+
+function checkRate(name: string, value: number | undefined): number {
+  if (value === undefined) return 0;
+  if (!Number.isFinite(value) || value < 0 || value > 1) throw new RangeError(`${name} must be between 0 and 1; got ${value}`);
+  return value;
+}
+
+function checkFaults(options: SandboxOptions): FaultSettings {
+  const latencyMs = options.latencyMs ?? 0;
+  if (!Number.isFinite(latencyMs) || latencyMs < 0 || latencyMs > MAX_LATENCY_MS) {
+    throw new RangeError(`latencyMs must be between 0 and ${MAX_LATENCY_MS}; got ${latencyMs}`);
+  }
+  const rateLimit = options.rateLimit || undefined;
+  if (rateLimit !== undefined && (!Number.isFinite(rateLimit) || rateLimit < 0)) {
+    throw new RangeError(`rateLimit must be a positive number of requests per second; got ${rateLimit}`);
+  }
+  const webhookFail = options.webhookFail ?? 0;
+  if (!Number.isSafeInteger(webhookFail) || webhookFail < 0) throw new RangeError(`webhookFail must be a whole number ≥ 0; got ${webhookFail}`);
+  return {
+    latencyMs,
+    failRate: checkRate('failRate', options.failRate),
+    dropRate: checkRate('dropRate', options.dropRate),
+    rateLimit,
+    webhookFail,
+  };
+}
+
+/** The account whose key `--sandbox` runs use: the persisted default, or the one `key` names. */
+function chooseDefaultAccount(state: SandboxState, options: SandboxOptions, nowMs: number): StoredAccount {
+  let account =
+    options.key !== undefined
+      ? findAccountByKey(state.accounts, options.key)
+      : state.accounts.find((candidate) => candidate.id === state.defaultAccountId);
+  if (!account) {
+    account = newAccount(options.key ?? newApiKey(), options.credits ?? DEFAULT_CREDITS, nowMs);
+    state.accounts.push(account);
+  }
+  if (options.credits !== undefined) account.credits = options.credits;
+  state.defaultAccountId = account.id;
+  return { ...account };
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function listen(server: ReturnType<typeof createServer>, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => reject(error);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+export async function startSandbox(options: SandboxOptions): Promise<RunningSandbox> {
+  const host = options.host ?? DEFAULT_HOST;
+  const requestedPort = options.port ?? DEFAULT_PORT;
+  if (!Number.isSafeInteger(requestedPort) || requestedPort < 0 || requestedPort > 65535) {
+    throw new RangeError(`port must be a whole number from 0 to 65535; got ${requestedPort}`);
+  }
+  if (options.credits !== undefined && creditsProblem(options.credits)) throw new RangeError(`credits ${creditsProblem(options.credits)}`);
+  if (options.key !== undefined && keyProblem(options.key)) throw new RangeError(`key ${keyProblem(options.key)}`);
+  const faultSettings = checkFaults(options);
+  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 32);
+  if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be a whole number; got ${seed}`);
+  const now = options.now ?? Date.now;
+  const warn = options.onWarning ?? (() => {});
+
+  const store = await SandboxStore.open(options.dataDir, { onWarning: warn });
+  const defaultAccount = await store.update((state) => chooseDefaultAccount(state, options, now()));
+  await store.sweep(now());
+
+  const faults = new Faults(faultSettings, seed, now);
+  const log = new RequestLog();
+  const webhooks = new WebhookSender({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhook }, faults, now);
+  const background = new BackgroundWork();
+  const shutdown = new AbortController();
+  const inFlight = new Set<Promise<void>>();
+
+  const server = createServer();
+  const app: SandboxApp = { store, faults, log, webhooks, background, now, url: '', warn };
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const task = handleExchange(app, req, res, shutdown.signal, options.onRequest);
+    inFlight.add(task);
+    void task.finally(() => inFlight.delete(task));
+  });
+
+  try {
+    await listen(server, requestedPort, host);
+  } catch (error) {
+    await webhooks.close();
+    throw error;
+  }
+  const port = (server.address() as AddressInfo).port;
+  app.url = `http://${urlHost(host)}:${port}`;
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      shutdown.abort();
+      server.closeAllConnections();
+      await Promise.allSettled([...inFlight]);
+      await background.stop(options.closeGraceMs ?? 5_000);
+      await webhooks.close();
+      await closed;
+    })());
+
+  return {
+    url: app.url,
+    host,
+    port,
+    dataDir: options.dataDir,
+    defaultKey: defaultAccount.key,
+    defaultKeyId: defaultAccount.keyId,
+    seed,
+    close,
+    async createAccount({ credits = DEFAULT_CREDITS, key } = {}) {
+      if (creditsProblem(credits)) throw new RangeError(`credits ${creditsProblem(credits)}`);
+      if (key !== undefined && keyProblem(key)) throw new RangeError(`key ${keyProblem(key)}`);
+      const account = await store.update((state) => {
+        if (key !== undefined && findAccountByKey(state.accounts, key)) throw new Error('an account with this key already exists');
+        const created = newAccount(key ?? newApiKey(), credits, now());
+        state.accounts.push(created);
+        return created;
+      });
+      return { key: account.key, keyId: account.keyId, credits: account.credits };
+    },
+    async credits(key) {
+      return findAccountByKey((await store.snapshot()).accounts, key)?.credits;
+    },
+    requests: () => log.entries(),
+    clearRequests: () => void log.clear(),
+    webhookAttempts: () => webhooks.attempts(),
+    idle: () => background.idle(),
+    faults: () => faults.current(),
+    setFaults: (patch) => faults.change({ ...patch }),
+  };
+}
+
+async function handleExchange(
+  app: SandboxApp,
+  req: IncomingMessage,
+  res: ServerResponse,
+  shutdown: AbortSignal,
+  onRequest: ((entry: RequestLogEntry) => void) | undefined,
+): Promise<void> {
+  const started = performance.now();
+  const time = new Date(app.now()).toISOString();
+  const clientGone = new AbortController();
+  const notes: ExchangeNotes = { keyId: null };
+  let url: URL;
+  try {
+    url = new URL(req.url ?? '/', 'http://sandbox.invalid');
+  } catch {
+    url = new URL('http://sandbox.invalid/');
+  }
+  const ex: Exchange = { req, res, url, notes, signal: AbortSignal.any([shutdown, clientGone.signal]) };
+
+  res.once('close', () => {
+    if (!res.writableFinished) clientGone.abort();
+    if (!isLoggedPath(url.pathname)) return;
+    const entry = app.log.add({
+      time,
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: queryObject(url.searchParams),
+      status: res.headersSent && !notes.dropped ? res.statusCode : null,
+      ...(notes.error ? { error: notes.error } : {}),
+      keyId: notes.keyId,
+      ...(notes.body !== undefined ? { body: notes.body } : {}),
+      ...(notes.callbackUrl ? { callbackUrl: notes.callbackUrl } : {}),
+      ...(notes.requestId ? { requestId: notes.requestId } : {}),
+      ...(notes.imageId ? { imageId: notes.imageId } : {}),
+      ...(notes.dropped ? { dropped: true } : {}),
+      durationMs: Math.round(performance.now() - started),
+    });
+    onRequest?.(entry);
+  });
+
+  try {
+    const path = url.pathname;
+    if (path === '/api' || path.startsWith('/api/')) await handleApi(app, ex);
+    else if (path.startsWith(`${CONTROL_PREFIX}/`)) await handleControl(app, ex);
+    else throw notFound(`no such endpoint ${path}; the API lives under ${API_BASE_PATH}`);
+  } catch (error) {
+    respondWithError(app, ex, error);
+  }
+}
+
+function respondWithError(app: SandboxApp, ex: Exchange, error: unknown): void {
+  const httpError =
+    error instanceof HttpError
+      ? error
+      : new HttpError(500, 'InternalError', `the sandbox failed unexpectedly: ${(error as Error)?.message ?? String(error)}`);
+  if (!(error instanceof HttpError)) app.warn(`${ex.req.method} ${ex.url.pathname}: ${(error as Error)?.stack ?? String(error)}`);
+  if (ex.res.headersSent || ex.res.destroyed) {
+    ex.res.destroy();
+    return;
+  }
+  ex.notes.error = httpError.code;
+  sendError(ex.res, httpError);
 }

@@ -1,0 +1,124 @@
+// Fault injection for tests of retries and error paths: latency, generation
+// failures, dropped connections, rate limiting and failed webhook deliveries.
+// Every random decision comes from a seeded generator, one stream per knob, so
+// a given --seed replays the same faults; rates of 0 and 1 are exact.
+
+export interface FaultSettings {
+  /** Added before every API response, and the time an async generation takes. */
+  latencyMs: number;
+  /** Share of generations that fail with ErrorGeneratingImage (sync 500, async error payload). */
+  failRate: number;
+  /** Share of API requests whose connection is reset before anything is processed. */
+  dropRate: number;
+  /** Requests per second per account (token bucket, burst of the same size); undefined means unlimited. */
+  rateLimit?: number;
+  /** The first n webhook delivery attempts are not sent and count as failures. */
+  webhookFail: number;
+}
+
+export const NO_FAULTS: FaultSettings = { latencyMs: 0, failRate: 0, dropRate: 0, webhookFail: 0 };
+
+/** mulberry32: small, fast and good enough to decide "fail this one?" reproducibly. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** One bucket per account: `rate` tokens per second, holding at most max(1, rate). */
+export class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    private readonly rate: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** Takes a token, or says how many whole seconds until one is available (for Retry-After). */
+  take(account: string): { ok: true } | { ok: false; retryAfterSeconds: number } {
+    const capacity = Math.max(1, this.rate);
+    const now = this.now();
+    const bucket = this.buckets.get(account) ?? { tokens: capacity, at: now };
+    bucket.tokens = Math.min(capacity, bucket.tokens + (Math.max(0, now - bucket.at) / 1000) * this.rate);
+    bucket.at = now;
+    this.buckets.set(account, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return { ok: true };
+    }
+    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.rate)) };
+  }
+}
+
+export class Faults {
+  private settings: FaultSettings;
+  private limiter?: RateLimiter;
+  private readonly failRandom: () => number;
+  private readonly dropRandom: () => number;
+  private webhookFailuresLeft: number;
+
+  constructor(
+    settings: FaultSettings,
+    readonly seed: number,
+    private readonly now: () => number,
+  ) {
+    this.settings = { ...settings };
+    this.failRandom = seededRandom(seed ^ 0x5eed_fa11);
+    this.dropRandom = seededRandom(seed ^ 0x0d70_99ed);
+    this.webhookFailuresLeft = settings.webhookFail;
+    this.limiter = settings.rateLimit ? new RateLimiter(settings.rateLimit, now) : undefined;
+  }
+
+  current(): FaultSettings {
+    return { ...this.settings };
+  }
+
+  /** Changes knobs of a running sandbox; the random streams continue where they were. */
+  change(patch: Partial<FaultSettings>): void {
+    this.settings = { ...this.settings, ...patch };
+    if ('rateLimit' in patch) this.limiter = patch.rateLimit ? new RateLimiter(patch.rateLimit, this.now) : undefined;
+    if (patch.webhookFail !== undefined) this.webhookFailuresLeft = patch.webhookFail;
+  }
+
+  shouldDrop(): boolean {
+    return this.settings.dropRate > 0 && this.dropRandom() < this.settings.dropRate;
+  }
+
+  shouldFailGeneration(): boolean {
+    return this.settings.failRate > 0 && this.failRandom() < this.settings.failRate;
+  }
+
+  rateLimit(account: string): { ok: true } | { ok: false; retryAfterSeconds: number } {
+    return this.limiter ? this.limiter.take(account) : { ok: true };
+  }
+
+  /** True when this delivery attempt is one of the first --webhook-fail ones. */
+  takeWebhookFailure(): boolean {
+    if (this.webhookFailuresLeft <= 0) return false;
+    this.webhookFailuresLeft -= 1;
+    return true;
+  }
+
+  delay(signal: AbortSignal): Promise<void> {
+    return sleep(this.settings.latencyMs, signal);
+  }
+}
+
+/** Resolves after `ms`, or early (without error) when `signal` aborts: callers check the signal. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

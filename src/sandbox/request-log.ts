@@ -1,0 +1,47 @@
+// What tests read back from GET /__sandbox/requests: every request the sandbox
+// answered (or dropped), with the account's key id — never the key itself.
+
+export interface RequestLogEntry {
+  seq: number;
+  time: string;
+  method: string;
+  path: string;
+  query: Record<string, string | string[]>;
+  /** null when the connection was dropped or closed before an answer. */
+  status: number | null;
+  /** Error code of a JSON error answer (ValidationFailed, InsufficientCredits, …). */
+  error?: string;
+  keyId: string | null;
+  /** The parsed JSON body of generation requests; a summary when it could not be parsed. */
+  body?: unknown;
+  callbackUrl?: string;
+  requestId?: string;
+  imageId?: string;
+  dropped?: boolean;
+  durationMs: number;
+}
+
+/** Oldest entries are forgotten beyond this, so a long-running sandbox stays small. */
+const MAX_ENTRIES = 10_000;
+
+export class RequestLog {
+  private readonly list: RequestLogEntry[] = [];
+  private nextSeq = 1;
+
+  add(entry: Omit<RequestLogEntry, 'seq'>): RequestLogEntry {
+    const full = { seq: this.nextSeq++, ...entry };
+    this.list.push(full);
+    if (this.list.length > MAX_ENTRIES) this.list.splice(0, this.list.length - MAX_ENTRIES);
+    return full;
+  }
+
+  entries(): RequestLogEntry[] {
+    return this.list.map((entry) => ({ ...entry }));
+  }
+
+  clear(): number {
+    const count = this.list.length;
+    this.list.length = 0;
+    return count;
+  }
+}
