@@ -1,0 +1,220 @@
+# bash completion for aerial — generated from the aerial CLI by `aerial completion bash` (scripts/completions.mjs); do not edit.
+# Install: aerial completion bash > ~/.local/share/bash-completion/completions/aerial
+#      or: echo 'source <(aerial completion bash)' >> ~/.bashrc
+
+_aerial_child() {
+  case "$1 $2" in
+    "aerial generate") echo generate ;;
+    "aerial generate-async") echo generate-async ;;
+    "aerial batch") echo batch ;;
+    "aerial list"|"aerial ls") echo list ;;
+    "aerial delete"|"aerial rm") echo delete ;;
+    "aerial init") echo init ;;
+    "aerial config") echo config ;;
+    "aerial sandbox") echo sandbox ;;
+    "aerial completion") echo completion ;;
+    "aerial help") echo help ;;
+    "aerial config set") echo set ;;
+    "aerial config get") echo get ;;
+    "aerial config unset") echo unset ;;
+    "aerial config list"|"aerial config ls") echo list ;;
+    "aerial config path") echo path ;;
+    "aerial config help") echo help ;;
+  esac
+}
+
+_aerial_words() {
+  case "$1" in
+    "aerial") echo "generate generate-async batch list delete init config sandbox completion help" ;;
+    "aerial batch") echo @file ;;
+    "aerial delete") echo @free ;;
+    "aerial config") echo "set get unset list path help" ;;
+    "aerial config set") echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image" ;;
+    "aerial config get") echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image" ;;
+    "aerial config unset") echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image" ;;
+    "aerial config help") echo "set get unset list path" ;;
+    "aerial completion") echo "bash zsh fish" ;;
+    "aerial help") echo "generate generate-async batch list delete init config sandbox completion" ;;
+  esac
+}
+
+_aerial_options() {
+  case "$1" in
+    "aerial") echo "-V --version --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color -h --help" ;;
+    "aerial generate") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -o --output -f --force -i --interactive --no-metadata -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial generate-async") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt --callback-url --listen --listen-host --listen-port --public-url --timeout -o --output -f --force --no-metadata -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial batch") echo "--format --output-template --concurrency --max-retries --retry-delay --retry-unsafe --manifest --shard --dry-run -f --force --no-metadata --skip-invalid --progress-interval --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial list") echo "--page --size --sort --all -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial delete") echo "-y --yes -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial init") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial config") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial config set") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial config get") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial config unset") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial config list") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial config path") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial config help") echo "--api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial sandbox") echo "--port --host --data-dir --credits --key --latency --fail-rate --rate-limit --drop-rate --webhook-fail --seed -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial completion") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial help") echo "--api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+  esac
+}
+
+_aerial_values() {
+  case "$1 $2" in
+    "aerial --api-key") echo @free ;;
+    "aerial --base-url") echo @free ;;
+    "aerial --profile") echo @free ;;
+    "aerial generate --lat") echo @free ;;
+    "aerial generate --lng") echo @free ;;
+    "aerial generate --at") echo @free ;;
+    "aerial generate --resolution") echo "HD FHD UHD" ;;
+    "aerial generate --zoom") echo "ExtraLow Low Medium High ExtraHigh" ;;
+    "aerial generate --bearing") echo "North NorthEast East SouthEast South SouthWest West NorthWest" ;;
+    "aerial generate --angle") echo "Low Medium High Top" ;;
+    "aerial generate --weather") echo "Sunny Rainy Cloudy GoldenHour Snow" ;;
+    "aerial generate --daytime") echo "Dusk Day Dawn Night" ;;
+    "aerial generate --aspect-ratio") echo "Square Landscape Portrait Standard" ;;
+    "aerial generate --epoch") echo "Nowadays Historical Ancient" ;;
+    "aerial generate --tag") echo @free ;;
+    "aerial generate --prompt") echo @free ;;
+    "aerial generate -o"|"aerial generate --output") echo @file ;;
+    "aerial generate --api-key") echo @free ;;
+    "aerial generate --base-url") echo @free ;;
+    "aerial generate --profile") echo @free ;;
+    "aerial generate-async --lat") echo @free ;;
+    "aerial generate-async --lng") echo @free ;;
+    "aerial generate-async --at") echo @free ;;
+    "aerial generate-async --resolution") echo "HD FHD UHD" ;;
+    "aerial generate-async --zoom") echo "ExtraLow Low Medium High ExtraHigh" ;;
+    "aerial generate-async --bearing") echo "North NorthEast East SouthEast South SouthWest West NorthWest" ;;
+    "aerial generate-async --angle") echo "Low Medium High Top" ;;
+    "aerial generate-async --weather") echo "Sunny Rainy Cloudy GoldenHour Snow" ;;
+    "aerial generate-async --daytime") echo "Dusk Day Dawn Night" ;;
+    "aerial generate-async --aspect-ratio") echo "Square Landscape Portrait Standard" ;;
+    "aerial generate-async --epoch") echo "Nowadays Historical Ancient" ;;
+    "aerial generate-async --tag") echo @free ;;
+    "aerial generate-async --prompt") echo @free ;;
+    "aerial generate-async --callback-url") echo @free ;;
+    "aerial generate-async --listen-host") echo @free ;;
+    "aerial generate-async --listen-port") echo @free ;;
+    "aerial generate-async --public-url") echo @free ;;
+    "aerial generate-async --timeout") echo @free ;;
+    "aerial generate-async -o"|"aerial generate-async --output") echo @file ;;
+    "aerial generate-async --api-key") echo @free ;;
+    "aerial generate-async --base-url") echo @free ;;
+    "aerial generate-async --profile") echo @free ;;
+    "aerial batch --format") echo @free ;;
+    "aerial batch --output-template") echo @free ;;
+    "aerial batch --concurrency") echo @free ;;
+    "aerial batch --max-retries") echo @free ;;
+    "aerial batch --retry-delay") echo @free ;;
+    "aerial batch --manifest") echo @file ;;
+    "aerial batch --shard") echo @free ;;
+    "aerial batch --progress-interval") echo @free ;;
+    "aerial batch --resolution") echo "HD FHD UHD" ;;
+    "aerial batch --zoom") echo "ExtraLow Low Medium High ExtraHigh" ;;
+    "aerial batch --bearing") echo "North NorthEast East SouthEast South SouthWest West NorthWest" ;;
+    "aerial batch --angle") echo "Low Medium High Top" ;;
+    "aerial batch --weather") echo "Sunny Rainy Cloudy GoldenHour Snow" ;;
+    "aerial batch --daytime") echo "Dusk Day Dawn Night" ;;
+    "aerial batch --aspect-ratio") echo "Square Landscape Portrait Standard" ;;
+    "aerial batch --epoch") echo "Nowadays Historical Ancient" ;;
+    "aerial batch --tag") echo @free ;;
+    "aerial batch --prompt") echo @free ;;
+    "aerial batch --api-key") echo @free ;;
+    "aerial batch --base-url") echo @free ;;
+    "aerial batch --profile") echo @free ;;
+    "aerial list --page") echo @free ;;
+    "aerial list --size") echo @free ;;
+    "aerial list --sort") echo @file ;;
+    "aerial list --api-key") echo @free ;;
+    "aerial list --base-url") echo @free ;;
+    "aerial list --profile") echo @free ;;
+    "aerial delete --api-key") echo @free ;;
+    "aerial delete --base-url") echo @free ;;
+    "aerial delete --profile") echo @free ;;
+    "aerial init --api-key") echo @free ;;
+    "aerial init --base-url") echo @free ;;
+    "aerial init --profile") echo @free ;;
+    "aerial config --api-key") echo @free ;;
+    "aerial config --base-url") echo @free ;;
+    "aerial config --profile") echo @free ;;
+    "aerial config set --api-key") echo @free ;;
+    "aerial config set --base-url") echo @free ;;
+    "aerial config set --profile") echo @free ;;
+    "aerial config get --api-key") echo @free ;;
+    "aerial config get --base-url") echo @free ;;
+    "aerial config get --profile") echo @free ;;
+    "aerial config unset --api-key") echo @free ;;
+    "aerial config unset --base-url") echo @free ;;
+    "aerial config unset --profile") echo @free ;;
+    "aerial config list --api-key") echo @free ;;
+    "aerial config list --base-url") echo @free ;;
+    "aerial config list --profile") echo @free ;;
+    "aerial config path --api-key") echo @free ;;
+    "aerial config path --base-url") echo @free ;;
+    "aerial config path --profile") echo @free ;;
+    "aerial config help --api-key") echo @free ;;
+    "aerial config help --base-url") echo @free ;;
+    "aerial config help --profile") echo @free ;;
+    "aerial sandbox --port") echo @free ;;
+    "aerial sandbox --host") echo @free ;;
+    "aerial sandbox --data-dir") echo @file ;;
+    "aerial sandbox --credits") echo @free ;;
+    "aerial sandbox --key") echo @free ;;
+    "aerial sandbox --latency") echo @free ;;
+    "aerial sandbox --fail-rate") echo @free ;;
+    "aerial sandbox --rate-limit") echo @free ;;
+    "aerial sandbox --drop-rate") echo @free ;;
+    "aerial sandbox --webhook-fail") echo @free ;;
+    "aerial sandbox --seed") echo @free ;;
+    "aerial sandbox --api-key") echo @free ;;
+    "aerial sandbox --base-url") echo @free ;;
+    "aerial sandbox --profile") echo @free ;;
+    "aerial completion --api-key") echo @free ;;
+    "aerial completion --base-url") echo @free ;;
+    "aerial completion --profile") echo @free ;;
+    "aerial help --api-key") echo @free ;;
+    "aerial help --base-url") echo @free ;;
+    "aerial help --profile") echo @free ;;
+    *) return 1 ;;
+  esac
+}
+
+_aerial() {
+  local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="aerial" word child i skip=0
+  local value_flags=" --angle --api-key --aspect-ratio --at --base-url --bearing --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --port --profile --progress-interval --prompt --public-url --rate-limit --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --zoom -o "
+  if ((COMP_CWORD > 0)); then prev="${COMP_WORDS[COMP_CWORD - 1]}"; fi
+  # --zoom=<TAB>: bash splits at '=', so the flag is two words back.
+  if [[ $prev == "=" && COMP_CWORD -gt 1 ]]; then prev="${COMP_WORDS[COMP_CWORD - 2]}"; fi
+  if [[ $cur == "=" ]]; then cur=""; fi
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    word="${COMP_WORDS[i]}"
+    if [[ $word == "=" ]]; then skip=1; continue; fi
+    if ((skip)); then skip=0; continue; fi
+    if [[ $word == -* ]]; then
+      [[ $value_flags == *" $word "* ]] && skip=1
+      continue
+    fi
+    child="$(_aerial_child "$path" "$word")"
+    [[ -n $child ]] && path="$path $child"
+  done
+
+  local candidates
+  if ! candidates="$(_aerial_values "$path" "$prev")"; then
+    if [[ $cur == -* ]]; then
+      candidates="$(_aerial_options "$path")"
+    else
+      candidates="$(_aerial_words "$path")"
+    fi
+  fi
+  case "$candidates" in
+    @file) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+    @free) COMPREPLY=() ;;
+    *) mapfile -t COMPREPLY < <(compgen -W "$candidates" -- "$cur") ;;
+  esac
+  return 0
+}
+
+complete -F _aerial aerial

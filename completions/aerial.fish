@@ -1,0 +1,214 @@
+# fish completion for aerial — generated from the aerial CLI by `aerial completion fish` (scripts/completions.mjs); do not edit.
+# Install: aerial completion fish > ~/.config/fish/completions/aerial.fish
+
+# The subcommand path being typed ("aerial config set"), skipping option values.
+function __aerial_path
+    set -l path aerial
+    set -l skip 0
+    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --port --profile --progress-interval --prompt --public-url --rate-limit --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --zoom -o
+    for word in (commandline -opc)[2..-1]
+        if test $skip = 1
+            set skip 0
+            continue
+        end
+        if string match -q -- '-*' $word
+            contains -- $word $value_flags; and set skip 1
+            continue
+        end
+        set -l child (__aerial_child "$path" $word)
+        test -n "$child"; and set path "$path $child"
+    end
+    echo $path
+end
+
+function __aerial_child
+    switch "$argv[1] $argv[2]"
+        case 'aerial generate'
+            echo generate
+        case 'aerial generate-async'
+            echo generate-async
+        case 'aerial batch'
+            echo batch
+        case 'aerial list' 'aerial ls'
+            echo list
+        case 'aerial delete' 'aerial rm'
+            echo delete
+        case 'aerial init'
+            echo init
+        case 'aerial config'
+            echo config
+        case 'aerial sandbox'
+            echo sandbox
+        case 'aerial completion'
+            echo completion
+        case 'aerial help'
+            echo help
+        case 'aerial config set'
+            echo set
+        case 'aerial config get'
+            echo get
+        case 'aerial config unset'
+            echo unset
+        case 'aerial config list' 'aerial config ls'
+            echo list
+        case 'aerial config path'
+            echo path
+        case 'aerial config help'
+            echo help
+    end
+end
+
+function __aerial_is
+    test (__aerial_path) = "$argv[1]"
+end
+
+complete -c aerial -f
+complete -c aerial -n '__aerial_is \'aerial\'' -a 'generate' -d 'generate an aerial image and save it as a JPEG'
+complete -c aerial -n '__aerial_is \'aerial\'' -a 'generate-async' -d 'start a generation whose result is POSTed to a webhook (or caught here with --listen)'
+complete -c aerial -n '__aerial_is \'aerial\'' -a 'batch' -d 'generate one image per row of a CSV or JSON Lines file, resumably'
+complete -c aerial -n '__aerial_is \'aerial\'' -a 'list' -d 'list the images in your history'
+complete -c aerial -n '__aerial_is \'aerial\'' -a 'delete' -d 'delete images from your history permanently'
+complete -c aerial -n '__aerial_is \'aerial\'' -a 'init' -d 'set up aerial step by step: service URL, API key, defaults, and a test call'
+complete -c aerial -n '__aerial_is \'aerial\'' -a 'config' -d 'show and change settings: api-key, base-url, defaults.<scene flag>'
+complete -c aerial -n '__aerial_is \'aerial\'' -a 'sandbox' -d 'run the bundled local GenAerial-compatible server (no real credits, fault knobs for tests)'
+complete -c aerial -n '__aerial_is \'aerial\'' -a 'completion' -d 'print the shell completion script for bash, zsh or fish'
+complete -c aerial -n '__aerial_is \'aerial\'' -a 'help' -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial\'' -s V -l version -d 'print the version of aerial and Node.js'
+complete -c aerial -l api-key -x -d 'API key (prefer AERIAL_API_KEY or `aerial config set api-key`)'
+complete -c aerial -l base-url -x -d 'service base URL (env AERIAL_BASE_URL)'
+complete -c aerial -l profile -x -d 'config profile to use (env AERIAL_PROFILE)'
+complete -c aerial -l json -d 'machine-readable output on stdout, errors as JSON on stderr'
+complete -c aerial -s q -l quiet -d 'print only data, no progress or notices'
+complete -c aerial -s v -l verbose -d 'trace HTTP requests on stderr (method, URL, status, timing; never the key)'
+complete -c aerial -l sandbox -d 'use the bundled local sandbox server instead of the real service'
+complete -c aerial -l no-color -d 'disable colour (also NO_COLOR)'
+complete -c aerial -n '__aerial_is \'aerial\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l lat -x -d 'latitude, -90 to 90 (required, or --at)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l lng -x -d 'longitude, -180 to 180 (required, or --at)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l at -x -d 'location as "LAT,LNG" or a geo: URI, instead of --lat/--lng'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l resolution -x -a 'HD FHD UHD' -d 'output resolution: HD, FHD, UHD (default FHD, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l zoom -x -a 'ExtraLow Low Medium High ExtraHigh' -d 'how close the camera is: ExtraLow, Low, Medium, High, ExtraHigh (default Medium, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l bearing -x -a 'North NorthEast East SouthEast South SouthWest West NorthWest' -d 'compass direction the camera faces (also N, NE, E, …): North, NorthEast, East, SouthEast, South, SouthWest, West, NorthWest (default North, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l angle -x -a 'Low Medium High Top' -d 'camera angle from the ground: Low, Medium, High, Top (default High, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l weather -x -a 'Sunny Rainy Cloudy GoldenHour Snow' -d 'weather in the scene: Sunny, Rainy, Cloudy, GoldenHour, Snow (default Sunny, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l daytime -x -a 'Dusk Day Dawn Night' -d 'time of day: Dusk, Day, Dawn, Night (default Day, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l aspect-ratio -x -a 'Square Landscape Portrait Standard' -d 'image shape: Square, Landscape, Portrait, Standard (default Landscape, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l epoch -x -a 'Nowadays Historical Ancient' -d 'era the scene depicts: Nowadays, Historical, Ancient (default Nowadays, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l include-context -d 'landmark-specific enhancement for recognised locations'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l no-include-context -d 'turn landmark enhancement off'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l include-surroundings -d 'include the surrounding area (the service default)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l no-include-surroundings -d 'leave out the surrounding area'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l improve-output -d 'apply quality enhancement'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l no-improve-output -d 'turn quality enhancement off'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l save-image -d 'keep the image in your history (the service default)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l no-save-image -d 'do not keep the image in your history'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l tag -x -d 'descriptive tag, repeatable, at most 10'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l prompt -x -d 'custom enhancement instructions'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -s o -l output -r -F -d 'where to save the JPEG ("-" for stdout when it is not a terminal)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -s f -l force -d 'overwrite the output file if it exists'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -s i -l interactive -d 'ask for the location and scene choices (the default on a terminal when --lat/--lng are missing)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l no-metadata -d 'save the bytes exactly as received: no GPS EXIF, no AI-generated note'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l lat -x -d 'latitude, -90 to 90 (required, or --at)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l lng -x -d 'longitude, -180 to 180 (required, or --at)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l at -x -d 'location as "LAT,LNG" or a geo: URI, instead of --lat/--lng'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l resolution -x -a 'HD FHD UHD' -d 'output resolution: HD, FHD, UHD (default FHD, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l zoom -x -a 'ExtraLow Low Medium High ExtraHigh' -d 'how close the camera is: ExtraLow, Low, Medium, High, ExtraHigh (default Medium, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l bearing -x -a 'North NorthEast East SouthEast South SouthWest West NorthWest' -d 'compass direction the camera faces (also N, NE, E, …): North, NorthEast, East, SouthEast, South, SouthWest, West, NorthWest (default North, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l angle -x -a 'Low Medium High Top' -d 'camera angle from the ground: Low, Medium, High, Top (default High, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l weather -x -a 'Sunny Rainy Cloudy GoldenHour Snow' -d 'weather in the scene: Sunny, Rainy, Cloudy, GoldenHour, Snow (default Sunny, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l daytime -x -a 'Dusk Day Dawn Night' -d 'time of day: Dusk, Day, Dawn, Night (default Day, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l aspect-ratio -x -a 'Square Landscape Portrait Standard' -d 'image shape: Square, Landscape, Portrait, Standard (default Landscape, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l epoch -x -a 'Nowadays Historical Ancient' -d 'era the scene depicts: Nowadays, Historical, Ancient (default Nowadays, or config)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l include-context -d 'landmark-specific enhancement for recognised locations'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-include-context -d 'turn landmark enhancement off'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l include-surroundings -d 'include the surrounding area (the service default)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-include-surroundings -d 'leave out the surrounding area'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l improve-output -d 'apply quality enhancement'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-improve-output -d 'turn quality enhancement off'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l save-image -d 'keep the image in your history (the service default)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-save-image -d 'do not keep the image in your history'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l tag -x -d 'descriptive tag, repeatable, at most 10'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l prompt -x -d 'custom enhancement instructions'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l callback-url -x -d 'absolute http(s) URL that receives the result callback; with --listen, the URL advertised to the service (same as --public-url)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l listen -d 'catch the callback with a temporary local listener and download the image'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l listen-host -x -d 'address the listener binds (default 127.0.0.1; 0.0.0.0 for every interface)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l listen-port -x -d 'port the listener binds (default 0: a free port)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l public-url -x -d 'URL the service calls to reach the listener, e.g. your ngrok or cloudflared tunnel; a secret token path is appended'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l timeout -x -d 'how long --listen waits for the callback: 90s, 10m, 1h or milliseconds (default 10m)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s o -l output -r -F -d 'with --listen: where to save the JPEG (default aerial-LAT_LNG-TIME.jpg)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s f -l force -d 'with --listen: overwrite the output file if it exists'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-metadata -d 'with --listen: save the bytes exactly as received (no GPS EXIF, no AI-generated note)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -F
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l format -x -d 'file format: csv, jsonl (default: from the extension or the content)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l output-template -x -d 'file name per row; {row}, {lat}, {lng}, {zoom}, any scene field or column (default aerial-batch/{row}-{lat}_{lng}.jpg)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l concurrency -x -d 'requests in flight at once, 1 to 256 (default 4)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l max-retries -x -d 'retries per row on 429, 5xx, resets and timeouts (default 5)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l retry-delay -x -d 'delay before the first retry, doubled for each further one, with jitter (default 500)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l retry-unsafe -d 'also retry rows whose connection broke after the request was sent (the service may charge twice)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l manifest -r -F -d 'JSON Lines record of each row (default aerial-batch-manifest.jsonl in the template\'s base directory)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l shard -x -d 'run only shard k of n (every n-th row, from row k): split a batch across CI runners'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l dry-run -d 'validate every row and show the credits it would cost; send nothing'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -s f -l force -d 'overwrite output files that this batch did not write'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l no-metadata -d 'save the bytes exactly as received: no GPS EXIF, no AI-generated note'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l skip-invalid -d 'run the valid rows even when some rows are invalid (they are reported as failed)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l progress-interval -x -d 'seconds between progress lines when stderr is not a terminal (default 5)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l resolution -x -a 'HD FHD UHD' -d 'output resolution: HD, FHD, UHD (default FHD, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l zoom -x -a 'ExtraLow Low Medium High ExtraHigh' -d 'how close the camera is: ExtraLow, Low, Medium, High, ExtraHigh (default Medium, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l bearing -x -a 'North NorthEast East SouthEast South SouthWest West NorthWest' -d 'compass direction the camera faces (also N, NE, E, …): North, NorthEast, East, SouthEast, South, SouthWest, West, NorthWest (default North, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l angle -x -a 'Low Medium High Top' -d 'camera angle from the ground: Low, Medium, High, Top (default High, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l weather -x -a 'Sunny Rainy Cloudy GoldenHour Snow' -d 'weather in the scene: Sunny, Rainy, Cloudy, GoldenHour, Snow (default Sunny, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l daytime -x -a 'Dusk Day Dawn Night' -d 'time of day: Dusk, Day, Dawn, Night (default Day, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l aspect-ratio -x -a 'Square Landscape Portrait Standard' -d 'image shape: Square, Landscape, Portrait, Standard (default Landscape, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l epoch -x -a 'Nowadays Historical Ancient' -d 'era the scene depicts: Nowadays, Historical, Ancient (default Nowadays, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l include-context -d 'landmark-specific enhancement for recognised locations'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l no-include-context -d 'turn landmark enhancement off'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l include-surroundings -d 'include the surrounding area (the service default)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l no-include-surroundings -d 'leave out the surrounding area'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l improve-output -d 'apply quality enhancement'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l no-improve-output -d 'turn quality enhancement off'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l save-image -d 'keep the image in your history (the service default)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l no-save-image -d 'do not keep the image in your history'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l tag -x -d 'descriptive tag, repeatable, at most 10'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l prompt -x -d 'custom enhancement instructions'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial list\'' -l page -x -d 'zero-indexed page number (default 0)'
+complete -c aerial -n '__aerial_is \'aerial list\'' -l size -x -d 'images per page, at least 1 (default 20)'
+complete -c aerial -n '__aerial_is \'aerial list\'' -l sort -r -F -d 'sort criterion such as createdAt,desc; repeatable'
+complete -c aerial -n '__aerial_is \'aerial list\'' -l all -d 'walk every page and print all images'
+complete -c aerial -n '__aerial_is \'aerial list\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial delete\'' -s y -l yes -d 'do not ask for confirmation (required without a terminal)'
+complete -c aerial -n '__aerial_is \'aerial delete\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial init\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial config\'' -a 'set' -d 'set a value (api-key without a value reads a hidden prompt or stdin)'
+complete -c aerial -n '__aerial_is \'aerial config\'' -a 'get' -d 'print one value (the API key masked)'
+complete -c aerial -n '__aerial_is \'aerial config\'' -a 'unset' -d 'remove a value from the profile'
+complete -c aerial -n '__aerial_is \'aerial config\'' -a 'list' -d 'show every setting, its value and where it comes from (flag, env, profile, default)'
+complete -c aerial -n '__aerial_is \'aerial config\'' -a 'path' -d 'print the path of the config file'
+complete -c aerial -n '__aerial_is \'aerial config\'' -a 'help' -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial config\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial config set\'' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image'
+complete -c aerial -n '__aerial_is \'aerial config set\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial config get\'' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image'
+complete -c aerial -n '__aerial_is \'aerial config get\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial config unset\'' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image'
+complete -c aerial -n '__aerial_is \'aerial config unset\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial config list\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial config path\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial config help\'' -a 'set get unset list path'
+complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l port -x -d 'port to listen on; 0 picks a free one'
+complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l host -x -d 'address to bind'
+complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l data-dir -r -F -d 'where accounts and images persist (default: <config dir>/sandbox)'
+complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l credits -x -d 'set the default account\'s credits (a new account starts with 1000)'
+complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l key -x -d 'use this API key for the default account (created if new)'
+complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l latency -x -d 'delay every API response (and each async generation) by this many ms'
+complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l fail-rate -x -d 'share of generations that fail with ErrorGeneratingImage'
+complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l rate-limit -x -d 'requests per second per account before 429 with Retry-After'
+complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l drop-rate -x -d 'share of API requests whose connection is reset'
+complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l webhook-fail -x -d 'the first n webhook delivery attempts fail (then retries get through)'
+complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l seed -x -d 'seed for the random fault decisions (same seed, same faults)'
+complete -c aerial -n '__aerial_is \'aerial sandbox\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial completion\'' -a 'bash zsh fish'
+complete -c aerial -n '__aerial_is \'aerial completion\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial help\'' -a 'generate generate-async batch list delete init config sandbox completion'

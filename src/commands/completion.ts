@@ -1,0 +1,30 @@
+// `aerial completion <shell>`: prints the completion script for bash, zsh or
+// fish, generated from this very program so it always matches the CLI.
+import { Argument, type Command } from 'commander';
+import type { ActionFactory } from '../cli.js';
+
+const SHELLS = ['bash', 'zsh', 'fish'] as const;
+
+export function register(program: Command, action: ActionFactory): void {
+  program
+    .command('completion')
+    .helpGroup('Setup:')
+    .description('print the shell completion script for bash, zsh or fish')
+    .addArgument(new Argument('<shell>', 'the shell to complete for').choices(SHELLS))
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ aerial completion bash > ~/.local/share/bash-completion/completions/aerial
+  $ echo 'source <(aerial completion bash)' >> ~/.bashrc
+  $ aerial completion zsh > "\${fpath[1]}/_aerial"        # then restart zsh
+  $ aerial completion fish > ~/.config/fish/completions/aerial.fish`,
+    )
+    .action(
+      action(async (ctx, _options, args) => {
+        const { completionScript } = await import('../completion.js');
+        // The whole program, not this subcommand: completions cover every command.
+        ctx.io.out(completionScript(program, args[0] as (typeof SHELLS)[number]));
+      }),
+    );
+}
