@@ -78,6 +78,8 @@ export class WebhookListener {
   /** Where the listener actually answers, token path included (for --verbose and tests). */
   readonly localUrl: string;
   readonly port: number;
+  /** The secret path segment; shown to people as <token>. */
+  readonly token: string;
 
   private readonly acceptedPaths: string[];
   private readonly maxBodyBytes: number;
@@ -97,6 +99,7 @@ export class WebhookListener {
     options: ListenerOptions,
   ) {
     const address = server.address() as AddressInfo;
+    this.token = token;
     this.port = address.port;
     const boundUrl = `http://${urlHost(address.address)}:${address.port}/`;
     this.localUrl = callbackUrlFor(token, boundUrl);

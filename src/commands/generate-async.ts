@@ -1,30 +1,73 @@
-// `aerial generate-async`: accepted now, delivered later by webhook.
+// `aerial generate-async`: accepted now, delivered later by webhook. Either the
+// result goes to the caller's own --callback-url, or --listen catches it with a
+// temporary local listener (src/listener.ts) and downloads the signed image.
 import type { Command } from 'commander';
-import { UsageError } from '../api/errors.js';
+import { GenerationFailedError, NetworkError, UsageError } from '../api/errors.js';
+import type { GenerationRequest } from '../api/schema.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
+import { VERSION } from '../version.js';
+import { defaultOutputName, formatBytes } from './generate.js';
 import { addLocationOptions, addSceneOptions, sceneInputFrom } from './scene-options.js';
 
 interface GenerateAsyncOptions {
   callbackUrl?: string;
+  listen?: boolean;
+  listenHost?: string;
+  listenPort?: string;
+  publicUrl?: string;
+  timeout?: string;
+  output?: string;
+  force?: boolean;
+  /** false with --no-metadata. */
+  metadata?: boolean;
   [scene: string]: unknown;
 }
+
+const DEFAULT_LISTEN_HOST = '127.0.0.1';
+const DEFAULT_TIMEOUT = '10m';
+const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
 export function register(program: Command, action: ActionFactory): void {
   const command = program
     .command('generate-async')
     .helpGroup('Images:')
-    .description('start a generation whose result is POSTed to a webhook');
+    .description('start a generation whose result is POSTed to a webhook (or caught here with --listen)');
   addLocationOptions(command);
   addSceneOptions(command);
   command
-    .option('--callback-url <url>', 'absolute http(s) URL that receives the result callback')
+    .option('--callback-url <url>', 'absolute http(s) URL that receives the result callback; with --listen, the URL advertised to the service (same as --public-url)')
+    .option('--listen', 'catch the callback with a temporary local listener and download the image')
+    .option('--listen-host <host>', `address the listener binds (default ${DEFAULT_LISTEN_HOST}; 0.0.0.0 for every interface)`)
+    .option('--listen-port <port>', 'port the listener binds (default 0: a free port)')
+    .option('--public-url <url>', 'URL the service calls to reach the listener, e.g. your ngrok or cloudflared tunnel; a secret token path is appended')
+    .option('--timeout <duration>', `how long --listen waits for the callback: 90s, 10m, 1h or milliseconds (default ${DEFAULT_TIMEOUT})`)
+    .option('-o, --output <file>', 'with --listen: where to save the JPEG (default aerial-LAT_LNG-TIME.jpg)')
+    .option('-f, --force', 'with --listen: overwrite the output file if it exists')
+    .option('--no-metadata', 'with --listen: save the bytes exactly as received (no GPS EXIF, no AI-generated note)')
     .addHelpText(
       'after',
       `
 Examples:
   $ aerial generate-async --lat 40.6892 --lng -74.0445 --callback-url https://hooks.example.com/aerial
-  $ aerial generate-async --sandbox --at "51.5007,-0.1246" --callback-url http://127.0.0.1:8080/hook --json`,
+  $ aerial generate-async --sandbox --at "51.5007,-0.1246" --listen -o westminster.jpg
+  $ aerial generate-async --at "51.5007,-0.1246" --listen --listen-port 8787 \\
+      --public-url https://<your-subdomain>.ngrok-free.app -o westminster.jpg
+
+With --listen, aerial binds ${DEFAULT_LISTEN_HOST} on a free port, sends the request with a
+callback URL ending in a random token, waits up to --timeout for the result, then
+downloads the image (the API key is never sent with the download). Callbacks without
+the token, or for another request, are answered 404/400 and ignored.
+
+The real service cannot reach 127.0.0.1: expose the listener with a tunnel and pass
+its public address as --public-url (or --callback-url; with --listen both mean
+"advertise this URL, listen locally"):
+  ngrok:        ngrok http 8787
+                → --listen-port 8787 --public-url https://<id>.ngrok-free.app
+  cloudflared:  cloudflared tunnel --url http://127.0.0.1:8787
+                → --listen-port 8787 --public-url https://<words>.trycloudflare.com
+On timeout (exit 7) the request id is printed; the image may still arrive in your
+history: aerial list. More: docs/webhooks.md`,
     )
     .action(action<GenerateAsyncOptions>(runGenerateAsync));
 }
@@ -43,11 +86,78 @@ export function validateCallbackUrl(raw: string | undefined, flag = '--callback-
   return url.toString();
 }
 
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** Reads 90s, 10m, 1h, 250ms or a bare number of milliseconds. */
+export function parseTimeout(raw: string, flag = '--timeout'): number {
+  const match = DURATION.exec(raw.trim().toLowerCase());
+  const ms = match ? Number(match[1]) * UNIT_MS[(match[2] ?? 'ms') as keyof typeof UNIT_MS] : NaN;
+  if (!(ms >= 1) || ms > MAX_TIMEOUT_MS) {
+    throw new UsageError(`${flag} must be a duration from 1ms to 24h such as 90s, 10m, 1h or milliseconds (600000); got '${raw}'`);
+  }
+  return Math.round(ms);
+}
+
+export function formatDuration(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
+export function parseListenPort(raw: string | undefined): number {
+  if (raw === undefined) return 0;
+  const port = /^\d{1,5}$/.test(raw.trim()) ? Number(raw) : NaN;
+  if (!(port >= 0 && port <= 65535)) throw new UsageError(`--listen-port must be a port number from 0 to 65535 (0 = any free port); got '${raw}'`);
+  return port;
+}
+
+interface ListenPlan {
+  host: string;
+  port: number;
+  publicUrl?: string;
+  timeoutMs: number;
+}
+
+/** Checks every --listen flag before anything is bound or sent. */
+function planListener(options: GenerateAsyncOptions): ListenPlan {
+  if (options.callbackUrl !== undefined && options.publicUrl !== undefined) {
+    throw new UsageError('--callback-url and --public-url mean the same with --listen (the URL the service calls); pass one');
+  }
+  const advertised = options.publicUrl ?? options.callbackUrl;
+  const flag = options.publicUrl !== undefined ? '--public-url' : '--callback-url';
+  const host = options.listenHost?.trim() ?? DEFAULT_LISTEN_HOST;
+  if (host === '') throw new UsageError('--listen-host must be an address or host name such as 127.0.0.1');
+  return {
+    host,
+    port: parseListenPort(options.listenPort),
+    publicUrl: advertised === undefined ? undefined : validateCallbackUrl(advertised, flag),
+    timeoutMs: parseTimeout(options.timeout ?? DEFAULT_TIMEOUT),
+  };
+}
+
+const LISTEN_ONLY_FLAGS = [
+  ['listenHost', '--listen-host'],
+  ['listenPort', '--listen-port'],
+  ['publicUrl', '--public-url'],
+  ['timeout', '--timeout'],
+  ['output', '--output'],
+  ['force', '--force'],
+] as const;
+
 export async function runGenerateAsync(ctx: Context, options: GenerateAsyncOptions): Promise<void> {
+  if (!options.listen) {
+    const stray = LISTEN_ONLY_FLAGS.find(([key]) => options[key] !== undefined);
+    if (stray) throw new UsageError(`${stray[1]} only applies with --listen (which waits for the callback and saves the image)`);
+    if (options.metadata === false) throw new UsageError('--no-metadata only applies with --listen (which saves the image)');
+  }
+  const plan = options.listen ? planListener(options) : undefined;
   const { buildGenerationRequest } = await import('../request.js');
   const request = buildGenerationRequest(sceneInputFrom(options), ctx.settings().sceneDefaults);
-  const callbackUrl = validateCallbackUrl(options.callbackUrl);
+  if (plan) return listenAndDownload(ctx, request, plan, options);
 
+  const callbackUrl = validateCallbackUrl(options.callbackUrl);
   const client = await ctx.client();
   const accepted = await client.generateAsync(request, callbackUrl, { signal: ctx.signal });
   if (ctx.io.json) {
@@ -56,4 +166,119 @@ export async function runGenerateAsync(ctx: Context, options: GenerateAsyncOptio
   }
   ctx.io.success(`Accepted: the result will be POSTed to ${callbackUrl}`);
   ctx.io.out(accepted.requestId);
+}
+
+/** No callback in time: exit 7, with the request id so the image can still be found later. */
+export class CallbackTimeoutError extends NetworkError {
+  constructor(readonly requestId: string, timeoutMs: number) {
+    super(
+      `no callback for request ${requestId} within ${formatDuration(timeoutMs)}; it may still finish — look for it later with 'aerial list'`,
+      'Timeout',
+    );
+  }
+
+  override toJSON() {
+    return { ...super.toJSON(), requestId: this.requestId };
+  }
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
+
+async function startListener(ctx: Context, plan: ListenPlan) {
+  const { WebhookListener } = await import('../listener.js');
+  try {
+    return await WebhookListener.start({
+      host: plan.host,
+      port: plan.port,
+      publicUrl: plan.publicUrl,
+      onEvent: (event) => {
+        if (event.outcome === 'rejected') ctx.io.debug(`listener: ignored ${event.method} (${event.status}, ${event.reason})`);
+        else if (event.outcome === 'duplicate') ctx.io.debug(`listener: ignored a repeated delivery (${event.reason})`);
+        else ctx.io.debug(`listener: ${event.outcome} a callback (${event.reason})`);
+      },
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new UsageError(`--listen-port ${plan.port} is already in use on ${plan.host}; pick another or leave it out for a free one`);
+    if (code === 'EACCES') throw new UsageError(`--listen-port ${plan.port} needs privileges on ${plan.host}; pick a port above 1023`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EINVAL') {
+      throw new UsageError(`--listen-host ${plan.host} is not an address of this machine (try 127.0.0.1 or 0.0.0.0)`);
+    }
+    throw error;
+  }
+}
+
+async function listenAndDownload(ctx: Context, request: GenerationRequest, plan: ListenPlan, options: GenerateAsyncOptions): Promise<void> {
+  if (options.output === '-') throw new UsageError('--output - is not supported by generate-async; name a file');
+  const { checkOutputPath, writeJpegAtomically } = await import('../jpeg-file.js');
+  const { lat, lng } = request.coordinates;
+  // Checked before anything is sent: a refused target must not cost credits.
+  const target = await checkOutputPath(options.output ?? defaultOutputName(lat, lng), Boolean(options.force));
+  const client = await ctx.client();
+
+  const listener = await startListener(ctx, plan);
+  ctx.onCleanup(() => listener.close());
+  const shownUrl = listener.callbackUrl.replace(listener.token, '<token>');
+  ctx.io.debug(`listener: listening at ${listener.localUrl}`);
+  ctx.io.info(`Listening on ${plan.host}:${listener.port}${plan.publicUrl ? `, advertised as ${shownUrl}` : ''}`);
+  if (!plan.publicUrl && isLoopbackHost(new URL(listener.callbackUrl).hostname) && !isLoopbackHost(new URL(client.baseUrl).hostname)) {
+    ctx.io.warn(`${new URL(client.baseUrl).host} cannot reach ${shownUrl}; expose the listener with a tunnel and pass --public-url (see --help)`);
+  }
+
+  const started = Date.now();
+  const accepted = await client.generateAsync(request, listener.callbackUrl, { signal: ctx.signal });
+  const { requestId } = accepted;
+  listener.expect(requestId);
+  ctx.io.info(`Accepted request ${requestId}; waiting up to ${formatDuration(plan.timeoutMs)} for the callback`);
+
+  const waitingText = () => `Waiting for the callback of ${requestId}… ${Math.round((Date.now() - started) / 1000)}s`;
+  const spinner = await ctx.io.spinner(waitingText());
+  const tick = setInterval(() => spinner.update(waitingText()), 1000);
+  try {
+    let payload;
+    try {
+      payload = await listener.waitForCallback(AbortSignal.any([ctx.signal, AbortSignal.timeout(plan.timeoutMs)]));
+    } catch (error) {
+      if (ctx.signal.aborted) {
+        spinner.stop();
+        ctx.io.info(`Request ${requestId} may still finish; look for it later with 'aerial list'`);
+        throw error;
+      }
+      spinner.fail(`No callback after ${formatDuration(plan.timeoutMs)}`);
+      throw new CallbackTimeoutError(requestId, plan.timeoutMs);
+    }
+
+    const { isSuccessPayload } = await import('../listener.js');
+    if (!isSuccessPayload(payload)) {
+      spinner.fail('Generation failed');
+      throw new GenerationFailedError(payload.errorCode, `${payload.errorMessage} (request ${requestId})`);
+    }
+    spinner.update(`Downloading image ${payload.generatedImageId}…`);
+    const metadata =
+      options.metadata === false
+        ? undefined
+        : await import('../metadata.js').then((m) => m.createMetadataTransform({ request, software: `aerial ${VERSION}` }));
+    const image = await client.fetchImage(payload.signedUrl, { signal: ctx.signal });
+    const written = await writeJpegAtomically(image.body, target, {
+      force: Boolean(options.force),
+      signal: ctx.signal,
+      expectedLength: image.contentLength,
+      transforms: metadata ? [metadata] : [],
+    });
+    await listener.close();
+    const fileBytes = written.bytes + (metadata?.insertedBytes ?? 0);
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    spinner.succeed(`Saved ${written.path} (${formatBytes(fileBytes)}, ${payload.creditsUsed} credit${payload.creditsUsed === 1 ? '' : 's'}, ${seconds}s)`);
+    const result = { requestId, generatedImageId: payload.generatedImageId, creditsUsed: payload.creditsUsed, file: written.path };
+    if (ctx.io.json) ctx.io.outJson(result);
+    else ctx.io.out(written.path);
+  } catch (error) {
+    spinner.stop();
+    throw error;
+  } finally {
+    clearInterval(tick);
+  }
 }
