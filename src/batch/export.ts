@@ -1,0 +1,374 @@
+// `aerial export <dir>`: mirrors the account's whole history to disk through
+// the temporary URLs of the list endpoint. Files are named by image id and
+// written atomically; a file already there (a whole JPEG) is kept, so an
+// interrupted export resumes. A URL that has expired (past its two hours, or
+// refused with 403) is refreshed by listing again.
+import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { ApiError, CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
+import type { GenAerialClient } from '../api/client.js';
+import type { ImageRecord } from '../api/schema.js';
+import type { Context } from '../context.js';
+import { isCompleteJpeg, removeStaleParts } from './files.js';
+import { parseCount } from './options.js';
+import { createProgress, formatDuration, type Progress, type ProgressCounts } from './progress.js';
+import { decide, describeFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
+import { PauseGate, runPool } from './runner.js';
+import { batchExitCode } from './summary.js';
+import { sanitizeValue } from './template.js';
+
+export const INDEX_NAME = 'index.jsonl';
+/** The spec: list URLs are valid for two hours after the list response. */
+export const URL_LIFETIME_MS = 2 * 60 * 60 * 1000;
+/** A URL this close to expiry is refreshed first: a download started just before the deadline could be cut off. */
+const EXPIRY_MARGIN_MS = 5 * 60 * 1000;
+const PAGE_SIZE = 50;
+/** Re-listings one image may cause before it is given up (a URL refused right after refreshing is not an expiry). */
+const MAX_REFRESHES_PER_IMAGE = 2;
+
+export interface ExportOptions {
+  concurrency?: string;
+  maxRetries?: string;
+  retryDelay?: string;
+  pageSize?: string;
+  progressInterval?: string;
+}
+
+export interface ExportOutcome {
+  id: string;
+  status: 'done' | 'failed' | 'skipped';
+  file: string;
+  bytes?: number;
+  /** Already on disk from an earlier export. */
+  previously?: boolean;
+  attempts: number;
+  error?: string;
+  exitCode?: number;
+}
+
+interface Listed {
+  record: ImageRecord;
+  /** When the list response carrying this URL was requested (the 2 hours count from then). */
+  listedAt: number;
+}
+
+/** File name of an image: its id, made safe as a name. Ids are the service's; they are not trusted as paths. */
+export function imageFileName(id: string): string {
+  return `${sanitizeValue(id)}.jpg`;
+}
+
+/** Every record of every page, walked with the retry rules; ids seen twice (history shifting) are kept once. */
+async function listEverything(
+  client: GenAerialClient,
+  pageSize: number,
+  withRetries: <T>(what: string, fn: () => Promise<T>) => Promise<T>,
+  signal: AbortSignal,
+): Promise<Map<string, Listed>> {
+  const records = new Map<string, Listed>();
+  for (let page = 0; ; page++) {
+    const listedAt = Date.now();
+    const result = await withRetries(`list page ${page}`, () => client.list({ page, size: pageSize, sort: ['createdAt,asc'] }, { signal }));
+    for (const record of result.content) if (!records.has(record.id)) records.set(record.id, { record, listedAt });
+    if (result.content.length === 0 || page + 1 >= result.totalPages) break;
+  }
+  return records;
+}
+
+export async function runExport(ctx: Context, dirArg: string, options: ExportOptions): Promise<void> {
+  const { io } = ctx;
+  const concurrency = parseCount(options.concurrency, '--concurrency', 1, 256, 4);
+  const pageSize = parseCount(options.pageSize, '--page-size', 1, 1000, PAGE_SIZE);
+  // Downloads are GETs of stored images: retrying them never charges, so "unsafe" retries are fine here.
+  const policy: RetryPolicy = {
+    ...DEFAULT_RETRY_POLICY,
+    maxRetries: parseCount(options.maxRetries, '--max-retries', 0, 100, DEFAULT_RETRY_POLICY.maxRetries),
+    baseDelayMs: parseCount(options.retryDelay, '--retry-delay', 0, 600_000, DEFAULT_RETRY_POLICY.baseDelayMs),
+    retryUnsafe: true,
+  };
+  const progressIntervalMs = parseCount(options.progressInterval, '--progress-interval', 1, 3600, 5) * 1000;
+  if (dirArg.trim() === '') throw new UsageError('export needs a directory to write into');
+  const dir = resolve(dirArg);
+  await mkdir(dir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot create directory ${dirArg}: ${error.code === 'EEXIST' ? 'a file has that name' : error.message}`);
+  });
+
+  const client = await ctx.client({ connections: concurrency, maxRateLimitRetries: 0 });
+  const gate = new PauseGate();
+  const withRetries = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
+    for (let retry = 0; ; retry++) {
+      await gate.wait(ctx.signal);
+      try {
+        return await fn();
+      } catch (error) {
+        if (ctx.signal.aborted) throw ctx.signal.reason ?? error;
+        const decision = decide(error, 'request', retry, policy);
+        if (decision.action !== 'retry') throw decision.error;
+        io.debug(`${what}: retrying in ${formatDuration(decision.delayMs / 1000)}`);
+        if (decision.pauseAll) gate.pause(decision.delayMs);
+        else await sleepFor(decision.delayMs, ctx.signal);
+      }
+    }
+  };
+
+  const spinner = await io.spinner('Listing your images…');
+  let listing: Map<string, Listed>;
+  try {
+    listing = await listEverything(client, pageSize, withRetries, ctx.signal);
+  } finally {
+    spinner.stop();
+  }
+
+  // Two ids that sanitise to one name would overwrite each other: refuse before downloading anything.
+  const byName = new Map<string, string>();
+  for (const id of listing.keys()) {
+    const name = imageFileName(id).toLowerCase();
+    const other = byName.get(name);
+    if (other !== undefined) throw new CliError(`image ids '${other}' and '${id}' map to the same file name; cannot export them side by side`, ExitCode.Server, 'IdCollision');
+    byName.set(name, id);
+  }
+
+  const outcomes = new Map<string, ExportOutcome>();
+  await runPool([...listing.keys()], 32, async (id) => {
+    const file = join(dir, imageFileName(id));
+    const onDisk = await isCompleteJpeg(file);
+    if (onDisk.ok) outcomes.set(id, { id, status: 'done', file, bytes: onDisk.bytes, previously: true, attempts: 0 });
+  }, () => false);
+  const pending = [...listing.keys()].filter((id) => !outcomes.has(id));
+  await removeStaleParts(pending.map((id) => join(dir, imageFileName(id))));
+  await removeStaleIndexTemps(dir);
+
+  const previously = outcomes.size;
+  if (previously > 0) io.info(`${previously} of ${listing.size} images already in ${dirArg}`);
+  const refresher = new UrlRefresher(() => listEverything(client, pageSize, withRetries, ctx.signal), listing);
+
+  let interrupted = false;
+  const started = Date.now();
+  if (pending.length > 0) {
+    const progress = await createProgress(io, { intervalMs: progressIntervalMs, noun: 'images' });
+    ctx.onCleanup(() => progress.stop());
+    const counts: ProgressCounts = { total: pending.length, done: 0, failed: 0, retrying: 0 };
+    const { writeJpegAtomically } = await import('../jpeg-file.js');
+    io.info(`Downloading ${pending.length} image${pending.length > 1 ? 's' : ''} to ${dirArg} with concurrency ${concurrency}…`);
+    const download = async (id: string): Promise<void> => {
+      const file = join(dir, imageFileName(id));
+      const outcome = await downloadOne(id, file, { client, refresher, gate, policy, progress, counts, signal: ctx.signal, write: writeJpegAtomically });
+      outcomes.set(id, outcome);
+      if (outcome.status === 'done') counts.done++;
+      else if (outcome.status === 'failed') counts.failed++;
+      progress.update(counts);
+    };
+    try {
+      progress.update(counts);
+      await runPool(pending, concurrency, download, () => false);
+    } catch (error) {
+      if (!ctx.signal.aborted) throw error;
+      interrupted = true;
+    } finally {
+      progress.stop();
+    }
+  }
+
+  // The index lists what is on disk: this run's listing plus earlier records of images
+  // since deleted from the account (a backup keeps them). Rewritten whole, atomically.
+  const indexPath = join(dir, INDEX_NAME);
+  const indexed = await writeIndex(indexPath, dir, listing, outcomes);
+
+  const all = [...outcomes.values()];
+  const failed = all.filter((o) => o.status === 'failed');
+  const gone = all.filter((o) => o.status === 'skipped');
+  const downloaded = all.filter((o) => o.status === 'done' && !o.previously).length;
+  if (io.json) {
+    io.outJson({
+      total: listing.size,
+      succeeded: all.filter((o) => o.status === 'done').length,
+      failed: failed.length,
+      skipped: gone.length,
+      downloaded,
+      existing: previously,
+      directory: dir,
+      index: indexPath,
+      indexed,
+      rows: [...listing.keys()].map((id) => outcomes.get(id) ?? { id, status: 'skipped', file: join(dir, imageFileName(id)), attempts: 0, error: 'not started: interrupted' }),
+    });
+  } else {
+    const line = `${downloaded} downloaded, ${previously} already there${gone.length ? `, ${gone.length} deleted meanwhile` : ''}${failed.length ? `, ${failed.length} failed` : ''} — ${indexed} images in ${INDEX_NAME} (${formatDuration((Date.now() - started) / 1000)})`;
+    if (failed.length === 0 && !interrupted) io.success(line);
+    else {
+      io.info(`${io.style.yellow('!')} ${line}`);
+      for (const f of failed.slice(0, 20)) io.info(`  ${f.id}: ${f.error ?? 'failed'}`);
+    }
+  }
+  if (interrupted) throw new InterruptedError();
+  // Images deleted between listing and download are not failures: there is nothing left to back up.
+  const exitCode = batchExitCode(failed.map((o) => ({ row: 0, status: 'failed', attempts: o.attempts, exitCode: o.exitCode })));
+  if (exitCode !== ExitCode.Ok) {
+    throw new CliError(`${failed.length} of ${listing.size} images could not be downloaded; run the same command again to retry them`, exitCode as CliError['exitCode'], 'ExportIncomplete');
+  }
+}
+
+async function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
+  const { sleep } = await import('../api/client.js');
+  await sleep(ms, signal);
+}
+
+/**
+ * Fresh URLs by listing everything again. Concurrent downloads that find their
+ * URL expired share one re-listing rather than each walking every page.
+ */
+export class UrlRefresher {
+  private inFlight?: Promise<void>;
+  private generation = 0;
+
+  constructor(
+    private readonly relist: () => Promise<Map<string, Listed>>,
+    private readonly listing: Map<string, Listed>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  current(id: string): Listed | undefined {
+    return this.listing.get(id);
+  }
+
+  /** A counter that changes with every completed re-listing. */
+  get version(): number {
+    return this.generation;
+  }
+
+  expired(listed: Listed): boolean {
+    return this.now() >= listed.listedAt + URL_LIFETIME_MS - EXPIRY_MARGIN_MS;
+  }
+
+  /** Re-lists unless a re-listing finished since `seenVersion` (then its URLs are already fresh). */
+  async refresh(seenVersion: number): Promise<void> {
+    if (this.generation !== seenVersion) return;
+    this.inFlight ??= (async () => {
+      try {
+        const fresh = await this.relist();
+        for (const id of [...this.listing.keys()]) if (!fresh.has(id)) this.listing.delete(id);
+        for (const [id, listed] of fresh) this.listing.set(id, listed);
+        this.generation++;
+      } finally {
+        this.inFlight = undefined;
+      }
+    })();
+    await this.inFlight;
+  }
+}
+
+interface DownloadDeps {
+  client: GenAerialClient;
+  refresher: UrlRefresher;
+  gate: PauseGate;
+  policy: RetryPolicy;
+  progress: Progress;
+  counts: ProgressCounts;
+  signal: AbortSignal;
+  write: typeof import('../jpeg-file.js').writeJpegAtomically;
+}
+
+async function downloadOne(id: string, file: string, deps: DownloadDeps): Promise<ExportOutcome> {
+  const { refresher, signal } = deps;
+  let refreshes = 0;
+  let attempts = 0;
+  for (let retry = 0; ; ) {
+    await deps.gate.wait(signal);
+    let listed = refresher.current(id);
+    if (listed && refresher.expired(listed)) {
+      await refresher.refresh(refresher.version);
+      listed = refresher.current(id);
+    }
+    if (!listed) return { id, status: 'skipped', file, attempts, error: 'deleted from the account since the listing' };
+    const version = refresher.version;
+    attempts++;
+    try {
+      const image = await deps.client.fetchImage(listed.record.url, { signal });
+      // Written as served: an export is a copy of the stored image, byte for byte.
+      const written = await deps.write(image.body, file, { force: true, signal, expectedLength: image.contentLength });
+      return { id, status: 'done', file, bytes: written.bytes, attempts };
+    } catch (error) {
+      if (signal.aborted) throw signal.reason ?? error;
+      // 403 (and 401/404/410) from a signed URL: expired or revoked; a fresh listing says which.
+      const status = error instanceof ApiError ? error.status : undefined;
+      if (status !== undefined && [401, 403, 404, 410].includes(status) && refreshes < MAX_REFRESHES_PER_IMAGE) {
+        refreshes++;
+        await refresher.refresh(version);
+        continue;
+      }
+      const decision = status === 403 || status === 401 ? { action: 'fail' as const, error: error as CliError } : decide(error, 'response', retry, deps.policy);
+      if (decision.action === 'retry') {
+        retry++;
+        deps.counts.retrying++;
+        deps.progress.update(deps.counts);
+        try {
+          if (decision.pauseAll) deps.gate.pause(decision.delayMs);
+          else await sleepFor(decision.delayMs, signal);
+        } finally {
+          deps.counts.retrying--;
+        }
+        continue;
+      }
+      const reason = describeFailure(decision.error, attempts);
+      deps.progress.log(`image ${id} failed: ${reason}`);
+      return { id, status: 'failed', file, attempts, error: reason, exitCode: decision.error.exitCode };
+    }
+  }
+}
+
+/**
+ * Writes index.jsonl beside the images: one record per image file present,
+ * the listing's record (with its file name) or, for an image no longer in the
+ * account, the record an earlier export wrote. Temp file then rename: a reader
+ * never sees half an index, and a killed export leaves the previous one.
+ */
+async function writeIndex(path: string, dir: string, listing: Map<string, Listed>, outcomes: Map<string, ExportOutcome>): Promise<number> {
+  const lines: string[] = [];
+  const seen = new Set<string>();
+  for (const [id, { record }] of listing) {
+    if (outcomes.get(id)?.status !== 'done') continue;
+    seen.add(id);
+    lines.push(JSON.stringify({ ...record, file: imageFileName(id) }));
+  }
+  let previous = '';
+  try {
+    previous = await readFile(path, 'utf8');
+  } catch {
+    // No earlier index.
+  }
+  for (const line of previous.split('\n')) {
+    if (!line.trim()) continue;
+    let record: { id?: unknown; file?: unknown };
+    try {
+      record = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (typeof record.id !== 'string' || seen.has(record.id) || listing.has(record.id)) continue;
+    if (!(await isCompleteJpeg(join(dir, imageFileName(record.id)))).ok) continue;
+    seen.add(record.id);
+    lines.push(line);
+  }
+  const temp = `${path}.${process.pid}.tmp`;
+  const handle = await open(temp, 'w', 0o644);
+  try {
+    await handle.writeFile(lines.length ? `${lines.join('\n')}\n` : '');
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  return lines.length;
+}
+
+/** An export killed while rewriting the index leaves its temp file (index.jsonl.<pid>.tmp); the next one removes it. */
+async function removeStaleIndexTemps(dir: string): Promise<void> {
+  for (const entry of await readdir(dir).catch(() => [] as string[])) {
+    if (entry.startsWith(`${INDEX_NAME}.`) && /^\.\d+\.tmp$/.test(entry.slice(INDEX_NAME.length))) {
+      await unlink(join(dir, entry)).catch(() => {});
+    }
+  }
+}

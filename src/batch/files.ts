@@ -1,0 +1,72 @@
+// Small file-system facts the batch and export need when resuming: is a file
+// on disk a whole JPEG, and which temp files did a killed run leave behind.
+import { open, readdir, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * True when `path` is a regular file that starts with the JPEG signature and
+ * ends with the end-of-image marker. writeJpegAtomically only ever renames
+ * complete, verified files into place, so this is enough to tell our own
+ * output from an empty or truncated file someone else left there.
+ */
+export async function isCompleteJpeg(path: string): Promise<{ ok: boolean; bytes: number }> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return { ok: false, bytes: 0 };
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile() || info.size < 4) return { ok: false, bytes: info.size };
+    const head = Buffer.alloc(3);
+    await handle.read(head, 0, 3, 0);
+    const tailLength = Math.min(64, info.size);
+    const tail = Buffer.alloc(tailLength);
+    await handle.read(tail, 0, tailLength, info.size - tailLength);
+    const signature = head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff;
+    let end = false;
+    for (let i = tail.length - 2; i >= 0 && !end; i--) end = tail[i] === 0xff && tail[i + 1] === 0xd9;
+    return { ok: signature && end, bytes: info.size };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The temp name writeJpegAtomically uses beside a target: `.<name>.<12 hex>.part`. */
+export function isPartFileOf(candidate: string, targetName: string): boolean {
+  const prefix = `.${targetName}.`;
+  return candidate.startsWith(prefix) && /^[0-9a-f]{12}\.part$/.test(candidate.slice(prefix.length));
+}
+
+/**
+ * Removes temp files a killed run left beside the given targets. Only names
+ * of the exact temp pattern for these targets are touched.
+ */
+export async function removeStaleParts(targets: Iterable<string>): Promise<number> {
+  const byDir = new Map<string, Set<string>>();
+  for (const target of targets) {
+    const dir = dirname(target);
+    const names = byDir.get(dir) ?? new Set<string>();
+    names.add(basename(target));
+    byDir.set(dir, names);
+  }
+  let removed = 0;
+  for (const [dir, names] of byDir) {
+    let entries: string[];
+    try {
+      entries = await readdir(dir);
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (!entry.startsWith('.') || !entry.endsWith('.part')) continue;
+      const target = entry.slice(1, -'.xxxxxxxxxxxx.part'.length);
+      if (names.has(target) && isPartFileOf(entry, target)) {
+        await unlink(join(dir, entry)).catch(() => {});
+        removed++;
+      }
+    }
+  }
+  return removed;
+}

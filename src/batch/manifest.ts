@@ -1,0 +1,119 @@
+// The batch manifest: one JSON line per row event, appended as it happens, so
+// a batch killed at any moment can be re-run and pick up where it stopped.
+//
+// A row's key hashes its wire request and its output file, so editing a row
+// (or the flags, or the template) makes it a new row, and inserting rows does
+// not disturb the others. Besides "done" and "failed", a "started" line is
+// written just before a row's request is sent: a row whose last line is
+// "started" was in flight when the previous run died, which is the one case
+// where the service may have generated (and charged) an image we never saw.
+import { createHash } from 'node:crypto';
+import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { GenerationRequest } from '../api/schema.js';
+
+export type RowStatus = 'started' | 'done' | 'failed';
+
+export interface ManifestRecord {
+  row: number;
+  key: string;
+  status: RowStatus;
+  /** Output file, relative to the manifest's directory. */
+  file: string;
+  bytes?: number;
+  attempts?: number;
+  error?: string;
+  /** Set when a file found on disk from an interrupted run was taken as this row's output. */
+  adopted?: boolean;
+  time?: string;
+}
+
+export const DEFAULT_MANIFEST_NAME = 'aerial-batch-manifest.jsonl';
+
+export function rowKey(request: GenerationRequest | unknown, file: string): string {
+  return createHash('sha256').update(JSON.stringify(request)).update('\n').update(file).digest('hex').slice(0, 32);
+}
+
+/**
+ * The last record of each key. Lines that do not parse (a line torn by a
+ * crash of the machine) are ignored: losing one record only means redoing
+ * one row.
+ */
+export async function readManifest(path: string): Promise<Map<string, ManifestRecord>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
+    throw error;
+  }
+  const latest = new Map<string, ManifestRecord>();
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    let record: ManifestRecord;
+    try {
+      record = JSON.parse(line) as ManifestRecord;
+    } catch {
+      continue;
+    }
+    if (record && typeof record.key === 'string' && ['started', 'done', 'failed'].includes(record.status)) {
+      latest.set(record.key, record);
+    }
+  }
+  return latest;
+}
+
+/**
+ * Appends records with one write() each on an O_APPEND descriptor, so lines
+ * from concurrent rows (or from several shards sharing one manifest) never
+ * interleave. Outcomes are made durable with datasync, batched: every caller
+ * waits for a sync that started after its own write, and one sync covers all
+ * writes before it.
+ */
+export class ManifestWriter {
+  private queuedSync?: Promise<void>;
+  private lastSync: Promise<void> = Promise.resolve();
+
+  private constructor(
+    readonly path: string,
+    private readonly handle: FileHandle,
+    private needsNewline: boolean,
+  ) {}
+
+  static async open(path: string): Promise<ManifestWriter> {
+    await mkdir(dirname(path), { recursive: true });
+    // Mode 0600: the manifest lists what was generated where, which is nobody else's business.
+    const handle = await open(path, 'a+', 0o600);
+    const { size } = await handle.stat();
+    let needsNewline = false;
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      await handle.read(last, 0, 1, size - 1);
+      needsNewline = last[0] !== 0x0a;
+    }
+    return new ManifestWriter(path, handle, needsNewline);
+  }
+
+  async append(record: ManifestRecord, durable: boolean): Promise<void> {
+    const line = `${this.needsNewline ? '\n' : ''}${JSON.stringify({ ...record, time: new Date().toISOString() })}\n`;
+    this.needsNewline = false;
+    await this.handle.write(line);
+    if (durable) await this.sync();
+  }
+
+  private sync(): Promise<void> {
+    if (this.queuedSync) return this.queuedSync;
+    const next = this.lastSync.then(() => {
+      this.queuedSync = undefined;
+      return this.handle.datasync();
+    });
+    this.queuedSync = next;
+    this.lastSync = next.catch(() => {});
+    return next;
+  }
+
+  async close(): Promise<void> {
+    await this.lastSync;
+    await this.handle.close();
+  }
+}

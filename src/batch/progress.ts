@@ -1,0 +1,118 @@
+// Batch progress on stderr: a live bar when a person is watching a terminal,
+// otherwise one plain line every few seconds (CI logs keep every line, so a
+// redrawn bar would fill them with control codes).
+import type { Terminal } from '../io.js';
+
+export interface ProgressCounts {
+  /** Rows this run has to do (rows already done by an earlier run are not counted). */
+  total: number;
+  done: number;
+  failed: number;
+  /** Rows waiting to be tried again after a failed attempt. */
+  retrying: number;
+}
+
+export interface Progress {
+  /** Redraws (bar) or records (plain) the counts. */
+  update(counts: ProgressCounts): void;
+  /** A message that must not tear the bar (a failed row, a pause for 429). */
+  log(message: string): void;
+  stop(): void;
+}
+
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '?';
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** Rows per second so far and the time the rest will take at that rate. */
+export function rateAndEta(counts: ProgressCounts, elapsedMs: number): { rate: number; etaSeconds: number } {
+  const finished = counts.done + counts.failed;
+  const rate = elapsedMs > 0 ? (finished * 1000) / elapsedMs : 0;
+  const etaSeconds = rate > 0 ? (counts.total - finished) / rate : Infinity;
+  return { rate, etaSeconds };
+}
+
+export function progressLine(counts: ProgressCounts, elapsedMs: number, noun = 'rows'): string {
+  const finished = counts.done + counts.failed;
+  const { rate, etaSeconds } = rateAndEta(counts, elapsedMs);
+  const percent = counts.total > 0 ? Math.floor((finished * 100) / counts.total) : 100;
+  return `${finished}/${counts.total} ${noun} (${percent}%): ${counts.done} done, ${counts.failed} failed, ${counts.retrying} retrying — ${rate.toFixed(1)}/s, ETA ${formatDuration(etaSeconds)}`;
+}
+
+export interface ProgressOptions {
+  /** Seconds between plain lines. */
+  intervalMs?: number;
+  noun?: string;
+  now?: () => number;
+}
+
+export async function createProgress(io: Terminal, options: ProgressOptions = {}): Promise<Progress> {
+  const now = options.now ?? Date.now;
+  const started = now();
+  const noun = options.noun ?? 'rows';
+  if (io.quiet) {
+    return { update() {}, log: (message) => io.warn(message), stop() {} };
+  }
+  if (io.stderrIsTTY && !io.json) return createBar(io, noun, now, started);
+
+  const interval = options.intervalMs ?? 5_000;
+  let latest: ProgressCounts | undefined;
+  let lastPrinted = '';
+  const print = () => {
+    if (!latest) return;
+    const line = progressLine(latest, now() - started, noun);
+    if (line !== lastPrinted) io.info(`batch: ${line}`);
+    lastPrinted = line;
+  };
+  const timer = setInterval(print, interval);
+  timer.unref();
+  return {
+    update(counts) {
+      latest = { ...counts };
+    },
+    log: (message) => io.warn(message),
+    stop() {
+      clearInterval(timer);
+    },
+  };
+}
+
+async function createBar(io: Terminal, noun: string, now: () => number, started: number): Promise<Progress> {
+  const { default: cliProgress } = await import('cli-progress');
+  const { style } = io;
+  const multibar = new cliProgress.MultiBar(
+    {
+      format: `{bar} {value}/{total} ${noun} | ${style.green('{done} done')} ${style.red('{failed} failed')} ${style.yellow('{retrying} retrying')} | {rate}/s | ETA {eta}`,
+      stream: io.stderr as NodeJS.WritableStream,
+      hideCursor: true,
+      clearOnComplete: false,
+      gracefulExit: false,
+      fps: 8,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const bar = multibar.create(0, 0, { done: 0, failed: 0, retrying: 0, rate: '0.0', eta: '?' });
+  return {
+    update(counts) {
+      const { rate, etaSeconds } = rateAndEta(counts, now() - started);
+      bar.setTotal(counts.total);
+      bar.update(counts.done + counts.failed, {
+        done: counts.done,
+        failed: counts.failed,
+        retrying: counts.retrying,
+        rate: rate.toFixed(1),
+        eta: formatDuration(etaSeconds),
+      });
+    },
+    log(message) {
+      multibar.log(`${style.yellow('warning:')} ${io.redact(message)}\n`);
+    },
+    stop() {
+      multibar.stop();
+    },
+  };
+}

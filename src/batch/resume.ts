@@ -1,0 +1,65 @@
+// Decides, before anything is sent, what each planned row needs given the
+// manifest of earlier runs and what is on disk:
+//   done      — a "done" record and its file still there: skipped
+//   adopt     — the previous run died between writing the file and recording it:
+//               the file is taken as the row's output, nothing is sent
+//   pending   — to be generated (first time, failed before, or its file vanished)
+//   conflict  — a file is in the way that this batch did not write
+import { lstat } from 'node:fs/promises';
+import { isCompleteJpeg } from './files.js';
+import type { ManifestRecord } from './manifest.js';
+import type { PlannedRow } from './plan.js';
+import { runPool } from './runner.js';
+
+export type ResumeAction = 'done' | 'adopt' | 'pending' | 'conflict';
+
+export interface ResumeEntry {
+  action: ResumeAction;
+  previous?: ManifestRecord;
+  /** Size of the file on disk, when there is one. */
+  bytes?: number;
+  /** Pending because the previous run died with this row's request in flight. */
+  wasInFlight?: boolean;
+  /** Pending because its recorded file has disappeared. */
+  fileMissing?: boolean;
+}
+
+export async function resumeState(
+  rows: PlannedRow[],
+  manifest: Map<string, ManifestRecord>,
+  force: boolean,
+): Promise<Map<PlannedRow, ResumeEntry>> {
+  const state = new Map<PlannedRow, ResumeEntry>();
+  // A few dozen files at a time: thousands of rows must not exhaust file descriptors.
+  await runPool(rows, 32, async (row) => {
+      const previous = manifest.get(row.key!);
+      const onDisk = await isCompleteJpeg(row.target!);
+      const taken = onDisk.ok || (await pathTaken(row.target!));
+      let entry: ResumeEntry;
+      if (previous?.status === 'done' && onDisk.ok) {
+        entry = { action: 'done', previous, bytes: onDisk.bytes };
+      } else if (previous?.status === 'started' && onDisk.ok) {
+        entry = { action: 'adopt', previous, bytes: onDisk.bytes };
+      } else if (taken) {
+        entry = { action: force ? 'pending' : 'conflict', previous, bytes: onDisk.bytes };
+      } else {
+        entry = {
+          action: 'pending',
+          previous,
+          wasInFlight: previous?.status === 'started',
+          fileMissing: previous?.status === 'done',
+        };
+      }
+      state.set(row, entry);
+  }, () => false);
+  return state;
+}
+
+async function pathTaken(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,65 @@
+// `aerial batch <file>`: one generation per row of a CSV or JSON Lines file,
+// for CI jobs. The work lives in ../batch/; this file only declares the
+// interface, so that `--help` loads nothing heavy.
+import type { Command } from 'commander';
+import type { ActionFactory } from '../cli.js';
+import type { BatchOptions } from '../batch/batch.js';
+import type { Context } from '../context.js';
+import { addSceneOptions, sceneInputFrom } from './scene-options.js';
+
+interface BatchCommandOptions {
+  [option: string]: unknown;
+}
+
+export function register(program: Command, action: ActionFactory): void {
+  const command = program
+    .command('batch')
+    .argument('<file>', 'CSV with a header row, or JSON Lines; "-" reads stdin')
+    .helpGroup('Images:')
+    .description('generate one image per row of a CSV or JSON Lines file, resumably')
+    .option('--format <format>', 'file format: csv, jsonl (default: from the extension or the content)')
+    .option('--output-template <template>', 'file name per row; {row}, {lat}, {lng}, {zoom}, any scene field or column (default aerial-batch/{row}-{lat}_{lng}.jpg)')
+    .option('--concurrency <n>', 'requests in flight at once, 1 to 256 (default 4)')
+    .option('--max-retries <n>', 'retries per row on 429, 5xx, resets and timeouts (default 5)')
+    .option('--retry-delay <ms>', 'delay before the first retry, doubled for each further one, with jitter (default 500)')
+    .option('--retry-unsafe', 'also retry rows whose connection broke after the request was sent (the service may charge twice)')
+    .option('--manifest <file>', 'JSON Lines record of each row (default aerial-batch-manifest.jsonl in the template\'s base directory)')
+    .option('--shard <k/n>', 'run only shard k of n (every n-th row, from row k): split a batch across CI runners')
+    .option('--dry-run', 'validate every row and show the credits it would cost; send nothing')
+    .option('-f, --force', 'overwrite output files that this batch did not write')
+    .option('--no-metadata', 'save the bytes exactly as received: no GPS EXIF, no AI-generated note')
+    .option('--skip-invalid', 'run the valid rows even when some rows are invalid (they are reported as failed)')
+    .option('--progress-interval <seconds>', 'seconds between progress lines when stderr is not a terminal (default 5)');
+  addSceneOptions(command);
+  command
+    .addHelpText(
+      'after',
+      `
+Columns are named like the scene flags, in camelCase or kebab-case: lat, lng (or at
+"LAT,LNG"), resolution, zoom, bearing, angle, weather, daytime, aspectRatio /
+aspect-ratio, epoch, includeContext, includeSurroundings, improveOutput, saveImage,
+tags ("a;b" or "a|b"), prompt. Empty cells and missing columns take the flag's value,
+then the config default. Other columns can be used in --output-template.
+
+Re-running the same command skips rows the manifest records as done (and whose file
+is still there), so a killed batch resumes where it stopped. A row's identity is its
+request plus its output file: edit a row and it is generated again.
+
+Exit codes: 0 every row succeeded; 2 invalid rows or clashing file names (nothing
+sent); 3 or 4 stopped early on a 401 or 402 (rows not started are skipped);
+otherwise the code most failed rows share (6 generation, 7 network, 8 rate limited);
+130 interrupted.
+
+Examples:
+  $ aerial batch places.csv --output-template 'out/{id}-{lat}_{lng}.jpg' --concurrency 8
+  $ aerial batch places.jsonl --resolution HD --dry-run
+  $ aerial batch places.csv --shard 2/4 --json > summary.json     # runner 2 of 4
+  $ printf 'lat,lng,zoom\\n48.8584,2.2945,High\\n' | aerial batch - --sandbox`,
+    )
+    .action(action<BatchCommandOptions>(runBatchCommand));
+}
+
+async function runBatchCommand(ctx: Context, options: BatchCommandOptions, args: string[]): Promise<void> {
+  const { runBatch } = await import('../batch/batch.js');
+  await runBatch(ctx, args[0]!, { ...(options as Omit<BatchOptions, 'scene'>), scene: sceneInputFrom(options) });
+}

@@ -1,0 +1,38 @@
+// `aerial export <dir>`: back up the whole image history (the list URLs expire
+// two hours after listing). The work lives in ../batch/export.ts.
+import type { Command } from 'commander';
+import type { ExportOptions } from '../batch/export.js';
+import type { ActionFactory } from '../cli.js';
+import type { Context } from '../context.js';
+
+export function register(program: Command, action: ActionFactory): void {
+  program
+    .command('export')
+    .argument('<dir>', 'directory to write <id>.jpg files and index.jsonl into (created if missing)')
+    .helpGroup('Images:')
+    .description('download every image in your history, with a JSON Lines index')
+    .option('--concurrency <n>', 'downloads in flight at once, 1 to 256 (default 4)')
+    .option('--max-retries <n>', 'retries per request on 429, 5xx, resets and timeouts (default 5)')
+    .option('--retry-delay <ms>', 'delay before the first retry, doubled for each further one, with jitter (default 500)')
+    .option('--page-size <n>', 'images per list request (default 50)')
+    .option('--progress-interval <seconds>', 'seconds between progress lines when stderr is not a terminal (default 5)')
+    .addHelpText(
+      'after',
+      `
+Files already in <dir> (whole JPEGs) are kept, so an interrupted export resumes
+where it stopped. index.jsonl holds one record per image file (the list record
+plus its "file" name), rewritten at the end; images since deleted from the account
+keep their earlier record. Expired download URLs (2 hours after listing, or a 403)
+are refreshed by listing again.
+
+Examples:
+  $ aerial export backup/
+  $ aerial export backup/ --concurrency 8 --json | jq '.failed'`,
+    )
+    .action(action<ExportOptions>(runExportCommand));
+}
+
+async function runExportCommand(ctx: Context, options: ExportOptions, args: string[]): Promise<void> {
+  const { runExport } = await import('../batch/export.js');
+  await runExport(ctx, args[0]!, options);
+}

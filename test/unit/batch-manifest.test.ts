@@ -1,0 +1,67 @@
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManifestWriter, readManifest, rowKey } from '../../src/batch/manifest.js';
+import { tempDir } from '../helpers/cli.js';
+
+const dirs: Array<{ remove(): void }> = [];
+afterEach(() => {
+  while (dirs.length) dirs.pop()!.remove();
+});
+function scratch(): string {
+  const dir = tempDir('aerial-manifest-');
+  dirs.push(dir);
+  return dir.path;
+}
+
+describe('rowKey', () => {
+  it('changes with the request and with the output file, and nothing else', () => {
+    const request = { coordinates: { lat: 1, lng: 2 }, zoom: 'High' };
+    expect(rowKey(request, 'a.jpg')).toBe(rowKey({ coordinates: { lat: 1, lng: 2 }, zoom: 'High' }, 'a.jpg'));
+    expect(rowKey(request, 'a.jpg')).not.toBe(rowKey(request, 'b.jpg'));
+    expect(rowKey(request, 'a.jpg')).not.toBe(rowKey({ ...request, zoom: 'Low' }, 'a.jpg'));
+    expect(rowKey(request, 'a.jpg')).toMatch(/^[0-9a-f]{32}$/);
+  });
+});
+
+describe('manifest', () => {
+  it('appends lines with mode 0600, and reading keeps the last record per key', async () => {
+    const path = join(scratch(), 'sub', 'm.jsonl');
+    const writer = await ManifestWriter.open(path);
+    await writer.append({ row: 1, key: 'k1', status: 'started', file: 'a.jpg' }, false);
+    await writer.append({ row: 2, key: 'k2', status: 'started', file: 'b.jpg' }, false);
+    await writer.append({ row: 1, key: 'k1', status: 'done', file: 'a.jpg', bytes: 10, attempts: 2 }, true);
+    await writer.close();
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const records = await readManifest(path);
+    expect(records.get('k1')).toMatchObject({ row: 1, status: 'done', bytes: 10, attempts: 2 });
+    expect(records.get('k2')).toMatchObject({ status: 'started' });
+    expect(readFileSync(path, 'utf8').trim().split('\n')).toHaveLength(3);
+  });
+
+  it('is empty when missing, skips a torn line, and continues on a new line after one', async () => {
+    const path = join(scratch(), 'm.jsonl');
+    expect((await readManifest(path)).size).toBe(0);
+    writeFileSync(path, '{"row":1,"key":"k1","status":"done","file":"a.jpg"}\n{"row":2,"key":"k2","sta');
+    expect([...(await readManifest(path)).keys()]).toEqual(['k1']);
+    const writer = await ManifestWriter.open(path);
+    await writer.append({ row: 2, key: 'k2', status: 'done', file: 'b.jpg' }, true);
+    await writer.close();
+    const records = await readManifest(path);
+    expect(records.get('k2')?.status).toBe('done');
+    expect(records.get('k1')?.status).toBe('done');
+  });
+
+  it('keeps every line whole when many rows append at once', async () => {
+    const path = join(scratch(), 'm.jsonl');
+    const writer = await ManifestWriter.open(path);
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) => writer.append({ row: i + 1, key: `k${i}`, status: 'done', file: `${'x'.repeat(i)}.jpg` }, i % 3 === 0)),
+    );
+    await writer.close();
+    const lines = readFileSync(path, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(200);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect((await readManifest(path)).size).toBe(200);
+  });
+});

@@ -1,0 +1,154 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ExitCode } from '../../src/api/errors.js';
+import { resolveSettings } from '../../src/config.js';
+import { isCompleteJpeg, removeStaleParts } from '../../src/batch/files.js';
+import { rowKey } from '../../src/batch/manifest.js';
+import { defaultManifestPath, planBatch } from '../../src/batch/plan.js';
+import { resumeState } from '../../src/batch/resume.js';
+import { parseJsonLines } from '../../src/batch/rows.js';
+import { batchExitCode, summarize } from '../../src/batch/summary.js';
+import { compileTemplate } from '../../src/batch/template.js';
+import { tempDir } from '../helpers/cli.js';
+
+const sceneDefaults = resolveSettings({}, {}, {}).sceneDefaults;
+const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0, 0, 0xff, 0xd9]);
+const dirs: Array<{ remove(): void }> = [];
+afterEach(() => {
+  while (dirs.length) dirs.pop()!.remove();
+});
+function scratch(): string {
+  const dir = tempDir('aerial-plan-');
+  dirs.push(dir);
+  return dir.path;
+}
+
+function plan(lines: string, template = 'out/{row}.jpg', extra: Partial<Parameters<typeof planBatch>[0]> = {}) {
+  return planBatch({ file: parseJsonLines(lines), flags: {}, sceneDefaults, template: compileTemplate(template), cwd: '/work', ...extra });
+}
+
+describe('planBatch', () => {
+  it('validates each row, naming the row and the column', () => {
+    const result = plan('{"lat":1,"lng":2,"zoom":"high"}\n{"lat":95,"lng":2}\n{"lng":2}\n{"lat":1,"lng":2,"aspect-ratio":"wide"}\n');
+    expect(result.rows[0]!.request).toMatchObject({ coordinates: { lat: 1, lng: 2 }, zoom: 'High', resolution: 'FHD' });
+    expect(result.rows[0]!.error).toBeUndefined();
+    expect(result.rows[1]!.error).toBe("row 2: column 'lat' must be between -90 and 90; got 95 (did you swap column 'lat' and column 'lng'?)");
+    expect(result.rows[2]!.error).toBe("row 3: column 'lat' is required (or column 'at' LAT,LNG)");
+    expect(result.rows[3]!.error).toBe("row 4: column 'aspect-ratio' must be one of Square, Landscape, Portrait, Standard; got 'wide'");
+  });
+
+  it('fills missing columns from the flags, and the flags from config defaults', () => {
+    const result = plan('{"lat":1,"lng":2}\n{"lat":1,"lng":2,"resolution":"UHD"}\n', 'out/{row}.jpg', { flags: { resolution: 'HD' } });
+    expect(result.rows.map((r) => r.request!.resolution)).toEqual(['HD', 'UHD']);
+    expect(result.rows.map((r) => r.credits)).toEqual([1, 4]);
+    expect(result.rows[0]!.request!.zoom).toBe('Medium');
+  });
+
+  it('names files from the template with the request values and columns, relative to the manifest', () => {
+    const result = plan('{"id":"eiffel tower","lat":48.8584,"lng":2.2945,"zoom":"high"}\n', 'out/{id}-{lat}_{lng}-{zoom}-{row}.jpg');
+    const [row] = result.rows;
+    expect(row!.target).toBe('/work/out/eiffel_tower-48.8584_2.2945-High-1.jpg');
+    expect(row!.file).toBe('eiffel_tower-48.8584_2.2945-High-1.jpg');
+    expect(result.manifestPath).toBe('/work/out/aerial-batch-manifest.jsonl');
+    expect(row!.key).toBe(rowKey(row!.request, row!.file!));
+  });
+
+  it('refuses a placeholder that is neither built in nor a column', () => {
+    expect(() => plan('{"lat":1,"lng":2}\n', 'out/{name}.jpg')).toThrow('--output-template: unknown placeholder {name}; available: {row}, {lat}, {lng}');
+  });
+
+  it('marks rows that would write the same file, case-insensitively', () => {
+    const result = plan('{"id":"A","lat":1,"lng":2}\n{"id":"b","lat":1,"lng":3}\n{"id":"a","lat":1,"lng":4}\n', 'out/{id}.jpg');
+    expect(result.rows.map((r) => r.error)).toEqual([
+      undefined,
+      undefined,
+      'row 3: writes the same file as row 1 (out/a.jpg); make --output-template unique per row, e.g. with {row}',
+    ]);
+  });
+
+  it('keeps only the shard rows but checks every row', () => {
+    const lines = Array.from({ length: 7 }, (_, i) => JSON.stringify({ lat: i, lng: 0 })).join('\n');
+    const shard = plan(lines, 'out/{row}.jpg', { shard: { index: 2, count: 3 } });
+    expect(shard.rows.map((r) => r.row)).toEqual([2, 5]);
+    expect(shard.allRows).toHaveLength(7);
+  });
+
+  it('puts the default manifest in the template directory before its first placeholder', () => {
+    expect(defaultManifestPath(compileTemplate('out/{country}/{id}.jpg'), '/w')).toBe('/w/out/aerial-batch-manifest.jsonl');
+    expect(defaultManifestPath(compileTemplate('{id}.jpg'), '/w')).toBe('/w/aerial-batch-manifest.jsonl');
+    expect(defaultManifestPath(compileTemplate('/data/img-{id}.jpg'), '/w')).toBe('/data/aerial-batch-manifest.jsonl');
+    expect(plan('{"lat":1,"lng":2}', 'out/{row}.jpg', { manifestPath: 'm/x.jsonl' }).manifestPath).toBe('/work/m/x.jsonl');
+  });
+});
+
+describe('resumeState', () => {
+  it('skips done rows whose file exists, adopts files of rows killed in flight, and refuses foreign files', async () => {
+    const cwd = scratch();
+    mkdirSync(join(cwd, 'out'));
+    const result = plan(
+      Array.from({ length: 6 }, (_, i) => JSON.stringify({ lat: i, lng: 0 })).join('\n'),
+      'out/{row}.jpg',
+      { cwd },
+    );
+    const [done, doneMissing, started, startedNoFile, foreign, fresh] = result.rows;
+    writeFileSync(done!.target!, JPEG);
+    writeFileSync(started!.target!, JPEG);
+    writeFileSync(foreign!.target!, 'not a jpeg');
+    const manifest = new Map([
+      [done!.key!, { row: 1, key: done!.key!, status: 'done' as const, file: done!.file! }],
+      [doneMissing!.key!, { row: 2, key: doneMissing!.key!, status: 'done' as const, file: doneMissing!.file! }],
+      [started!.key!, { row: 3, key: started!.key!, status: 'started' as const, file: started!.file! }],
+      [startedNoFile!.key!, { row: 4, key: startedNoFile!.key!, status: 'started' as const, file: startedNoFile!.file! }],
+    ]);
+    const state = await resumeState(result.rows, manifest, false);
+    expect(state.get(done!)).toMatchObject({ action: 'done', bytes: JPEG.length });
+    expect(state.get(doneMissing!)).toMatchObject({ action: 'pending', fileMissing: true });
+    expect(state.get(started!)).toMatchObject({ action: 'adopt' });
+    expect(state.get(startedNoFile!)).toMatchObject({ action: 'pending', wasInFlight: true });
+    expect(state.get(foreign!)).toMatchObject({ action: 'conflict' });
+    expect(state.get(fresh!)).toMatchObject({ action: 'pending', wasInFlight: false });
+    expect((await resumeState([foreign!], manifest, true)).get(foreign!)!.action).toBe('pending');
+  });
+});
+
+describe('files', () => {
+  it('tells a whole JPEG from a truncated or foreign file', async () => {
+    const dir = scratch();
+    writeFileSync(join(dir, 'ok.jpg'), JPEG);
+    writeFileSync(join(dir, 'cut.jpg'), JPEG.subarray(0, 8));
+    writeFileSync(join(dir, 'text.jpg'), 'hello world');
+    expect(await isCompleteJpeg(join(dir, 'ok.jpg'))).toEqual({ ok: true, bytes: 10 });
+    expect((await isCompleteJpeg(join(dir, 'cut.jpg'))).ok).toBe(false);
+    expect((await isCompleteJpeg(join(dir, 'text.jpg'))).ok).toBe(false);
+    expect(await isCompleteJpeg(join(dir, 'missing.jpg'))).toEqual({ ok: false, bytes: 0 });
+  });
+
+  it('removes only the temp files of the given targets', async () => {
+    const dir = scratch();
+    const { readdirSync } = await import('node:fs');
+    for (const name of ['.a.jpg.0123456789ab.part', '.b.jpg.0123456789ab.part', '.a.jpg.notours.part', 'a.jpg']) writeFileSync(join(dir, name), '');
+    expect(await removeStaleParts([join(dir, 'a.jpg')])).toBe(1);
+    expect(readdirSync(dir).sort()).toEqual(['.a.jpg.notours.part', '.b.jpg.0123456789ab.part', 'a.jpg']);
+  });
+});
+
+describe('batchExitCode', () => {
+  const done = { row: 1, status: 'done' as const, attempts: 1 };
+  it('is 0 only when every row succeeded', () => {
+    expect(batchExitCode([done, { ...done, row: 2, previously: true }])).toBe(ExitCode.Ok);
+  });
+
+  it('is the stop cause, or 130, over the rows', () => {
+    const failed = { row: 2, status: 'failed' as const, attempts: 1, exitCode: ExitCode.Server };
+    expect(batchExitCode([done, failed], { stoppedWith: ExitCode.Credits })).toBe(ExitCode.Credits);
+    expect(batchExitCode([done, failed], { interrupted: true })).toBe(ExitCode.Interrupted);
+  });
+
+  it('is the code most failed rows share, ties going to the lower code', () => {
+    const f = (row: number, exitCode: number) => ({ row, status: 'failed' as const, attempts: 1, exitCode });
+    expect(batchExitCode([f(1, 6), f(2, 7), f(3, 7)])).toBe(7);
+    expect(batchExitCode([f(1, 7), f(2, 6)])).toBe(6);
+    expect(summarize([f(2, 6), done]).rows.map((r) => r.row)).toEqual([1, 2]);
+  });
+});

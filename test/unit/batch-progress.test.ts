@@ -1,0 +1,65 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createProgress, formatDuration, progressLine } from '../../src/batch/progress.js';
+import { Terminal } from '../../src/io.js';
+
+function terminal(options: { tty?: boolean; quiet?: boolean } = {}) {
+  const stderr = Object.assign(new PassThrough(), { isTTY: options.tty ?? false });
+  const stdout = Object.assign(new PassThrough(), { isTTY: false });
+  let text = '';
+  stderr.on('data', (chunk) => (text += String(chunk)));
+  const io = new Terminal({ stdout, stderr, stdin: new PassThrough(), env: {}, quiet: options.quiet, color: false });
+  return { io, text: () => text };
+}
+
+describe('progress text', () => {
+  it('formats durations', () => {
+    expect(formatDuration(4.4)).toBe('4s');
+    expect(formatDuration(75)).toBe('1m15s');
+    expect(formatDuration(3700)).toBe('1h01m');
+    expect(formatDuration(Infinity)).toBe('?');
+  });
+
+  it('states done, failed, retrying, rate and ETA', () => {
+    expect(progressLine({ total: 200, done: 45, failed: 5, retrying: 3 }, 10_000)).toBe(
+      '50/200 rows (25%): 45 done, 5 failed, 3 retrying — 5.0/s, ETA 30s',
+    );
+    expect(progressLine({ total: 10, done: 0, failed: 0, retrying: 0 }, 0)).toBe('0/10 rows (0%): 0 done, 0 failed, 0 retrying — 0.0/s, ETA ?');
+  });
+});
+
+describe('createProgress', () => {
+  it('prints plain periodic lines, without control codes, when stderr is not a terminal', async () => {
+    let now = 0;
+    const { io, text } = terminal();
+    const progress = await createProgress(io, { intervalMs: 10, now: () => now });
+    now = 2000;
+    progress.update({ total: 4, done: 2, failed: 0, retrying: 1 });
+    progress.log('row 3 failed: boom');
+    await new Promise((resolve) => setTimeout(resolve, 35));
+    progress.stop();
+    const output = text();
+    expect(output).toContain('warning: row 3 failed: boom\n');
+    expect(output).toContain('batch: 2/4 rows (50%): 2 done, 0 failed, 1 retrying — 1.0/s, ETA 2s\n');
+    // Unchanged counts are not repeated every interval.
+    expect(output.match(/batch: /g)).toHaveLength(1);
+    expect(output).not.toMatch(/\u001b\[/);
+  });
+
+  it('draws a bar on a terminal', async () => {
+    const { io, text } = terminal({ tty: true });
+    const progress = await createProgress(io);
+    progress.update({ total: 4, done: 1, failed: 1, retrying: 0 });
+    progress.stop();
+    expect(text()).toMatch(/2\/4 rows \| 1 done 1 failed 0 retrying/);
+  });
+
+  it('is silent with --quiet', async () => {
+    const { io, text } = terminal({ quiet: true });
+    const progress = await createProgress(io, { intervalMs: 5 });
+    progress.update({ total: 1, done: 1, failed: 0, retrying: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 15));
+    progress.stop();
+    expect(text()).toBe('');
+  });
+});

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/api/errors.js';
+import { resolveSettings } from '../../src/config.js';
+import { buildGenerationRequest } from '../../src/request.js';
+import { detectFormat, mapColumns, parseCsv, parseJsonLines, rowSceneInput, sceneFieldOf } from '../../src/batch/rows.js';
+
+const defaults = resolveSettings({}, {}, {}).sceneDefaults;
+
+function usageMessage(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    return (error as UsageError).message;
+  }
+  throw new Error('expected a UsageError');
+}
+
+describe('column names', () => {
+  it('accept camelCase, kebab-case, snake_case and any case for scene fields', () => {
+    expect(sceneFieldOf('aspectRatio')).toBe('aspectRatio');
+    expect(sceneFieldOf('aspect-ratio')).toBe('aspectRatio');
+    expect(sceneFieldOf('Aspect_Ratio')).toBe('aspectRatio');
+    expect(sceneFieldOf('include-surroundings')).toBe('includeSurroundings');
+    expect(sceneFieldOf('tags')).toBe('tag');
+    expect(sceneFieldOf('LAT')).toBe('lat');
+    expect(sceneFieldOf('at')).toBe('at');
+  });
+
+  it('leave other columns to the template', () => {
+    expect(sceneFieldOf('id')).toBeUndefined();
+    expect(sceneFieldOf('latitude')).toBeUndefined();
+    expect(mapColumns(['id', 'lat', 'lng', 'name']).size).toBe(2);
+  });
+
+  it('refuse two columns for one field', () => {
+    expect(usageMessage(() => mapColumns(['aspectRatio', 'aspect-ratio']))).toBe(
+      "batch file: columns 'aspectRatio' and 'aspect-ratio' both set aspectRatio; keep one",
+    );
+  });
+});
+
+describe('reading files', () => {
+  it('reads CSV with a header, a BOM, quoted commas and blank lines, keeping line numbers', async () => {
+    const file = await parseCsv('\uFEFFid,lat,lng,prompt\n\na,1,2,"x, y"\nb,3,4,\n');
+    expect(file.columns).toEqual(['id', 'lat', 'lng', 'prompt']);
+    expect(file.rows).toEqual([
+      { row: 1, line: 3, cells: { id: 'a', lat: '1', lng: '2', prompt: 'x, y' } },
+      { row: 2, line: 4, cells: { id: 'b', lat: '3', lng: '4', prompt: '' } },
+    ]);
+  });
+
+  it('refuses ragged CSV rows and duplicate headers with the file named', async () => {
+    await expect(parseCsv('lat,lng\n1,2,3\n', 'p.csv')).rejects.toThrow(/^p\.csv is not valid CSV/);
+    await expect(parseCsv('lat,lat\n1,2\n', 'p.csv')).rejects.toThrow("p.csv: column 'lat' appears twice in the header row");
+  });
+
+  it('reads JSON Lines, skipping blank lines, and names the line of a bad one', () => {
+    const file = parseJsonLines('{"lat":1,"lng":2}\n\n{"lat":3,"lng":4,"id":"x"}\n');
+    expect(file.columns).toEqual(['lat', 'lng', 'id']);
+    expect(file.rows.map((r) => [r.row, r.line])).toEqual([
+      [1, 1],
+      [2, 3],
+    ]);
+    expect(usageMessage(() => parseJsonLines('{"lat":1}\n[1,2]\n', 'p.jsonl'))).toMatch(/^p\.jsonl line 2 must be a JSON object/);
+    expect(usageMessage(() => parseJsonLines('{"lat":1}\n{oops\n', 'p.jsonl'))).toMatch(/^p\.jsonl line 2 is not valid JSON/);
+  });
+
+  it('tells the format by flag, then extension, then content', () => {
+    expect(detectFormat('a.csv', '{"lat":1}')).toBe('csv');
+    expect(detectFormat('a.ndjson', 'lat,lng')).toBe('jsonl');
+    expect(detectFormat('-', '  {"lat":1}')).toBe('jsonl');
+    expect(detectFormat('-', 'lat,lng')).toBe('csv');
+    expect(detectFormat('a.csv', '', 'JSONL')).toBe('jsonl');
+    expect(usageMessage(() => detectFormat('a', '', 'xml'))).toBe("--format must be one of csv, jsonl; got 'xml'");
+  });
+});
+
+describe('rowSceneInput', () => {
+  const columns = mapColumns(['lat', 'lng', 'zoom', 'tags', 'include-context', 'prompt']);
+
+  it('takes cells over flags, and flags for empty cells', () => {
+    const { input, columnOf } = rowSceneInput(
+      { row: 1, line: 2, cells: { lat: '48.85', lng: '2.29', zoom: '', tags: 'a; b|c;', 'include-context': 'yes', prompt: 'p' } },
+      columns,
+      { zoom: 'High', tag: ['flag'] },
+    );
+    expect(input).toEqual({ lat: '48.85', lng: '2.29', zoom: 'High', tag: ['a', 'b', 'c'], includeContext: true, prompt: 'p' });
+    expect(columnOf.has('zoom')).toBe(false);
+    expect(columnOf.get('tag')).toBe('tags');
+  });
+
+  it('keeps JSON numbers, booleans and tag arrays as they are', () => {
+    const { input } = rowSceneInput(
+      { row: 1, line: 1, cells: { lat: 1.5, lng: -2, tags: ['x', 'y'], 'include-context': false } },
+      columns,
+      {},
+    );
+    expect(input).toEqual({ lat: 1.5, lng: -2, tag: ['x', 'y'], includeContext: false });
+  });
+
+  it('names the column of a bad boolean or tag list', () => {
+    expect(usageMessage(() => rowSceneInput({ row: 1, line: 1, cells: { 'include-context': 'maybe' } }, columns, {}))).toBe(
+      "column 'include-context' must be true or false; got 'maybe'",
+    );
+    expect(usageMessage(() => rowSceneInput({ row: 1, line: 1, cells: { tags: [1] } }, columns, {}))).toBe("column 'tags' must be a list of strings");
+  });
+
+  it('feeds buildGenerationRequest, whose messages then name the column', () => {
+    const { input } = rowSceneInput({ row: 7, line: 8, cells: { lat: '48.85', lng: '2.29', zoom: 'closeup' } }, columns, {});
+    const label = (field: string) => (field === 'zoom' ? "column 'zoom'" : `--${field}`);
+    expect(usageMessage(() => buildGenerationRequest(input, defaults, label))).toBe(
+      "column 'zoom' must be one of ExtraLow, Low, Medium, High, ExtraHigh; got 'closeup'",
+    );
+  });
+});
