@@ -1,0 +1,170 @@
+// `aerial sandbox`: runs the bundled GenAerial-compatible server in the
+// foreground until Ctrl-C. Loaded at every CLI start, so the server itself is
+// imported only when the command runs.
+import type { Command } from 'commander';
+import { UsageError } from '../api/errors.js';
+import type { ActionFactory } from '../cli.js';
+import type { Context } from '../context.js';
+
+interface SandboxCommandOptions {
+  port: string;
+  host: string;
+  dataDir?: string;
+  credits?: string;
+  key?: string;
+  latency?: string;
+  failRate?: string;
+  rateLimit?: string;
+  dropRate?: string;
+  webhookFail?: string;
+  seed?: string;
+}
+
+/** The flags, checked and typed: what startSandbox receives (besides the data dir default). */
+export interface SandboxFlags {
+  port: number;
+  host: string;
+  dataDir?: string;
+  credits?: number;
+  key?: string;
+  latencyMs?: number;
+  failRate?: number;
+  rateLimit?: number;
+  dropRate?: number;
+  webhookFail?: number;
+  seed?: number;
+}
+
+export function register(program: Command, action: ActionFactory): void {
+  program
+    .command('sandbox')
+    .helpGroup('Setup:')
+    .description('run the bundled local GenAerial-compatible server (no real credits, fault knobs for tests)')
+    .option('--port <n>', 'port to listen on; 0 picks a free one', '4010')
+    .option('--host <address>', 'address to bind', '127.0.0.1')
+    .option('--data-dir <dir>', 'where accounts and images persist (default: <config dir>/sandbox)')
+    .option('--credits <n>', 'set the default account\'s credits (a new account starts with 1000)')
+    .option('--key <key>', 'use this API key for the default account (created if new)')
+    .option('--latency <ms>', 'delay every API response (and each async generation) by this many ms')
+    .option('--fail-rate <0..1>', 'share of generations that fail with ErrorGeneratingImage')
+    .option('--rate-limit <n>', 'requests per second per account before 429 with Retry-After')
+    .option('--drop-rate <0..1>', 'share of API requests whose connection is reset')
+    .option('--webhook-fail <n>', 'the first n webhook delivery attempts fail (then retries get through)')
+    .option('--seed <n>', 'seed for the random fault decisions (same seed, same faults)')
+    .addHelpText(
+      'after',
+      `
+Prices (credits per image): HD 1, FHD 2, UHD 4.
+Test endpoints (no key needed): GET/DELETE /__sandbox/requests, GET /__sandbox/webhooks,
+POST /__sandbox/accounts {credits, key?}, GET /__sandbox/accounts/<key>.
+
+Examples:
+  $ aerial sandbox
+  $ aerial sandbox --port 0 --json          # prints {"url":…,"port":…,"key":…,"dataDir":…}
+  $ aerial sandbox --credits 3 --fail-rate 0.2 --seed 7
+  $ aerial list --sandbox                   # uses the same data dir in-process`,
+    )
+    .action(action<SandboxCommandOptions>(runSandbox));
+}
+
+function wholeNumber(raw: string | undefined, flag: string, min: number, max: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const text = raw.trim();
+  const value = Number(text);
+  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}; got '${raw}'`);
+  }
+  return value;
+}
+
+function fraction(raw: string | undefined, flag: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw.trim());
+  if (raw.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) {
+    throw new UsageError(`${flag} must be a number from 0 to 1; got '${raw}'`);
+  }
+  return value;
+}
+
+export function parseSandboxFlags(options: SandboxCommandOptions): SandboxFlags {
+  const host = options.host.trim();
+  if (!host) throw new UsageError('--host must not be empty');
+  let rateLimit: number | undefined;
+  if (options.rateLimit !== undefined) {
+    rateLimit = Number(options.rateLimit.trim());
+    if (options.rateLimit.trim() === '' || !Number.isFinite(rateLimit) || rateLimit <= 0 || rateLimit > 1_000_000) {
+      throw new UsageError(`--rate-limit must be a number of requests per second above 0; got '${options.rateLimit}'`);
+    }
+  }
+  const key = options.key;
+  if (key !== undefined && (key.length < 8 || key.length > 256 || !/^[\x21-\x7e]+$/.test(key))) {
+    throw new UsageError('--key must be 8 to 256 visible ASCII characters without spaces');
+  }
+  if (options.dataDir !== undefined && options.dataDir.trim() === '') throw new UsageError('--data-dir must not be empty');
+  return {
+    port: wholeNumber(options.port, '--port', 0, 65535)!,
+    host,
+    dataDir: options.dataDir,
+    credits: wholeNumber(options.credits, '--credits', 0, 1_000_000_000),
+    key,
+    latencyMs: wholeNumber(options.latency, '--latency', 0, 600_000),
+    failRate: fraction(options.failRate, '--fail-rate'),
+    rateLimit,
+    dropRate: fraction(options.dropRate, '--drop-rate'),
+    webhookFail: wholeNumber(options.webhookFail, '--webhook-fail', 0, 1_000_000),
+    seed: wholeNumber(options.seed, '--seed', 0, 2 ** 32 - 1),
+  };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+export async function runSandbox(ctx: Context, options: SandboxCommandOptions): Promise<void> {
+  const flags = parseSandboxFlags(options);
+  const { startSandbox, defaultSandboxDir } = await import('../sandbox/server.js');
+  const { resolve } = await import('node:path');
+  const dataDir = resolve(flags.dataDir ?? defaultSandboxDir(ctx.env));
+  const { io } = ctx;
+
+  let sandbox;
+  try {
+    sandbox = await startSandbox({
+      ...flags,
+      dataDir,
+      onWarning: (message) => io.warn(message),
+      onRequest: (entry) => {
+        const who = entry.keyId ? ` ${entry.keyId}` : '';
+        const status = entry.dropped ? 'dropped' : entry.status === null ? 'closed' : String(entry.status);
+        io.info(io.style.dim(`${entry.method} ${entry.path} ${status}${entry.error ? ` ${entry.error}` : ''} ${entry.durationMs}ms${who}`));
+      },
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new UsageError(`port ${flags.port} on ${flags.host} is already in use; pick another with --port (0 picks a free one)`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UsageError(`cannot listen on --host ${flags.host}: no such local address`);
+    if (error instanceof RangeError) throw new UsageError(error.message);
+    throw error;
+  }
+  ctx.onCleanup(() => sandbox.close());
+
+  if (io.json) {
+    io.out(JSON.stringify({ url: sandbox.url, port: sandbox.port, key: sandbox.defaultKey, dataDir }));
+  } else {
+    io.out(`url: ${sandbox.url}`);
+    io.out(`key: ${sandbox.defaultKey}`);
+  }
+  const credits = await sandbox.credits(sandbox.defaultKey);
+  io.info(`Sandbox serving GenAerial v1 at ${sandbox.url} (data: ${dataDir}; ${credits} credits; fault seed ${sandbox.seed})`);
+  if (!isLoopback(flags.host)) io.warn(`--host ${flags.host} exposes the sandbox beyond this machine; its test endpoints need no key`);
+  io.info(`Try: AERIAL_BASE_URL=${sandbox.url} AERIAL_API_KEY=<key above> aerial list   (Ctrl-C stops)`);
+
+  await untilAborted(ctx.signal);
+  io.info('Stopping the sandbox…');
+  await sandbox.close();
+}
