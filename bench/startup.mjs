@@ -1,6 +1,7 @@
 // Startup and streaming-memory figures, measured side by side with a bare
 // `node -e 0` in the same run (medians), so the ratios mean the same on any machine.
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -122,15 +123,14 @@ export async function benchStreamingMemory({ megabytes = 50 } = {}) {
   const { port } = server.address();
   const statsFile = join(dir, 'stats.json');
   try {
-    const result = spawnSync(
+    // Asynchronous: the server answering the download lives in this process.
+    await promisify(execFile)(
       process.execPath,
       [join(ROOT, 'bench', 'instrumented-cli.mjs'), 'generate', '--lat', '1', '--lng', '2', '-o', join(dir, 'big.jpg')],
       {
         env: { ...process.env, AERIAL_CONFIG_DIR: dir, AERIAL_API_KEY: 'bench-key-0000', AERIAL_BASE_URL: `http://127.0.0.1:${port}`, AERIAL_BENCH_STATS: statsFile },
-        encoding: 'utf8',
       },
     );
-    if (result.status !== 0) throw new Error(`generate failed: ${result.stderr}`);
     const stats = JSON.parse(readFileSync(statsFile, 'utf8'));
     return { responseMb: megabytes, peakRssMb: Math.round(stats.maxRssMb * 10) / 10 };
   } finally {

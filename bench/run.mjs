@@ -1,0 +1,83 @@
+// `npm run bench`: every performance figure the project promises, measured in
+// one run on this machine beside a bare `node -e 0`, printed as one table and
+// written to bench/results.json.
+import { writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { benchStartup, benchStreamingMemory } from './startup.mjs';
+
+const only = process.argv.slice(2);
+const wanted = (name) => only.length === 0 || only.includes(name);
+
+const rows = [];
+const results = {
+  date: new Date().toISOString(),
+  machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGb: Math.round(totalmem() / 2 ** 30) },
+};
+
+function row(figure, value, goal, pass) {
+  rows.push({ figure, value, goal, verdict: pass === undefined ? '' : pass ? 'ok' : 'MISSED' });
+}
+const ms = (v) => `${v.toFixed(1)} ms`;
+const x = (v) => `${v.toFixed(2)}×`;
+
+if (wanted('startup')) {
+  const s = await benchStartup({ runs: 21 });
+  results.startup = s;
+  row('bare node -e 0 (median)', ms(s.nodeMs), 'baseline');
+  row('aerial --version', `${ms(s.versionMs)} = ${x(s.versionRatio)}`, '≤ 1.30× node', s.versionRatio <= 1.3);
+  row('aerial --help', `${ms(s.helpMs)} = ${x(s.helpRatio)}`, '≤ 1.30× node', s.helpRatio <= 1.3);
+  row('aerial list --json (sandbox)', `${ms(s.listJsonMs)} = ${x(s.listJsonRatio)}`, '≤ 2.00× node', s.listJsonRatio <= 2);
+}
+
+if (wanted('memory')) {
+  const m = await benchStreamingMemory({ megabytes: 50 });
+  results.streamingMemory = m;
+  row(`generate: peak RSS for a ${m.responseMb} MB response`, `${m.peakRssMb} MB`, '< 100 MB', m.peakRssMb < 100);
+}
+
+if (wanted('render')) {
+  try {
+    const { benchRender } = await import('./render.mjs');
+    const r = await benchRender();
+    results.render = r;
+    row('sandbox render HD (median)', ms(r.hd_ms), '');
+    row('sandbox render FHD (median)', ms(r.fhd_ms), '');
+    row('sandbox render UHD (median)', ms(r.uhd_ms), '< 2000 ms', r.uhd_ms < 2000);
+  } catch (error) {
+    row('sandbox render', `not measured: ${error.message}`, '< 2000 ms UHD', false);
+  }
+}
+
+if (wanted('batch')) {
+  try {
+    const { benchBatch } = await import('./batch.mjs');
+    const b = await benchBatch();
+    results.batch = b;
+    row(`batch ${b.rows} rows, concurrency ${b.concurrency}, latency ${b.latencyMs} ms`, `${b.seconds.toFixed(2)} s = ${x(b.ratio)} ideal (${b.idealSeconds.toFixed(2)} s)`, '≤ 1.15× ideal', b.ratio <= 1.15);
+    row('batch client CPU per row', ms(b.cpuMsPerRow), '< 10 ms', b.cpuMsPerRow < 10);
+  } catch (error) {
+    row('batch', `not measured: ${error.message}`, '≤ 1.15× ideal', false);
+  }
+}
+
+if (wanted('listener')) {
+  try {
+    const { benchListener } = await import('./listener.mjs');
+    const l = await benchListener();
+    results.listener = l;
+    row('webhook listener round-trip (callback POST → 200)', ms(l.roundTripMs), '');
+    row('generate-async --listen end to end (sandbox, HD)', ms(l.endToEndMs), '');
+  } catch (error) {
+    row('listener', `not measured: ${error.message}`, '', false);
+  }
+}
+
+const widths = ['figure', 'value', 'goal', 'verdict'].map((k) => Math.max(k.length, ...rows.map((r) => String(r[k]).length)));
+const line = (cells) => cells.map((c, i) => String(c).padEnd(widths[i])).join('  ');
+console.log(line(['figure', 'value', 'goal', 'verdict']));
+console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+for (const r of rows) console.log(line([r.figure, r.value, r.goal, r.verdict]));
+
+results.table = rows;
+writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+console.log('\nwritten to bench/results.json');
