@@ -1,0 +1,383 @@
+// End-to-end: `aerial batch` (bin/aerial.js in a child process) against
+// sandboxes in this process, over real sockets, with the fault knobs on.
+// Rows are told apart by their coordinates: the request log shows what the
+// service generated for which row, and each saved file's GPS EXIF (written by
+// the CLI from its row's request) shows which row it belongs to.
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import exifr from 'exifr';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { RequestLogEntry } from '../../src/sandbox/server.js';
+import { registerSecret, runCli, spawnCli, tempDir } from '../helpers/cli.js';
+import { API_PATH, jpegInfo, startTestSandbox, type TestSandbox, type TestSandboxOptions } from '../helpers/sandbox.js';
+
+interface Row {
+  id: string;
+  lat: number;
+  lng: number;
+}
+
+let home: ReturnType<typeof tempDir>;
+let work: string;
+const sandboxes: TestSandbox[] = [];
+
+beforeAll(() => {
+  home = tempDir('aerial-batch-');
+});
+afterAll(() => home.remove());
+beforeEach(() => {
+  work = join(home.path, `w${Math.random().toString(36).slice(2, 8)}`);
+  mkdirSync(work);
+});
+afterEach(async () => {
+  while (sandboxes.length) await sandboxes.pop()!.close();
+});
+
+async function sandboxFor(options: TestSandboxOptions = {}): Promise<TestSandbox> {
+  const sandbox = await startTestSandbox(options);
+  registerSecret(sandbox.key);
+  sandboxes.push(sandbox);
+  return sandbox;
+}
+
+function rows(count: number, from = 0): Row[] {
+  return Array.from({ length: count }, (_, i) => ({ id: `p${from + i + 1}`, lat: 10 + (from + i) * 0.5, lng: 20 + from + i }));
+}
+
+function writeCsv(name: string, list: Row[], header = 'id,lat,lng'): string {
+  const path = join(work, name);
+  writeFileSync(path, `${header}\n${list.map((r) => `${r.id},${r.lat},${r.lng}`).join('\n')}\n`);
+  return path;
+}
+
+// HD Square: the cheapest image the sandbox renders.
+const CHEAP = ['--resolution', 'HD', '--aspect-ratio', 'Square'];
+const TEMPLATE = ['--output-template', 'out/{id}-{lat}_{lng}.jpg'];
+
+function cli(sandbox: TestSandbox, args: string[], env: Record<string, string> = sandbox.env()) {
+  return runCli(['batch', ...args], { configDir: home.path, env, cwd: work, timeout: 60_000 });
+}
+
+function generations(sandbox: TestSandbox): RequestLogEntry[] {
+  return sandbox.requests().filter((e) => e.method === 'POST' && e.path === API_PATH);
+}
+
+function coordinatesKey(body: unknown): string {
+  const { lat, lng } = (body as { coordinates: { lat: number; lng: number } }).coordinates;
+  return `${lat},${lng}`;
+}
+
+/**
+ * Images the service generated per row (by coordinates): the account's history,
+ * read through the list endpoint. Every sync generation is saved there and
+ * charged, including one whose answer never reached a client that died.
+ */
+async function generatedPerRow(sandbox: TestSandbox, key = sandbox.key): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (let page = 0; ; page++) {
+    const response = await fetch(`${sandbox.api()}?page=${page}&size=100`, { headers: { 'x-api-key': key } });
+    const body = (await response.json()) as { content: Array<{ coordinates: { latitude: number; longitude: number } }>; totalPages: number };
+    for (const image of body.content) {
+      const row = `${image.coordinates.latitude},${image.coordinates.longitude}`;
+      counts.set(row, (counts.get(row) ?? 0) + 1);
+    }
+    if (page + 1 >= body.totalPages) return counts;
+  }
+}
+
+function outFiles(): string[] {
+  const dir = join(work, 'out');
+  return existsSync(dir) ? readdirSync(dir).sort() : [];
+}
+
+function partFiles(): string[] {
+  return outFiles().filter((name) => name.endsWith('.part'));
+}
+
+function manifestLines(path = join(work, 'out', 'aerial-batch-manifest.jsonl')): Array<Record<string, unknown>> {
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+function lastStatusByKey(lines: Array<Record<string, unknown>>): Map<string, Record<string, unknown>> {
+  const last = new Map<string, Record<string, unknown>>();
+  for (const line of lines) last.set(line.key as string, line);
+  return last;
+}
+
+/** Every row has exactly one file, a whole 720×720 JPEG whose GPS EXIF is that row's location. */
+async function expectOneCorrectFilePerRow(list: Row[]): Promise<void> {
+  const expected = list.map((r) => `${r.id}-${r.lat}_${r.lng}.jpg`).sort();
+  expect(outFiles().filter((n) => n.endsWith('.jpg'))).toEqual(expected);
+  expect(partFiles()).toEqual([]);
+  for (const row of list) {
+    const bytes = readFileSync(join(work, 'out', `${row.id}-${row.lat}_${row.lng}.jpg`));
+    expect(jpegInfo(bytes)).toMatchObject({ width: 720, height: 720 });
+    const gps = await exifr.gps(bytes);
+    expect(gps.latitude).toBeCloseTo(row.lat, 5);
+    expect(gps.longitude).toBeCloseTo(row.lng, 5);
+  }
+}
+
+describe('batch', () => {
+  it('generates one image per row into the template, records a manifest, and a re-run sends nothing', async () => {
+    const sandbox = await sandboxFor();
+    const list = rows(4);
+    const csv = writeCsv('places.csv', list);
+    const first = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--json']);
+    expect(first.stderr).not.toMatch(/warning|error/);
+    expect(first.exitCode).toBe(0);
+    const summary = JSON.parse(first.stdout);
+    expect(summary).toMatchObject({ total: 4, succeeded: 4, failed: 0, skipped: 0 });
+    expect(summary.rows.map((r: { row: number; status: string; attempts: number }) => [r.row, r.status, r.attempts])).toEqual([
+      [1, 'done', 1],
+      [2, 'done', 1],
+      [3, 'done', 1],
+      [4, 'done', 1],
+    ]);
+    await expectOneCorrectFilePerRow(list);
+    expect([...(await generatedPerRow(sandbox)).values()]).toEqual([1, 1, 1, 1]);
+    // Column defaults came from the flags: every request is HD Square.
+    for (const entry of generations(sandbox)) expect(entry.body).toMatchObject({ resolution: 'HD', aspectRatio: 'Square', zoom: 'Medium' });
+
+    const manifest = join(work, 'out', 'aerial-batch-manifest.jsonl');
+    expect(statSync(manifest).mode & 0o777).toBe(0o600);
+    const done = manifestLines().filter((l) => l.status === 'done');
+    expect(done.map((l) => l.row).sort()).toEqual([1, 2, 3, 4]);
+    for (const line of done) expect(line.bytes).toBe(statSync(join(work, 'out', line.file as string)).size);
+
+    sandbox.clearRequests();
+    const again = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--json']);
+    expect(again.exitCode).toBe(0);
+    expect(JSON.parse(again.stdout).rows.every((r: { previously?: boolean; attempts: number }) => r.previously && r.attempts === 0)).toBe(true);
+    expect(sandbox.requests()).toEqual([]);
+  });
+
+  it('reads JSON Lines from stdin, with kebab-case columns, tags and per-row values over the flags', async () => {
+    const sandbox = await sandboxFor();
+    const input = [
+      JSON.stringify({ at: '12.5,22', zoom: 'high', 'aspect-ratio': 'square', tags: 'a;b' }),
+      JSON.stringify({ lat: 13, lng: 23, bearing: 'SW', tags: ['x'], 'include-context': true }),
+    ].join('\n');
+    const result = await runCli(['batch', '-', '--resolution', 'HD', '--aspect-ratio', 'Square', '--output-template', 'out/{row}-{zoom}.jpg', '--json'], {
+      configDir: home.path,
+      env: sandbox.env(),
+      cwd: work,
+      input,
+    });
+    expect(result.exitCode).toBe(0);
+    expect(outFiles()).toEqual(['1-High.jpg', '2-Medium.jpg', 'aerial-batch-manifest.jsonl']);
+    const bodies = generations(sandbox)
+      .map((e) => e.body as Record<string, unknown>)
+      .sort((a, b) => coordinatesKey(a).localeCompare(coordinatesKey(b)));
+    expect(bodies[0]).toMatchObject({ coordinates: { lat: 12.5, lng: 22 }, zoom: 'High', aspectRatio: 'Square', tags: ['a', 'b'] });
+    expect(bodies[1]).toMatchObject({ coordinates: { lat: 13, lng: 23 }, bearing: 'SouthWest', tags: ['x'], includeContext: true });
+  });
+
+  it('finishes every row exactly once through failures, 429s and dropped connections', async () => {
+    const sandbox = await sandboxFor({ seed: 42, failRate: 0.3, dropRate: 0.2, rateLimit: 6 });
+    const list = rows(10);
+    const csv = writeCsv('faults.csv', list);
+    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '4', '--retry-delay', '20', '--max-retries', '12', '--retry-unsafe', '--json']);
+    expect(result.exitCode).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ total: 10, succeeded: 10, failed: 0 });
+    // The knobs really fired: the rows only finished because failed attempts were retried.
+    const statuses = generations(sandbox).map((e) => (e.dropped ? 'dropped' : e.status));
+    expect(statuses).toContain(500);
+    expect(statuses).toContain(429);
+    expect(statuses).toContain('dropped');
+    // Exactly once: one generated image per row in the account's history, one file per row with
+    // that row's location, one "done" record per row.
+    sandbox.setFaults({ failRate: 0, dropRate: 0, rateLimit: undefined });
+    const successes = await generatedPerRow(sandbox);
+    expect(successes.size).toBe(10);
+    expect([...successes.values()].every((n) => n === 1)).toBe(true);
+    await expectOneCorrectFilePerRow(list);
+    const done = manifestLines().filter((l) => l.status === 'done');
+    expect(done.map((l) => l.row).sort((a, b) => Number(a) - Number(b))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(result.stderr).toMatch(/rate limited \(429\): pausing all requests/);
+  });
+
+  it('does not resend a row whose connection dropped after sending, unless --retry-unsafe', async () => {
+    const sandbox = await sandboxFor({ dropRate: 1 });
+    const list = rows(3);
+    const csv = writeCsv('drops.csv', list);
+    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--retry-delay', '10', '--json']);
+    expect(result.exitCode).toBe(7);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ total: 3, succeeded: 0, failed: 3 });
+    for (const row of summary.rows) {
+      expect(row.attempts).toBe(1);
+      expect(row.error).toMatch(/may already have generated \(and charged for\) this image.*--retry-unsafe/);
+    }
+    expect(generations(sandbox)).toHaveLength(3);
+    expect(JSON.parse(result.stderr.trim().split('\n').pop()!)).toMatchObject({ exitCode: 7 });
+    expect(outFiles().filter((n) => n.endsWith('.jpg'))).toEqual([]);
+  });
+
+  it('survives SIGKILL halfway: the re-run skips finished rows, and only rows in flight at the kill can be generated twice', async () => {
+    const sandbox = await sandboxFor({ latencyMs: 250 });
+    const list = rows(12);
+    const csv = writeCsv('kill.csv', list);
+    const args = [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '4'];
+    const creditsBefore = (await sandbox.credits(sandbox.key))!;
+
+    const child = spawnCli(['batch', ...args], { configDir: home.path, env: sandbox.env(), cwd: work, timeout: 60_000 });
+    // Kill once five images have been served: rows are done, in flight and not started.
+    const killed = new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (generations(sandbox).filter((e) => e.status === 200).length >= 5) {
+          child.kill('SIGKILL');
+          clearInterval(timer);
+          resolve();
+        }
+      }, 2);
+    });
+    await killed;
+    const first = await child;
+    expect(first.signal).toBe('SIGKILL');
+    // Requests still waiting in the sandbox's latency when the client died finish (or not) now.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+
+    const afterKill = lastStatusByKey(manifestLines());
+    const inFlightAtKill = new Set(
+      [...afterKill.values()].filter((l) => l.status === 'started').map((l) => l.file as string),
+    );
+    const jpegsAfterKill = outFiles().filter((n) => n.endsWith('.jpg'));
+    expect(jpegsAfterKill.length).toBeGreaterThanOrEqual(1);
+    expect(jpegsAfterKill.length).toBeLessThan(12);
+
+    // What a kill in the middle of writing leaves beside its target (writeJpegAtomically's temp name).
+    const unfinished = list.find((r) => !jpegsAfterKill.includes(`${r.id}-${r.lat}_${r.lng}.jpg`))!;
+    writeFileSync(join(work, 'out', `.${unfinished.id}-${unfinished.lat}_${unfinished.lng}.jpg.0123456789ab.part`), Buffer.alloc(100));
+
+    const second = await cli(sandbox, args);
+    expect(second.exitCode).toBe(0);
+    await expectOneCorrectFilePerRow(list);
+    const last = lastStatusByKey(manifestLines());
+    expect(last.size).toBe(12);
+    expect([...last.values()].every((l) => l.status === 'done')).toBe(true);
+
+    // Exactly once, as strongly as can honestly be claimed: a row finished before the kill is
+    // never generated again; a row generated twice must have been in flight when the CLI died.
+    const successes = await generatedPerRow(sandbox);
+    expect(successes.size).toBe(12);
+    const twice = list.filter((r) => (successes.get(`${r.lat},${r.lng}`) ?? 0) > 1);
+    for (const row of twice) expect(inFlightAtKill.has(`${row.id}-${row.lat}_${row.lng}.jpg`)).toBe(true);
+    expect(twice.length).toBeLessThanOrEqual(4);
+    expect([...successes.values()].every((n) => n <= 2)).toBe(true);
+    // The credits agree with the log: one HD credit per image the service generated.
+    const generated = [...successes.values()].reduce((a, b) => a + b, 0);
+    expect(creditsBefore - (await sandbox.credits(sandbox.key))!).toBe(generated);
+    if (inFlightAtKill.size > 0) expect(second.stderr).toMatch(/in flight when an earlier run stopped/);
+  });
+
+  it('splits rows across shards: their union is every row, with no overlap', async () => {
+    const sandbox = await sandboxFor();
+    const list = rows(7);
+    const csv = writeCsv('shards.csv', list);
+    const runs = await Promise.all(
+      [1, 2, 3].map((k) => cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--shard', `${k}/3`, '--json'])),
+    );
+    const shardRows = runs.map((run) => {
+      expect(run.exitCode).toBe(0);
+      return (JSON.parse(run.stdout).rows as Array<{ row: number }>).map((r) => r.row);
+    });
+    expect(shardRows).toEqual([
+      [1, 4, 7],
+      [2, 5],
+      [3, 6],
+    ]);
+    const successes = await generatedPerRow(sandbox);
+    expect(successes.size).toBe(7);
+    expect([...successes.values()].every((n) => n === 1)).toBe(true);
+    await expectOneCorrectFilePerRow(list);
+    // Three processes appended to one manifest: every line is whole, every row done once.
+    const done = manifestLines().filter((l) => l.status === 'done');
+    expect(done.map((l) => l.row).sort()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('--dry-run validates every row and prices it, sending nothing and writing nothing', async () => {
+    const sandbox = await sandboxFor();
+    const path = join(work, 'mixed.csv');
+    writeFileSync(path, 'id,lat,lng,resolution,zoom\na,1,2,HD,\nb,1,3,fhd,High\nc,1,4,UHD,\n');
+    const ok = await cli(sandbox, [path, ...TEMPLATE, '--dry-run', '--json']);
+    expect(ok.exitCode).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ total: 3, valid: 3, invalid: 0, credits: 7, priceTable: 'sandbox' });
+
+    writeFileSync(path, 'id,lat,lng,zoom\na,1,2,\nb,95,3,\nc,1,4,closeup\nd,,5,\n');
+    const bad = await cli(sandbox, [path, ...TEMPLATE, '--dry-run']);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stdout).toContain("invalid  row 2: column 'lat' must be between -90 and 90; got 95");
+    expect(bad.stdout).toContain("invalid  row 3: column 'zoom' must be one of ExtraLow, Low, Medium, High, ExtraHigh; got 'closeup'");
+    expect(bad.stdout).toContain("invalid  row 4: column 'lat' is required");
+    expect(bad.stdout).toMatch(/ok +row 1: FHD 1,2 → out\/a-1_2\.jpg \(2 credits\)/);
+    expect(bad.stderr).toMatch(/1 valid, 3 invalid; would cost 2 credits at the sandbox's prices/);
+    expect(sandbox.requests()).toEqual([]);
+    expect(existsSync(join(work, 'out'))).toBe(false);
+  });
+
+  it('refuses invalid rows, clashing names, foreign files and bad flags before sending anything', async () => {
+    const sandbox = await sandboxFor();
+    const invalid = join(work, 'invalid.csv');
+    writeFileSync(invalid, 'id,lat,lng,bearing\na,1,2,N\nb,1,3,up\n');
+    const refused = await cli(sandbox, [invalid, ...CHEAP, ...TEMPLATE]);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toMatch(/^error: 1 invalid row: row 2: column 'bearing' must be one of North, .*got 'up'.*nothing was sent/);
+
+    const clash = writeCsv('clash.csv', [
+      { id: 'same', lat: 1, lng: 2 },
+      { id: 'same', lat: 1, lng: 2 },
+    ]);
+    const clashed = await cli(sandbox, [clash, ...CHEAP, '--output-template', 'out/{id}.jpg']);
+    expect(clashed.exitCode).toBe(2);
+    expect(clashed.stderr).toContain('row 2: writes the same file as row 1 (out/same.jpg)');
+
+    mkdirSync(join(work, 'out'));
+    writeFileSync(join(work, 'out', 'p1-10_20.jpg'), 'not ours');
+    const foreign = await cli(sandbox, [writeCsv('one.csv', rows(1)), ...CHEAP, ...TEMPLATE]);
+    expect(foreign.exitCode).toBe(2);
+    expect(foreign.stderr).toMatch(/already exists and was not written by this batch \(first: row 1, out\/p1-10_20\.jpg\); pass --force/);
+    expect(readFileSync(join(work, 'out', 'p1-10_20.jpg'), 'utf8')).toBe('not ours');
+
+    for (const [flag, value, message] of [
+      ['--concurrency', '0', '--concurrency must be a whole number from 1 to 256'],
+      ['--shard', '4/3', '--shard must be k/n'],
+      ['--output-template', 'out/{id}.png', '--output-template must end in .jpg or .jpeg'],
+      ['--zoom', 'closeup', '--zoom must be one of'],
+    ] as const) {
+      const result = await cli(sandbox, [invalid, flag, value]);
+      expect(result.exitCode).toBe(2);
+      expect(result.stderr).toContain(message);
+    }
+    expect(sandbox.requests()).toEqual([]);
+  });
+
+  it('stops early on 402: finished rows stay, rows not started are skipped, exit 4', async () => {
+    const sandbox = await sandboxFor();
+    const poor = await sandbox.createAccount({ credits: 3 });
+    registerSecret(poor.key);
+    const list = rows(8);
+    const csv = writeCsv('poor.csv', list);
+    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '1', '--json'], { AERIAL_BASE_URL: sandbox.url, AERIAL_API_KEY: poor.key });
+    expect(result.exitCode).toBe(4);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ total: 8, succeeded: 3, failed: 1, skipped: 4 });
+    expect(summary.rows.map((r: { status: string }) => r.status)).toEqual(['done', 'done', 'done', 'failed', 'skipped', 'skipped', 'skipped', 'skipped']);
+    expect(summary.rows[3].error).toMatch(/^InsufficientCredits/);
+    // No point burning through the list: the fourth refusal ended the batch.
+    expect(generations(sandbox).map((e) => e.status)).toEqual([200, 200, 200, 402]);
+    expect(JSON.parse(result.stderr.trim().split('\n').pop()!)).toMatchObject({ error: 'InsufficientCredits', exitCode: 4 });
+  });
+
+  it('stops early on 401 with exit 3', async () => {
+    const sandbox = await sandboxFor();
+    const csv = writeCsv('auth.csv', rows(6));
+    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '2'], { AERIAL_BASE_URL: sandbox.url, AERIAL_API_KEY: 'not-a-real-key-123' });
+    expect(result.exitCode).toBe(3);
+    expect(generations(sandbox).length).toBeLessThanOrEqual(2);
+    expect(result.stderr).toMatch(/stopping the batch/);
+  });
+});

@@ -1,0 +1,163 @@
+// End-to-end: `aerial export` (bin/aerial.js in a child process) against
+// sandboxes in this process, over real sockets: a whole history mirrored to
+// disk, interrupted by SIGKILL and resumed, and expired URLs refreshed.
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RequestLogEntry } from '../../src/sandbox/server.js';
+import { registerSecret, runCli, spawnCli, tempDir } from '../helpers/cli.js';
+import { generationRequest, jpegInfo, manualClock, startTestSandbox, type TestSandbox, type TestSandboxOptions } from '../helpers/sandbox.js';
+
+let home: ReturnType<typeof tempDir>;
+const sandboxes: TestSandbox[] = [];
+
+beforeAll(() => {
+  home = tempDir('aerial-export-');
+});
+afterAll(() => home.remove());
+afterEach(async () => {
+  while (sandboxes.length) await sandboxes.pop()!.close();
+});
+
+async function sandboxFor(options: TestSandboxOptions = {}): Promise<TestSandbox> {
+  const sandbox = await startTestSandbox(options);
+  registerSecret(sandbox.key);
+  sandboxes.push(sandbox);
+  return sandbox;
+}
+
+/** Fills the account's history over the API. One scene for all: the sandbox renders it once. */
+async function generateImages(sandbox: TestSandbox, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const response = await fetch(sandbox.api(), {
+      method: 'POST',
+      headers: { 'x-api-key': sandbox.key, 'content-type': 'application/json' },
+      body: JSON.stringify(generationRequest({ aspectRatio: 'Square' })),
+    });
+    expect(response.status).toBe(200);
+    ids.push(response.headers.get('x-sandbox-image-id')!);
+    await response.arrayBuffer();
+  }
+  return ids;
+}
+
+function imageDownloads(sandbox: TestSandbox): RequestLogEntry[] {
+  return sandbox.requests().filter((e) => e.path.startsWith('/__sandbox/images/'));
+}
+
+function listRequests(sandbox: TestSandbox): RequestLogEntry[] {
+  return sandbox.requests().filter((e) => e.method === 'GET' && e.path.startsWith('/api/'));
+}
+
+function indexRecords(dir: string): Array<{ id: string; file: string; url: string }> {
+  return readFileSync(join(dir, 'index.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+}
+
+function expectWholeJpegs(dir: string, ids: string[]): void {
+  const files = readdirSync(dir).filter((n) => n !== 'index.jsonl');
+  expect(files.sort()).toEqual(ids.map((id) => `${id}.jpg`).sort());
+  for (const id of ids) {
+    const bytes = readFileSync(join(dir, `${id}.jpg`));
+    expect(jpegInfo(bytes)).toMatchObject({ width: 720, height: 720 });
+    expect(bytes.subarray(-2)).toEqual(Buffer.from([0xff, 0xd9]));
+  }
+}
+
+describe('export', () => {
+  it('mirrors 45 images, survives SIGKILL halfway, and the resumed run ends with 45 files and 45 index records', async () => {
+    let onEntry: (entry: RequestLogEntry) => void = () => {};
+    const sandbox = await sandboxFor({ onRequest: (entry) => onEntry(entry) });
+    const ids = await generateImages(sandbox, 45);
+    const dir = join(home.path, 'backup');
+    const args = ['export', dir, '--concurrency', '2', '--page-size', '10'];
+
+    const child = spawnCli(args, { configDir: home.path, env: sandbox.env() });
+    let served = 0;
+    onEntry = (entry) => {
+      if (entry.path.startsWith('/__sandbox/images/') && entry.status === 200 && ++served === 15) child.kill('SIGKILL');
+    };
+    const first = await child;
+    onEntry = () => {};
+    expect(first.signal).toBe('SIGKILL');
+    const whole = readdirSync(dir).filter((n) => n.endsWith('.jpg'));
+    expect(whole.length).toBeGreaterThanOrEqual(10);
+    expect(whole.length).toBeLessThan(45);
+    // Killed before the end: no index yet (it is written whole, at the end).
+    expect(existsSync(join(dir, 'index.jsonl'))).toBe(false);
+    // What a kill in the middle of a download leaves (writeJpegAtomically's temp name).
+    const missing = ids.find((id) => !whole.includes(`${id}.jpg`))!;
+    writeFileSync(join(dir, `.${missing}.jpg.0123456789ab.part`), Buffer.alloc(10));
+
+    sandbox.clearRequests();
+    const second = await runCli([...args, '--json'], { configDir: home.path, env: sandbox.env() });
+    expect(second.exitCode).toBe(0);
+    const summary = JSON.parse(second.stdout);
+    expect(summary).toMatchObject({ total: 45, succeeded: 45, failed: 0, downloaded: 45 - whole.length, existing: whole.length, indexed: 45 });
+    expectWholeJpegs(dir, ids);
+    // Only the images missing after the kill were downloaded again.
+    expect(imageDownloads(sandbox)).toHaveLength(45 - whole.length);
+    expect(new Set(imageDownloads(sandbox).map((e) => e.imageId)).size).toBe(45 - whole.length);
+    // Every page was walked.
+    expect(listRequests(sandbox).map((e) => e.query.page)).toEqual(['0', '1', '2', '3', '4']);
+    const index = indexRecords(dir);
+    expect(index).toHaveLength(45);
+    expect(new Set(index.map((r) => r.id))).toEqual(new Set(ids));
+    for (const record of index) expect(record.file).toBe(`${record.id}.jpg`);
+
+    // A third run finds everything in place and downloads nothing; the index stays at 45.
+    sandbox.clearRequests();
+    const third = await runCli(args, { configDir: home.path, env: sandbox.env() });
+    expect(third.exitCode).toBe(0);
+    expect(imageDownloads(sandbox)).toEqual([]);
+    expect(indexRecords(dir)).toHaveLength(45);
+  });
+
+  it('refreshes expired URLs by listing again', async () => {
+    const clock = manualClock();
+    let expireOnce = true;
+    const sandbox = await sandboxFor({
+      now: clock.now,
+      // Right after the first listing, three hours pass on the sandbox's clock: its URLs are dead.
+      onRequest: (entry) => {
+        if (expireOnce && entry.method === 'GET' && entry.path.startsWith('/api/')) {
+          expireOnce = false;
+          clock.advance(3 * 60 * 60 * 1000);
+        }
+      },
+    });
+    const ids = await generateImages(sandbox, 5);
+    sandbox.clearRequests();
+    const dir = join(home.path, 'refresh');
+    const result = await runCli(['export', dir, '--concurrency', '2'], { configDir: home.path, env: sandbox.env() });
+    expect(result.exitCode).toBe(0);
+    expectWholeJpegs(dir, ids);
+    expect(imageDownloads(sandbox).some((e) => e.status === 403)).toBe(true);
+    expect(imageDownloads(sandbox).filter((e) => e.status === 200)).toHaveLength(5);
+    // One listing at the start, and one shared re-listing for all the expired URLs.
+    expect(listRequests(sandbox)).toHaveLength(2);
+  });
+
+  it('replaces a damaged file, and keeps the records of images since deleted from the account', async () => {
+    const sandbox = await sandboxFor();
+    const ids = await generateImages(sandbox, 3);
+    const dir = join(home.path, 'keep');
+    expect((await runCli(['export', dir], { configDir: home.path, env: sandbox.env() })).exitCode).toBe(0);
+
+    const [deleted, damaged] = ids;
+    const removed = await fetch(`${sandbox.api()}/${deleted}`, { method: 'DELETE', headers: { 'x-api-key': sandbox.key } });
+    expect(removed.status).toBe(200);
+    writeFileSync(join(dir, `${damaged}.jpg`), Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]));
+
+    sandbox.clearRequests();
+    const again = await runCli(['export', dir, '--json'], { configDir: home.path, env: sandbox.env() });
+    expect(again.exitCode).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ total: 2, downloaded: 1, existing: 1, indexed: 3 });
+    expect(imageDownloads(sandbox).map((e) => e.imageId)).toEqual([damaged]);
+    expectWholeJpegs(dir, ids);
+    expect(new Set(indexRecords(dir).map((r) => r.id))).toEqual(new Set(ids));
+  });
+});
