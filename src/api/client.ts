@@ -38,6 +38,10 @@ export interface ClientOptions {
   maxRateLimitRetries?: number;
   /** A Retry-After beyond this is capped, so a hostile server cannot park us for a year. */
   maxRetryAfterSeconds?: number;
+  /** Longest time a whole response body may take: the body timeout alone never fires on a drip-fed body. */
+  transferTimeoutMs?: number;
+  /** Largest image accepted: an endless body must not fill the disk. */
+  maxImageBytes?: number;
   onTrace?: (trace: Trace) => void;
   /** Sleeps between retries; injectable so tests need not wait. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -62,6 +66,10 @@ export interface CallOptions {
 
 const MAX_JSON_BYTES = 32 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
+const MAX_IMAGE_BYTES = 256 * 1024 * 1024;
+const TRANSFER_TIMEOUT_MS = 10 * 60 * 1000;
+/** A delete's 200 body is ignored; it is drained only briefly so the connection can be reused. */
+const DRAIN_TIMEOUT_MS = 1000;
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -93,23 +101,75 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
   return Array.isArray(value) ? value[0] : value;
 }
 
-async function readText(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      body.destroy();
-      throw new CliError(`response body exceeds ${Math.round(limit / 1024)} KiB`, ExitCode.Server, 'ResponseTooLarge');
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks));
+function formatSize(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.round(bytes / 1024 / 1024)} MiB` : `${Math.round(bytes / 1024)} KiB`;
 }
 
-function oneLine(text: string, max = 200): string {
-  const flat = text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+interface BodyLimits {
+  maxBytes: number;
+  deadlineMs: number;
+}
+
+/**
+ * Watches a response body as it streams: one that never finishes (endless or
+ * drip-fed, which the idle body timeout never catches) meets a deadline, one
+ * that is too big meets a size cap, and a connection lost mid-body becomes a
+ * NetworkError (exit 7) instead of an unexpected crash.
+ */
+function guardBody(body: Readable, limits: BodyLimits): Readable {
+  const timer = setTimeout(() => {
+    body.destroy(
+      new NetworkError(`request timed out: the response did not finish within ${limits.deadlineMs / 1000}s`, 'ResponseTimeout', true),
+    );
+  }, limits.deadlineMs);
+  // Never the reason the process stays alive; the socket it guards is.
+  timer.unref();
+  async function* guarded(): AsyncGenerator<Buffer> {
+    let size = 0;
+    try {
+      for await (const chunk of body) {
+        size += (chunk as Buffer).length;
+        if (size > limits.maxBytes) {
+          throw new CliError(`response body exceeds ${formatSize(limits.maxBytes)}`, ExitCode.Server, 'ResponseTooLarge');
+        }
+        yield chunk as Buffer;
+      }
+    } catch (error) {
+      throw toNetworkError(error, true);
+    } finally {
+      clearTimeout(timer);
+      discard(body);
+    }
+  }
+  return Readable.from(guarded(), { objectMode: false });
+}
+
+/** Drops a body that will not be read; undici reports that as an abort error, which nobody awaits. */
+function discard(body: Readable | Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+
+/** A whole body, within its limits. */
+async function readBytes(body: Readable, limits: BodyLimits): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of guardBody(body, limits)) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Server text made safe for one terminal line: no newlines, no control characters or escape sequences. */
+function printable(text: string, max = 200): string {
+  const flat = text
+    .replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '')
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** Like printable(), for text that may be markup: tags are dropped. */
+function oneLine(text: string, max = 200): string {
+  return printable(text.replace(/<[^>]*>/g, ' '), max);
 }
 
 /** Turns a network-level failure into a NetworkError saying whether the server may have acted on it. */
@@ -189,8 +249,12 @@ export class GenAerialClient {
       signal: call.signal,
       retryOnServerError: true,
     });
-    // The 200 body is not shown in the spec: empty, text or JSON are all fine.
-    res.body.resume();
+    // The 200 body is not shown in the spec: empty, text or JSON are all fine. It is
+    // drained (bounded, briefly) rather than left open, which would hold the pool at exit.
+    await readBytes(res.body as unknown as Readable, {
+      maxBytes: MAX_ERROR_BYTES,
+      deadlineMs: Math.min(DRAIN_TIMEOUT_MS, this.transferTimeoutMs),
+    }).catch(() => undefined);
   }
 
   /**
@@ -209,6 +273,10 @@ export class GenAerialClient {
     }
     const res = await this.sendRaw('GET', parsed.toString(), { signal: call.signal, withKey: false, retryOnServerError: true });
     return this.imageFrom(res);
+  }
+
+  private get transferTimeoutMs(): number {
+    return this.options.transferTimeoutMs ?? TRANSFER_TIMEOUT_MS;
   }
 
   async close(): Promise<void> {
@@ -272,18 +340,24 @@ export class GenAerialClient {
         }
         throw failure;
       }
-      this.trace({ method, url, status: res.statusCode, ms: performance.now() - started, attempt });
-
-      if (res.statusCode >= 200 && res.statusCode < 300) return res;
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        this.trace({ method, url, status: res.statusCode, ms: performance.now() - started, attempt });
+        return res;
+      }
 
       const error = await this.errorFrom(res);
       const retryable =
         (res.statusCode === 429 && attempt <= maxRateLimitRetries) ||
         (opts.retryOnServerError && [502, 503, 504].includes(res.statusCode) && attempt <= 2);
-      if (!retryable) throw error;
       const asked = error instanceof ApiError ? error.retryAfterSeconds : undefined;
       const backoff = Math.min(maxRetryAfter, asked ?? 0.5 * 2 ** (attempt - 1));
-      await wait(Math.min(backoff, maxRetryAfter) * 1000 * (asked === undefined ? 0.5 + Math.random() / 2 : 1), opts.signal);
+      const waitMs = backoff * 1000 * (asked === undefined ? 0.5 + Math.random() / 2 : 1);
+      // The trace shows the wait actually taken, so a capped Retry-After is visible with --verbose.
+      const capped = asked !== undefined && asked > maxRetryAfter ? ` (Retry-After ${Math.round(asked)}s capped at ${maxRetryAfter}s)` : '';
+      const detail = retryable ? `retrying in ${(waitMs / 1000).toFixed(1)}s${capped}` : undefined;
+      this.trace({ method, url, status: res.statusCode, ms: performance.now() - started, attempt, detail });
+      if (!retryable) throw error;
+      await wait(waitMs, opts.signal);
     }
   }
 
@@ -294,7 +368,8 @@ export class GenAerialClient {
   private async errorFrom(res: Dispatcher.ResponseData): Promise<CliError> {
     const retryAfter = parseRetryAfter(res.headers['retry-after']);
     if (res.statusCode >= 300 && res.statusCode < 400) {
-      res.body.resume();
+      // Discarded, not drained: an endless body would otherwise hold the pool open at exit.
+      discard(res.body);
       const location = header(res.headers, 'location');
       return new CliError(
         `unexpected redirect (HTTP ${res.statusCode}${location ? ` to ${oneLine(location, 100)}` : ''}); not followed`,
@@ -305,7 +380,8 @@ export class GenAerialClient {
     }
     let text = '';
     try {
-      text = await readText(res.body, MAX_ERROR_BYTES);
+      const bytes = await readBytes(res.body as unknown as Readable, { maxBytes: MAX_ERROR_BYTES, deadlineMs: this.transferTimeoutMs });
+      text = new TextDecoder('utf-8').decode(bytes);
     } catch {
       // An unreadable error body still leaves the status to report.
     }
@@ -320,11 +396,12 @@ export class GenAerialClient {
         parsedJson = undefined;
       }
       const body = ErrorBodySchema.safeParse(parsedJson);
+      // Whatever the server says is shown on one line, without its control characters.
       if (body.success) {
-        code = body.data.error;
-        message = body.data.message ?? '';
+        code = printable(body.data.error, 60) || code;
+        message = printable(body.data.message ?? '');
       } else if (parsedJson && typeof parsedJson === 'object' && 'message' in parsedJson) {
-        message = String((parsedJson as { message: unknown }).message);
+        message = printable(String((parsedJson as { message: unknown }).message));
       } else if (!contentType.includes('html')) {
         message = oneLine(text);
       } else {
@@ -336,7 +413,14 @@ export class GenAerialClient {
   }
 
   private async jsonFrom<S extends z.ZodTypeAny>(res: Dispatcher.ResponseData, schema: S, what: string): Promise<z.infer<S>> {
-    const text = await readText(res.body, MAX_JSON_BYTES);
+    const bytes = await readBytes(res.body as unknown as Readable, { maxBytes: MAX_JSON_BYTES, deadlineMs: this.transferTimeoutMs });
+    let text: string;
+    try {
+      // JSON is UTF-8 (RFC 8259); turning bad bytes into U+FFFD would hand scripts ids that match nothing.
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      throw new CliError(`server sent an unreadable ${what} (invalid UTF-8)`, ExitCode.Server, 'UnexpectedResponse', res.statusCode);
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -359,7 +443,7 @@ export class GenAerialClient {
   private imageFrom(res: Dispatcher.ResponseData): ImageResponse {
     const contentType = header(res.headers, 'content-type') ?? '';
     if (!/^image\/(jpeg|jpg|pjpeg)\b/i.test(contentType.trim())) {
-      res.body.resume();
+      discard(res.body);
       throw new CliError(
         `expected an image/jpeg response, got ${contentType ? `'${oneLine(contentType, 60)}'` : 'no content type'}`,
         ExitCode.Server,
@@ -368,8 +452,13 @@ export class GenAerialClient {
       );
     }
     const length = Number(header(res.headers, 'content-length'));
+    const maxBytes = this.options.maxImageBytes ?? MAX_IMAGE_BYTES;
+    if (Number.isFinite(length) && length > maxBytes) {
+      discard(res.body);
+      throw new CliError(`image of ${formatSize(length)} exceeds the ${formatSize(maxBytes)} limit`, ExitCode.Server, 'ResponseTooLarge', res.statusCode);
+    }
     return {
-      body: res.body as unknown as Readable,
+      body: guardBody(res.body as unknown as Readable, { maxBytes, deadlineMs: this.transferTimeoutMs }),
       contentType,
       contentLength: Number.isFinite(length) && length >= 0 ? length : undefined,
     };
