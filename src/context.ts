@@ -89,7 +89,10 @@ export class Context {
     this.clientCache ??= (async () => {
       const { baseUrl, apiKey } = await this.endpoint();
       const { GenAerialClient, createDispatcher } = await import('./api/client.js');
+      // Knobs for tests and impatient CI: one per-request timeout (headers, body silence, whole body),
+      // and the longest Retry-After honoured (seconds; the client's own cap is 60).
       const timeout = Number(this.env.AERIAL_TIMEOUT_MS) || undefined;
+      const maxRetryAfter = Number(this.env.AERIAL_MAX_RETRY_AFTER);
       const dispatcher = createDispatcher({ connections: tuning.connections, headersTimeoutMs: timeout, bodyTimeoutMs: timeout });
       this.onCleanup(() => dispatcher.close());
       return new GenAerialClient({
@@ -97,6 +100,8 @@ export class Context {
         apiKey,
         dispatcher,
         maxRateLimitRetries: tuning.maxRateLimitRetries,
+        transferTimeoutMs: timeout,
+        maxRetryAfterSeconds: this.env.AERIAL_MAX_RETRY_AFTER && maxRetryAfter >= 0 ? maxRetryAfter : undefined,
         onTrace: (trace: Trace) => this.io.debug(formatTrace(trace)),
       });
     })();
@@ -105,7 +110,7 @@ export class Context {
 }
 
 export function formatTrace(trace: Trace): string {
-  const status = trace.status === 'error' ? `failed${trace.detail ? ` (${trace.detail})` : ''}` : String(trace.status);
+  const status = `${trace.status === 'error' ? 'failed' : trace.status}${trace.detail ? ` (${trace.detail})` : ''}`;
   const attempt = trace.attempt > 1 ? ` attempt ${trace.attempt}` : '';
   return `→ ${trace.method} ${trace.url} ${status} ${Math.round(trace.ms)}ms${attempt}`;
 }
