@@ -2,7 +2,7 @@
 // spinners and message levels. Commands talk only to this, never to `process`.
 import type { Readable, Writable } from 'node:stream';
 import { Chalk } from 'chalk';
-import { CliError } from './api/errors.js';
+import { CliError, NetworkError } from './api/errors.js';
 
 export interface Style {
   bold(text: string): string;
@@ -129,7 +129,8 @@ export class Terminal {
       this.stderr.write(`${this.redact(JSON.stringify(error.toJSON()))}\n`);
       return;
     }
-    const generic = ['UsageError', 'NetworkError', 'Unexpected', 'Interrupted'].includes(error.code);
+    // A network failure's code (UND_ERR_SOCKET, ResponseTimeout) is already in its message, or says nothing to a person.
+    const generic = ['UsageError', 'NetworkError', 'Unexpected', 'Interrupted'].includes(error.code) || error instanceof NetworkError;
     const text = generic ? error.message : `${error.code} — ${error.message}`;
     this.stderr.write(`${this.style.red('error:')} ${this.redact(text)}\n`);
   }
