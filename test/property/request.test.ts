@@ -46,7 +46,7 @@ describe('buildGenerationRequest over generated scenes', () => {
           expect(JSON.parse(JSON.stringify(body))).toEqual(expectedBody(scene));
         }
       }),
-      { numRuns: 3000 },
+      { numRuns: Number(process.env.PROPERTY_RUNS) || 3000 },
     );
     // Both branches must really have been exercised, in quantity.
     expect(valid).toBeGreaterThan(600);

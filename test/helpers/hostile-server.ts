@@ -1,0 +1,142 @@
+// A tiny HTTP server whose every answer the test decides: truncated bodies,
+// wrong content types, endless streams, redirects, odd error bodies. It records
+// what it received (method, URL, headers, body) so a test can prove what was,
+// and was not, sent — e.g. that a redirect target never saw the API key.
+import { readdirSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import jpeg from 'jpeg-js';
+
+export interface ReceivedRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** When the request arrived (Date.now()), to measure the waits between retries. */
+  at: number;
+}
+
+/** Answers one request; `received` is the request with its whole body already read. */
+export type Responder = (res: ServerResponse, received: ReceivedRequest, req: IncomingMessage) => void | Promise<void>;
+
+export interface HostileServer {
+  url: string;
+  port: number;
+  /** Every request received since start or the last reset(), in order. */
+  readonly requests: ReceivedRequest[];
+  /** Sets how the server answers from now on. */
+  respond(responder: Responder): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export async function startHostileServer(): Promise<HostileServer> {
+  const requests: ReceivedRequest[] = [];
+  const sockets = new Set<Socket>();
+  let responder: Responder = (res) => {
+    res.writeHead(500, { 'content-type': 'text/plain' }).end('no responder set');
+  };
+
+  const server = createServer(async (req, res) => {
+    const at = Date.now();
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const received = {
+      at,
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headers,
+      body: Buffer.concat(chunks).toString('utf8'),
+    };
+    requests.push(received);
+    try {
+      await responder(res, received, req);
+    } catch {
+      res.destroy();
+    }
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    respond(next) {
+      responder = next;
+    },
+    reset() {
+      requests.length = 0;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+let cachedJpeg: Buffer | undefined;
+/** A real, decodable 16×16 JPEG: small enough to answer thousands of requests. */
+export function tinyJpeg(): Buffer {
+  cachedJpeg ??= Buffer.from(
+    jpeg.encode({ data: Buffer.alloc(16 * 16 * 4, 0x80), width: 16, height: 16 }, 80).data,
+  );
+  return cachedJpeg;
+}
+
+/** Answers every request with the tiny JPEG, as a well-behaved synchronous generation would. */
+export const answerJpeg: Responder = (res) => {
+  const body = tinyJpeg();
+  res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': body.length }).end(body);
+};
+
+/** Answers with a status, a content type and a body (string or bytes), or no body at all. */
+export function answer(status: number, body?: string | Buffer, contentType?: string, headers: Record<string, string> = {}): Responder {
+  return (res) => {
+    const head: Record<string, string | number> = { ...headers };
+    if (contentType) head['content-type'] = contentType;
+    head['content-length'] = body === undefined ? 0 : Buffer.byteLength(body);
+    res.writeHead(status, head);
+    res.end(body);
+  };
+}
+
+export function answerJson(status: number, value: unknown, headers: Record<string, string> = {}): Responder {
+  return answer(status, JSON.stringify(value), 'application/json', headers);
+}
+
+/** Lowercased header names of a request, for checking what travelled. */
+export function headerNames(headers: IncomingHttpHeaders): string[] {
+  return Object.keys(headers).map((name) => name.toLowerCase());
+}
+
+/**
+ * Keeps writing `chunk` every `intervalMs` (0: as fast as the socket drains)
+ * until the client goes away: an endless body, slow or fast.
+ */
+export function writeForever(res: ServerResponse, chunk: Buffer | string, intervalMs: number): void {
+  let closed = false;
+  res.on('close', () => {
+    closed = true;
+  });
+  const pump = () => {
+    if (closed) return;
+    if (intervalMs > 0) {
+      res.write(chunk);
+      setTimeout(pump, intervalMs);
+      return;
+    }
+    while (!closed && res.write(chunk));
+    if (!closed) res.once('drain', pump);
+  };
+  pump();
+}
+
+/** Files left in a directory (an output file, a .part temp file): after a failure there must be none. */
+export function leftovers(dir: string): string[] {
+  return readdirSync(dir);
+}
