@@ -121,9 +121,14 @@ export async function writeJpegAtomically(source: Readable, path: string, option
   }
 }
 
-/** Streams a verified JPEG to a writable (stdout for `-o -`). */
-export async function pipeJpeg(source: Readable, destination: NodeJS.WritableStream, signal?: AbortSignal): Promise<number> {
+/** Streams a verified JPEG to a writable (stdout for `-o -`), through optional extra stages (metadata). */
+export async function pipeJpeg(
+  source: Readable,
+  destination: NodeJS.WritableStream,
+  signal?: AbortSignal,
+  transforms: Transform[] = [],
+): Promise<number> {
   const verifier = new JpegVerifier();
-  await pipeline([source, verifier, destination], { signal, end: false } as never);
+  await pipeline([source, verifier, ...transforms, destination], { signal, end: false } as never);
   return verifier.bytes;
 }

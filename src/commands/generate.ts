@@ -3,11 +3,15 @@ import type { Command } from 'commander';
 import { UsageError } from '../api/errors.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
+import { VERSION } from '../version.js';
 import { addLocationOptions, addSceneOptions, sceneInputFrom } from './scene-options.js';
 
 interface GenerateOptions {
   output?: string;
   force?: boolean;
+  interactive?: boolean;
+  /** false with --no-metadata. */
+  metadata?: boolean;
   [scene: string]: unknown;
 }
 
@@ -21,14 +25,20 @@ export function register(program: Command, action: ActionFactory): void {
   command
     .option('-o, --output <file>', 'where to save the JPEG ("-" for stdout when it is not a terminal)')
     .option('-f, --force', 'overwrite the output file if it exists')
+    .option('-i, --interactive', 'ask for the location and scene choices (the default on a terminal when --lat/--lng are missing)')
+    .option('--no-metadata', 'save the bytes exactly as received: no GPS EXIF, no AI-generated note')
     .addHelpText(
       'after',
       `
 Examples:
   $ aerial generate --lat 40.6892 --lng -74.0445 -o liberty.jpg
   $ aerial generate --at "48.8584,2.2945" --zoom High --angle Low --bearing NE -o eiffel.jpg
-  $ aerial generate --sandbox --lat 27.1751 --lng 78.0421 --weather GoldenHour --tag landmark -o taj.jpg
-  $ aerial generate --lat 35.6586 --lng 139.7454 --resolution UHD -o - > tokyo.jpg`,
+  $ aerial generate --lat 35.6586 --lng 139.7454 --resolution UHD -o - > tokyo.jpg
+  $ aerial generate --sandbox --interactive      # asks for the location and each scene choice
+
+Saved JPEGs (files and -o -) carry GPS EXIF of the location, the scene parameters and
+an "AI-generated" note (EXIF ImageDescription/UserComment, XMP with the IPTC digital
+source type); --no-metadata keeps the bytes exactly as the service sent them.`,
     )
     .action(action<GenerateOptions>(runGenerate));
 }
@@ -40,16 +50,34 @@ export function defaultOutputName(lat: number, lng: number, now = new Date()): s
 
 export async function runGenerate(ctx: Context, options: GenerateOptions): Promise<void> {
   const { buildGenerationRequest } = await import('../request.js');
-  const request = buildGenerationRequest(sceneInputFrom(options), ctx.settings().sceneDefaults);
-
-  const toStdout = options.output === '-';
+  const defaults = ctx.settings().sceneDefaults;
+  let input = sceneInputFrom(options);
+  let output = options.output;
+  const toStdout = output === '-';
   if (toStdout && ctx.io.stdoutIsTTY) {
     throw new UsageError('--output - writes binary JPEG data to stdout; redirect it to a file or pipe (stdout is a terminal)');
   }
   const { checkOutputPath, pipeJpeg, writeJpegAtomically } = await import('../jpeg-file.js');
+  const prompts = await import('../interactive.js');
+  const interactive = prompts.mustPrompt(ctx, input, Boolean(options.interactive)) ? prompts : undefined;
+  if (interactive) {
+    // A refused --output is reported before any question, not after them.
+    if (output !== undefined && !toStdout) await checkOutputPath(output, Boolean(options.force));
+    input = await interactive.promptForScene(ctx, input, defaults);
+  }
+  const request = buildGenerationRequest(input, defaults);
+  if (interactive) {
+    output ??= await interactive.promptOutputPath(ctx, defaultOutputName(request.coordinates.lat, request.coordinates.lng), Boolean(options.force));
+    ctx.io.info(ctx.io.style.dim(`Same without questions: aerial generate ${interactive.equivalentFlags(input, defaults, output)}`));
+  }
+
   const target = toStdout
     ? '-'
-    : await checkOutputPath(options.output ?? defaultOutputName(request.coordinates.lat, request.coordinates.lng), Boolean(options.force));
+    : await checkOutputPath(output ?? defaultOutputName(request.coordinates.lat, request.coordinates.lng), Boolean(options.force));
+  const metadata =
+    options.metadata === false
+      ? undefined
+      : await import('../metadata.js').then((m) => m.createMetadataTransform({ request, software: `aerial ${VERSION}` }));
 
   const client = await ctx.client();
   const where = `${request.coordinates.lat}, ${request.coordinates.lng}`;
@@ -60,7 +88,7 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
     const image = await client.generate(request, { signal: ctx.signal });
     spinner.update(`Downloading ${request.resolution} image of ${where}…`);
     if (target === '-') {
-      const bytes = await pipeJpeg(image.body, ctx.io.stdout, ctx.signal);
+      const bytes = (await pipeJpeg(image.body, ctx.io.stdout, ctx.signal, metadata ? [metadata] : [])) + (metadata?.insertedBytes ?? 0);
       spinner.stop();
       ctx.io.info(`${ctx.io.style.green('✔')} Wrote ${formatBytes(bytes)} JPEG to stdout`);
       return;
@@ -69,11 +97,14 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
       force: Boolean(options.force),
       signal: ctx.signal,
       expectedLength: image.contentLength,
+      transforms: metadata ? [metadata] : [],
     });
+    // written.bytes counts what the service sent; the file also holds the metadata.
+    const fileBytes = written.bytes + (metadata?.insertedBytes ?? 0);
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    spinner.succeed(`Saved ${written.path} (${formatBytes(written.bytes)}, ${seconds}s)`);
+    spinner.succeed(`Saved ${written.path} (${formatBytes(fileBytes)}, ${seconds}s)`);
     if (ctx.io.json) {
-      ctx.io.outJson({ file: written.path, bytes: written.bytes, request });
+      ctx.io.outJson({ file: written.path, bytes: fileBytes, request });
     } else {
       ctx.io.out(written.path);
     }

@@ -1,10 +1,12 @@
 // Every command registers itself on the program; the order here is the order in --help.
 import type { Command } from 'commander';
 import type { ActionFactory } from '../cli.js';
+import { register as completion } from './completion.js';
 import { register as config } from './config.js';
 import { register as del } from './delete.js';
 import { register as generateAsync } from './generate-async.js';
 import { register as generate } from './generate.js';
+import { register as init } from './init.js';
 import { register as list } from './list.js';
 import { register as sandbox } from './sandbox.js';
 
@@ -13,6 +15,8 @@ export const registrations: Array<(program: Command, action: ActionFactory) => v
   generateAsync,
   list,
   del,
+  init,
   config,
   sandbox,
+  completion,
 ];

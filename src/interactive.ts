@@ -1,0 +1,216 @@
+// Interactive prompts for a person at a terminal: the location, the scene
+// choices (selects preselected with the current values) and where to save.
+// Scripts never get a prompt (see `mustPrompt`): a missing flag stays an
+// exit-2 error for them. inquirer itself is loaded only when a prompt shows.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { flagName, parseSceneEnum, SCENE_ENUMS, SCENE_ENUM_FIELDS, type SceneEnumField } from './api/enums.js';
+import { InterruptedError, UsageError } from './api/errors.js';
+import type { Settings } from './config.js';
+import type { Context } from './context.js';
+import { checkCoordinates, parseLocation, type SceneInput } from './request.js';
+
+const LABELS: Record<SceneEnumField, string> = {
+  resolution: 'Resolution',
+  zoom: 'Zoom',
+  bearing: 'Camera faces',
+  angle: 'Camera angle',
+  weather: 'Weather',
+  daytime: 'Time of day',
+  aspectRatio: 'Aspect ratio',
+  epoch: 'Epoch',
+};
+
+/** The inquirer context every prompt uses: our streams (prompts go to stderr) and the Ctrl-C signal. */
+function promptContext(ctx: Context) {
+  return { input: ctx.io.stdin, output: ctx.io.stderr, signal: ctx.signal };
+}
+
+/**
+ * Runs one prompt. Ctrl-C inside a prompt arrives as a keypress (the terminal
+ * is in raw mode, so no SIGINT) and inquirer rejects with ExitPromptError; an
+ * abort of ctx.signal gives AbortPromptError. Both mean "interrupted": exit 130.
+ */
+export async function ask<T>(prompt: (inquirer: typeof import('@inquirer/prompts')) => Promise<T>): Promise<T> {
+  const inquirer = await import('@inquirer/prompts');
+  try {
+    return await prompt(inquirer);
+  } catch (error) {
+    if (error instanceof Error && ['ExitPromptError', 'AbortPromptError', 'CancelPromptError'].includes(error.name)) {
+      throw new InterruptedError();
+    }
+    throw error;
+  }
+}
+
+/** Refuses to prompt where nobody can answer: stdin or stderr not a terminal, or --json. */
+export function requireTerminal(ctx: Context, what: string): void {
+  if (!ctx.io.interactive) {
+    const why = ctx.io.json ? '--json output is for scripts' : 'stdin or stderr is not a terminal';
+    throw new UsageError(`${what} needs a terminal to ask questions (${why})`);
+  }
+}
+
+function hasLocation(input: SceneInput): boolean {
+  return input.at !== undefined || (input.lat !== undefined && input.lat !== '' && input.lng !== undefined && input.lng !== '');
+}
+
+/**
+ * Whether `generate` should prompt: always with --interactive (which then
+ * requires a terminal), otherwise only when the location is missing and a
+ * person is at the terminal. Scripts get the "--lat is required" error instead.
+ */
+export function mustPrompt(ctx: Context, input: SceneInput, forced: boolean): boolean {
+  if (forced) {
+    requireTerminal(ctx, '--interactive');
+    return true;
+  }
+  return !hasLocation(input) && ctx.io.interactive;
+}
+
+/** "LAT,LNG" as prefilled text from whatever location flags were given. */
+function locationText(input: SceneInput): string | undefined {
+  if (input.at !== undefined) return input.at;
+  if (hasLocation(input)) return `${input.lat},${input.lng}`;
+  return undefined;
+}
+
+export function validateLocation(text: string): true | string {
+  try {
+    const { lat, lng } = parseLocation(text, 'location');
+    checkCoordinates(lat, lng, 'latitude', 'longitude');
+    return true;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+export async function promptLocation(ctx: Context, current?: string): Promise<string> {
+  const answer = await ask(({ input }) =>
+    input(
+      {
+        message: 'Location (latitude,longitude or a geo: URI)',
+        default: current,
+        validate: validateLocation,
+      },
+      promptContext(ctx),
+    ),
+  );
+  return answer.trim();
+}
+
+/** Current value of each enum: the flag if given (checked now, before any question), else the configured default. */
+export function preselectedScene(input: SceneInput, defaults: Settings['sceneDefaults']): Record<SceneEnumField, string> {
+  const chosen = {} as Record<SceneEnumField, string>;
+  for (const field of SCENE_ENUM_FIELDS) {
+    const raw = input[field];
+    if (raw === undefined || raw === '') {
+      chosen[field] = defaults[field].value;
+      continue;
+    }
+    const parsed = parseSceneEnum(field, raw);
+    if (!parsed.ok) throw new UsageError(parsed.message);
+    chosen[field] = parsed.value;
+  }
+  return chosen;
+}
+
+export async function promptSceneChoices(
+  ctx: Context,
+  current: Record<SceneEnumField, string>,
+  defaults: Settings['sceneDefaults'],
+): Promise<Record<SceneEnumField, string>> {
+  const chosen = { ...current };
+  for (const field of SCENE_ENUM_FIELDS) {
+    const choices = (SCENE_ENUMS[field] as readonly string[]).map((value) => ({
+      value,
+      name: value === defaults[field].value ? `${value} ${ctx.io.style.dim('(default)')}` : value,
+      short: value,
+    }));
+    chosen[field] = await ask(({ select }) =>
+      select({ message: LABELS[field], choices, default: current[field], pageSize: choices.length }, promptContext(ctx)),
+    );
+  }
+  return chosen;
+}
+
+/** Asks where to save, offering `suggested`; an existing file is refused unless --force. */
+export async function promptOutputPath(ctx: Context, suggested: string, force: boolean): Promise<string> {
+  const answer = await ask(({ input }) =>
+    input(
+      {
+        message: 'Save as',
+        default: suggested,
+        validate: (value) => {
+          const path = value.trim();
+          if (!path) return 'enter a file name';
+          if (path === '-') return 'choose a file; use -o - on the command line to write to stdout';
+          if (!force && existsSync(resolve(path))) return `${path} already exists; choose another name (or pass --force)`;
+          return true;
+        },
+      },
+      promptContext(ctx),
+    ),
+  );
+  return answer.trim();
+}
+
+/**
+ * The interactive part of `generate`: asks for the location and the scene
+ * choices, and returns the input as if they had been typed as flags.
+ */
+export async function promptForScene(ctx: Context, given: SceneInput, defaults: Settings['sceneDefaults']): Promise<SceneInput> {
+  const current = preselectedScene(given, defaults);
+  if (given.at !== undefined && (given.lat !== undefined || given.lng !== undefined)) {
+    throw new UsageError('--at cannot be combined with --lat/--lng');
+  }
+  const at = await promptLocation(ctx, locationText(given));
+  const scene = await promptSceneChoices(ctx, current, defaults);
+  const { lat: _lat, lng: _lng, ...rest } = given;
+  return { ...rest, ...scene, at };
+}
+
+/** The flags that would repeat these answers without prompting (only what differs from the defaults). */
+export function equivalentFlags(input: SceneInput, defaults: Settings['sceneDefaults'], output?: string): string {
+  const flags = [`--at "${input.at}"`];
+  for (const field of SCENE_ENUM_FIELDS) {
+    const value = input[field];
+    if (value !== undefined && value !== defaults[field].value) flags.push(`--${flagName(field)} ${value}`);
+  }
+  if (output) flags.push(`-o ${/[\s"'$]/.test(output) ? JSON.stringify(output) : output}`);
+  return flags.join(' ');
+}
+
+/** For `init`: a hidden key entry; an empty answer keeps `current` when there is one. */
+export async function promptApiKey(ctx: Context, hasCurrent: boolean): Promise<string | undefined> {
+  const answer = await ask(({ password }) =>
+    password(
+      {
+        message: hasCurrent ? 'API key (hidden; leave empty to keep the current one)' : 'API key (hidden)',
+        mask: '*',
+        validate: (value) => {
+          const key = value.trim();
+          if (!key) return hasCurrent ? true : 'the API key is required';
+          if (/\s/.test(key)) return 'the API key must not contain whitespace';
+          return true;
+        },
+      },
+      promptContext(ctx),
+    ),
+  );
+  const key = answer.trim();
+  if (key) ctx.io.addSecret(key);
+  return key || undefined;
+}
+
+export async function promptText(
+  ctx: Context,
+  message: string,
+  options: { default?: string; validate?: (value: string) => true | string } = {},
+): Promise<string> {
+  return (await ask(({ input }) => input({ message, default: options.default, validate: options.validate }, promptContext(ctx)))).trim();
+}
+
+export async function promptConfirm(ctx: Context, message: string, defaultAnswer: boolean): Promise<boolean> {
+  return ask(({ confirm }) => confirm({ message, default: defaultAnswer }, promptContext(ctx)));
+}
