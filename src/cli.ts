@@ -56,6 +56,8 @@ Exit codes: 0 ok, 1 unexpected, 2 usage/validation, 3 auth, 4 credits, 5 not fou
   program.exitOverride();
   if (output) program.configureOutput(output);
   for (const register of registrations) register(program, action);
+  // The implicit `help` command joins the Setup group instead of a "Commands:" heading of its own.
+  program.commandsGroup('Setup:').helpCommand(true);
   return program;
 }
 
