@@ -64,6 +64,8 @@ Exit codes: 0 ok, 1 unexpected, 2 usage/validation, 3 auth, 4 credits, 5 not fou
 function errorFromUnknown(error: unknown, signal: AbortSignal): CliError {
   if (error instanceof CliError) return error;
   if (signal.aborted) return new InterruptedError();
+  // Ctrl-C inside an inquirer prompt is a keypress in raw mode, not a SIGINT: inquirer rejects instead.
+  if (error instanceof Error && ['ExitPromptError', 'AbortPromptError'].includes(error.name)) return new InterruptedError();
   const message = error instanceof Error ? error.message : String(error);
   return new CliError(`unexpected: ${message}`, ExitCode.Unexpected, 'Unexpected');
 }

@@ -133,6 +133,21 @@ describe.skipIf(!ptyAvailable())('on a terminal', () => {
     ws.dir.remove();
   });
 
+  it("Ctrl-C at other commands' prompts (config's hidden key, delete's confirmation) also exits 130", async () => {
+    const ws = workspace();
+    const key = spawnInPty(['config', 'set', 'api-key'], { ...ws, env: {} });
+    await key.answer('API key', KEYS.ctrlC);
+    expect((await key.exited).exitCode).toBe(130);
+    expect(key.screen).toContain('error: interrupted');
+    expect(existsSync(join(ws.configDir, 'config.json'))).toBe(false);
+
+    const del = spawnInPty(['delete', 'some-image-id'], ws);
+    await del.answer('permanently?', KEYS.ctrlC);
+    expect((await del.exited).exitCode).toBe(130);
+    expect(sandbox.requests().filter((r) => r.method === 'DELETE')).toEqual([]);
+    ws.dir.remove();
+  });
+
   it('--json on a terminal never prompts: exit 2 naming the missing flag', async () => {
     const ws = workspace();
     const term = spawnInPty(['generate', '--json', '--lng', '2.2945'], ws);
