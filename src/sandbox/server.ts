@@ -22,7 +22,7 @@ import { CONTROL_PREFIX, handleControl, isLoggedPath } from './control-routes.js
 import { Faults, type FaultSettings } from './faults.js';
 import { HttpError, notFound, queryObject, sendError } from './http-io.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
-import { SandboxStore, type SandboxState } from './store.js';
+import { dropExpiredUnlisted, SandboxStore, type SandboxState } from './store.js';
 import { DEFAULT_WEBHOOK_POLICY, WebhookSender, type DeliveryAttempt, type WebhookPolicy } from './webhooks.js';
 
 export { API_BASE_PATH } from './api-routes.js';
@@ -165,8 +165,11 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   const warn = options.onWarning ?? (() => {});
 
   const store = await SandboxStore.open(options.dataDir, { onWarning: warn });
-  const defaultAccount = await store.update((state) => chooseDefaultAccount(state, options, now()));
-  await store.sweep(now());
+  const { defaultAccount, dropped } = await store.update((state) => ({
+    defaultAccount: chooseDefaultAccount(state, options, now()),
+    dropped: dropExpiredUnlisted(state, now()),
+  }));
+  await store.sweepFiles(dropped);
 
   const faults = new Faults(faultSettings, seed, now);
   const log = new RequestLog();

@@ -81,6 +81,17 @@ function checkState(value: unknown, path: string): SandboxState {
   return state as SandboxState;
 }
 
+/**
+ * Forgets unlisted async results (saveImage:false) whose signed URLs have
+ * expired; returns their ids so the caller can remove the files afterwards.
+ */
+export function dropExpiredUnlisted(state: SandboxState, nowMs: number): string[] {
+  const cutoff = nowMs - URL_LIFETIME_MS;
+  const expired = state.images.filter((image) => !image.inHistory && Date.parse(image.createdAt) < cutoff);
+  if (expired.length) state.images = state.images.filter((image) => !expired.includes(image));
+  return expired.map((image) => image.id);
+}
+
 /** Ids become file names; anything else is refused rather than escaped. */
 export function isSafeId(id: string): boolean {
   return /^[A-Za-z0-9_-]{1,100}$/.test(id);
@@ -161,19 +172,12 @@ export class SandboxStore {
   }
 
   /**
-   * Start-up housekeeping: drops unlisted async results whose URLs have expired,
-   * and temp or orphan files that a crash left behind (old enough that no live
-   * writer can still own them).
+   * Start-up housekeeping after `dropExpiredUnlisted`: removes the files of the
+   * dropped images, and temp or orphan files a crash left behind (old enough
+   * that no live writer can still own them).
    */
-  async sweep(nowMs: number): Promise<void> {
-    const expired = await this.update((state) => {
-      const cutoff = nowMs - URL_LIFETIME_MS;
-      const gone = state.images.filter((image) => !image.inHistory && Date.parse(image.createdAt) < cutoff);
-      if (gone.length) state.images = state.images.filter((image) => !gone.includes(image));
-      return gone.map((image) => image.id);
-    });
-    for (const id of expired) await this.removeImageFile(id);
-
+  async sweepFiles(droppedIds: readonly string[]): Promise<void> {
+    for (const id of droppedIds) await this.removeImageFile(id);
     const known = new Set((await this.snapshot()).images.map((image) => image.id));
     const imagesDir = join(this.dataDir, IMAGES_DIR);
     const candidates = [

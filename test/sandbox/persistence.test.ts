@@ -10,7 +10,7 @@ import { build } from 'esbuild';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SANDBOX_PRICE } from '../../src/api/enums.js';
 import { defaultSandboxDir } from '../../src/sandbox/server.js';
-import { generationRequest, startTestSandbox, tempDataDir, type TestSandbox } from '../helpers/sandbox.js';
+import { generationRequest, manualClock, startTestSandbox, tempDataDir, type TestSandbox } from '../helpers/sandbox.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dirs: string[] = [];
@@ -157,6 +157,31 @@ describe('the data directory', () => {
     expect(warnings.join('\n')).toMatch(/unreadable.*moved it to/);
     expect(readdirSync(dir).some((name) => name.startsWith('state.json.corrupt-'))).toBe(true);
     await generate(fresh);
+  });
+
+  it('forgets unlisted async images (saveImage:false) at the first start after their URLs expired', async () => {
+    const dir = dataDir();
+    const clock = manualClock();
+    const sb = await open(dir, { now: clock.now, webhook: { attempts: 1 } });
+    const res = await fetch(sb.api('/async'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': sb.key, 'x-callback-url': 'http://127.0.0.1:9/hook' },
+      body: JSON.stringify(generationRequest({ saveImage: false })),
+    });
+    expect(res.status).toBe(202);
+    await sb.idle();
+    const stateOf = () => JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as { images: Array<{ id: string; inHistory: boolean }> };
+    const [image] = stateOf().images;
+    expect(image).toMatchObject({ inHistory: false });
+    await sb.close();
+
+    clock.advance(60 * 60 * 1000);
+    await (await open(dir, { now: clock.now })).close();
+    expect(stateOf().images).toHaveLength(1);
+    clock.advance(60 * 60 * 1000 + 1000);
+    await (await open(dir, { now: clock.now })).close();
+    expect(stateOf().images).toEqual([]);
+    expect(existsSync(join(dir, 'images', `${image!.id}.jpg`))).toBe(false);
   });
 
   it('refuses a state file from a newer version instead of overwriting it', async () => {
