@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { flagName, parseSceneEnum, SCENE_ENUMS, SCENE_ENUM_FIELDS, type SceneEnumField } from './api/enums.js';
-import { InterruptedError, UsageError } from './api/errors.js';
+import { UsageError } from './api/errors.js';
 import type { Settings } from './config.js';
 import type { Context } from './context.js';
 import { checkCoordinates, parseLocation, type SceneInput } from './request.js';
@@ -27,20 +27,12 @@ function promptContext(ctx: Context) {
 }
 
 /**
- * Runs one prompt. Ctrl-C inside a prompt arrives as a keypress (the terminal
- * is in raw mode, so no SIGINT) and inquirer rejects with ExitPromptError; an
- * abort of ctx.signal gives AbortPromptError. Both mean "interrupted": exit 130.
+ * Runs one prompt with inquirer loaded on first use. Ctrl-C inside a prompt
+ * arrives as a keypress (raw mode, no SIGINT) and inquirer rejects with
+ * ExitPromptError; cli.ts maps that, like an aborted ctx.signal, to exit 130.
  */
 export async function ask<T>(prompt: (inquirer: typeof import('@inquirer/prompts')) => Promise<T>): Promise<T> {
-  const inquirer = await import('@inquirer/prompts');
-  try {
-    return await prompt(inquirer);
-  } catch (error) {
-    if (error instanceof Error && ['ExitPromptError', 'AbortPromptError', 'CancelPromptError'].includes(error.name)) {
-      throw new InterruptedError();
-    }
-    throw error;
-  }
+  return prompt(await import('@inquirer/prompts'));
 }
 
 /** Refuses to prompt where nobody can answer: stdin or stderr not a terminal, or --json. */
