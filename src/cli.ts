@@ -4,7 +4,7 @@
 import { Command, CommanderError, Option, type OutputConfiguration } from 'commander';
 import { CliError, ExitCode, InterruptedError, UsageError } from './api/errors.js';
 import { Context, type GlobalOptions } from './context.js';
-import { Terminal } from './io.js';
+import { colorEnabled, loadStyle, Terminal } from './io.js';
 import { registrations } from './commands/index.js';
 import { VERSION } from './version.js';
 
@@ -92,6 +92,7 @@ export async function main(argv: string[], proc: Process = process): Promise<num
     async (...args: unknown[]) => {
       const command = args[args.length - 1] as Command;
       const globals = command.optsWithGlobals() as GlobalOptions & O;
+      const color = colorEnabled(proc.env, Boolean(proc.stderr.isTTY), globals.color ?? true);
       const io = new Terminal({
         stdout: proc.stdout,
         stderr: proc.stderr,
@@ -100,7 +101,8 @@ export async function main(argv: string[], proc: Process = process): Promise<num
         json: globals.json,
         quiet: globals.quiet,
         verbose: globals.verbose,
-        color: globals.color,
+        color,
+        style: await loadStyle(color),
       });
       const ctx = new Context(io, globals, proc.env, controller.signal);
       activeContext = ctx;

@@ -1,7 +1,6 @@
 // The terminal layer in one injectable object: streams, TTY facts, colour,
 // spinners and message levels. Commands talk only to this, never to `process`.
 import type { Readable, Writable } from 'node:stream';
-import { Chalk } from 'chalk';
 import { CliError, NetworkError } from './api/errors.js';
 
 export interface Style {
@@ -31,6 +30,22 @@ export interface TerminalOptions {
   json?: boolean;
   /** false when --no-color was given. */
   color?: boolean;
+  /** The painter used when colour is on (chalk, loaded by the caller only then; see loadStyle). */
+  style?: Style;
+}
+
+const unstyled = (text: string) => text;
+/** What every message uses when colour is off: no codes at all. */
+export const PLAIN_STYLE: Style = { bold: unstyled, dim: unstyled, red: unstyled, green: unstyled, yellow: unstyled, cyan: unstyled };
+
+/**
+ * chalk's import sniffs the terminal (node:tty and friends), a real share of
+ * startup; it is loaded only when colour is actually on.
+ */
+export async function loadStyle(color: boolean): Promise<Style> {
+  if (!color) return PLAIN_STYLE;
+  const { Chalk } = await import('chalk');
+  return new Chalk({ level: 1 });
 }
 
 /** Colour is on for a terminal unless NO_COLOR or --no-color; FORCE_COLOR turns it on anywhere. */
@@ -63,8 +78,8 @@ export class Terminal {
     this.verbose = options.verbose ?? false;
     this.json = options.json ?? false;
     this.color = colorEnabled(options.env, Boolean(options.stderr.isTTY), options.color ?? true);
-    // The level is decided here (flags, NO_COLOR, FORCE_COLOR, TTY), not by chalk's own sniffing.
-    this.style = new Chalk({ level: this.color ? 1 : 0 });
+    // Colour is decided here (flags, NO_COLOR, FORCE_COLOR, TTY), not by chalk's own sniffing.
+    this.style = this.color && options.style ? options.style : PLAIN_STYLE;
   }
 
   get stdin(): Readable & { isTTY?: boolean } {
