@@ -27,14 +27,20 @@ export async function checkOutputPath(path: string, force: boolean, flag = '--ou
     if (info.isDirectory()) throw new UsageError(`${flag} ${path} is a directory; name a file`);
     if (!force) throw new UsageError(`${flag} ${path} already exists; pass --force to overwrite`);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if (error instanceof UsageError) throw error;
+    // A path through a file (ENOTDIR), too long, looping links: the user's path, so a usage error, not a crash.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOTDIR') throw new UsageError(`${flag} ${path}: part of that path is a file, not a directory`);
+    if (code !== 'ENOENT') throw new UsageError(`${flag} ${path} cannot be used (${code ?? String(error)})`);
   }
   const parent = dirname(target);
   try {
     await access(parent, constants.W_OK);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      await mkdir(parent, { recursive: true });
+      await mkdir(parent, { recursive: true }).catch((cause: NodeJS.ErrnoException) => {
+        throw new UsageError(`${flag}: cannot create directory ${parent} (${cause.code ?? cause.message})`);
+      });
     } else {
       throw new UsageError(`${flag}: cannot write to directory ${parent}`);
     }
