@@ -65,7 +65,7 @@ export class Context {
       const { startSandbox, defaultSandboxDir } = await import('./sandbox/server.js');
       const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, dataDir: defaultSandboxDir(this.env) });
       this.onCleanup(() => sandbox.close());
-      const apiKey = settings.apiKey.source === 'flag' ? settings.apiKey.value! : sandbox.defaultKey;
+      const apiKey = settings.apiKey.source === 'flag' ? this.usableKey() : sandbox.defaultKey;
       this.io.addSecret(apiKey);
       this.io.debug(`sandbox: serving in-process at ${sandbox.url}`);
       return { baseUrl: sandbox.url, apiKey };
@@ -76,13 +76,28 @@ export class Context {
         "no service URL: pass --base-url, set AERIAL_BASE_URL, run 'aerial config set base-url <url>', or try --sandbox",
       );
     }
-    const apiKey = settings.apiKey.value;
-    if (!apiKey) {
+    if (!settings.apiKey.value?.trim()) {
       throw new UsageError(
         "no API key: set AERIAL_API_KEY, run 'aerial config set api-key' (hidden prompt or stdin), or try --sandbox",
       );
     }
-    return { baseUrl: validateBaseUrl(baseUrl, '--base-url'), apiKey };
+    return { baseUrl: validateBaseUrl(baseUrl, '--base-url'), apiKey: this.usableKey() };
+  }
+
+  /**
+   * The key as it can travel in a header. A CI secret often ends in a newline:
+   * that is trimmed. Whitespace or control characters inside are refused here,
+   * naming where the key came from, rather than failing later as a network error.
+   */
+  private usableKey(): string {
+    const { value, source } = this.settings().apiKey;
+    const key = (value ?? '').trim();
+    this.io.addSecret(key);
+    if (/[\s\u0000-\u001f\u007f]/.test(key)) {
+      const where = { flag: '--api-key', env: 'AERIAL_API_KEY', profile: `the config file (profile ${this.settings().profile.value})`, default: 'the default' }[source];
+      throw new UsageError(`the API key in ${where} contains whitespace or control characters`);
+    }
+    return key;
   }
 
   async client(tuning: ClientTuning = {}): Promise<GenAerialClient> {
