@@ -1,7 +1,7 @@
 // Delivery of async results to the caller's x-callback-url: a JSON POST, retried
 // with doubling backoff on network errors and non-2xx answers. --webhook-fail n
 // makes the first n attempts count as failures without sending anything.
-import { Agent, request } from 'undici';
+import { Agent } from '../api/undici-agent.js';
 import type { WebhookError, WebhookSuccess } from '../api/schema.js';
 import { sleep, type Faults } from './faults.js';
 
@@ -78,7 +78,10 @@ export class WebhookSender {
   private async post(url: string, body: string, attempt: number, signal: AbortSignal, record: DeliveryAttempt): Promise<void> {
     const timeout = AbortSignal.timeout(this.policy.timeoutMs);
     try {
-      const res = await request(url, {
+      const target = new URL(url);
+      const res = await this.agent.request({
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
         method: 'POST',
         body,
         headers: {
@@ -86,7 +89,6 @@ export class WebhookSender {
           'user-agent': 'aerial-sandbox-webhook',
           'x-sandbox-delivery-attempt': String(attempt),
         },
-        dispatcher: this.agent,
         signal: AbortSignal.any([signal, timeout]),
       });
       record.status = res.statusCode;

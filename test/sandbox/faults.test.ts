@@ -35,6 +35,10 @@ describe('--latency', () => {
     expect(res.status).toBe(200);
     await res.arrayBuffer();
     expect(performance.now() - started).toBeGreaterThanOrEqual(240);
+    // The body is read after the delay: a POST still arrives whole.
+    const posted = await generate(sb);
+    expect(posted.status).toBe(200);
+    await posted.arrayBuffer();
   });
 });
 
