@@ -6,6 +6,7 @@ import { GenerationFailedError, NetworkError, UsageError } from '../api/errors.j
 import type { GenerationRequest } from '../api/schema.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
+import type { Spinner } from '../io.js';
 import { VERSION } from '../version.js';
 import { defaultOutputName, formatBytes } from './generate.js';
 import { addLocationOptions, addSceneOptions, sceneInputFrom } from './scene-options.js';
@@ -182,6 +183,37 @@ export class CallbackTimeoutError extends NetworkError {
   }
 }
 
+/** The error payload: exit 6 with its errorCode and errorMessage, and the request id for scripts. */
+export class AsyncGenerationFailedError extends GenerationFailedError {
+  constructor(readonly requestId: string, errorCode: string, errorMessage: string) {
+    super(errorCode, `${errorMessage} (request ${requestId})`);
+  }
+
+  override toJSON() {
+    return { ...super.toJSON(), requestId: this.requestId };
+  }
+}
+
+/** A spinner whose first ending wins, so a stop() on the way out leaves a failure line standing. */
+function endsOnce(spinner: Spinner): Spinner {
+  let ended = false;
+  const ending =
+    (end: (text?: string) => void) =>
+    (text?: string): void => {
+      if (ended) return;
+      ended = true;
+      end(text);
+    };
+  return {
+    update: (text) => {
+      if (!ended) spinner.update(text);
+    },
+    succeed: ending((text) => spinner.succeed(text)),
+    fail: ending((text) => spinner.fail(text)),
+    stop: ending(() => spinner.stop()),
+  };
+}
+
 function isLoopbackHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '');
   return host === 'localhost' || host === '::1' || /^127\./.test(host);
@@ -235,7 +267,7 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
   ctx.io.info(`Accepted request ${requestId}; waiting up to ${formatDuration(plan.timeoutMs)} for the callback`);
 
   const waitingText = () => `Waiting for the callback of ${requestId}… ${Math.round((Date.now() - started) / 1000)}s`;
-  const spinner = await ctx.io.spinner(waitingText());
+  const spinner = endsOnce(await ctx.io.spinner(waitingText()));
   const tick = setInterval(() => spinner.update(waitingText()), 1000);
   try {
     let payload;
@@ -254,7 +286,7 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
     const { isSuccessPayload } = await import('../listener.js');
     if (!isSuccessPayload(payload)) {
       spinner.fail('Generation failed');
-      throw new GenerationFailedError(payload.errorCode, `${payload.errorMessage} (request ${requestId})`);
+      throw new AsyncGenerationFailedError(requestId, payload.errorCode, payload.errorMessage);
     }
     spinner.update(`Downloading image ${payload.generatedImageId}…`);
     const metadata =

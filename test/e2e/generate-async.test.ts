@@ -258,7 +258,7 @@ describe('generate-async --listen', () => {
     expect(await canBind(port)).toBe(true);
   });
 
-  it('exits 6 with errorCode and errorMessage on the error callback, writing nothing', async () => {
+  it('exits 6 with errorCode and errorMessage on the error callback, writing nothing, human and --json', async () => {
     sandbox.setFaults({ failRate: 1 });
     const port = await freePort();
     const result = await cli(['--listen', '--listen-port', String(port), '-o', join(dir, 'fail.jpg')]);
@@ -268,6 +268,12 @@ describe('generate-async --listen', () => {
     expect(sandbox.webhookAttempts().filter((a) => a.requestId === sent!.requestId).map((a) => [a.kind, a.outcome])).toEqual([['error', 'delivered']]);
     expect(readdirSync(dir)).toEqual([]);
     expect(await canBind(port)).toBe(true);
+
+    const json = await cli(['--listen', '-o', join(dir, 'fail.jpg'), '--json']);
+    expect(json.exitCode).toBe(6);
+    expect(json.stdout).toBe('');
+    const line = JSON.parse(json.stderr.trim().split('\n').at(-1)!);
+    expect(line).toMatchObject({ error: 'ErrorGeneratingImage', exitCode: 6, requestId: asyncRequests()[1]!.requestId });
   });
 
   it('exits 7 on timeout and prints the request id, human and --json', async () => {
@@ -279,7 +285,7 @@ describe('generate-async --listen', () => {
     const elapsed = Date.now() - started;
     expect(human.exitCode).toBe(7);
     const first = asyncRequests()[0]!.requestId!;
-    expect(human.stderr).toContain(`error: Timeout — no callback for request ${first} within 1s`);
+    expect(human.stderr).toMatch(new RegExp(`error: (Timeout — )?no callback for request ${first} within 1s`));
     expect(human.stderr).toContain("aerial list");
     expect(elapsed).toBeGreaterThanOrEqual(1000);
     expect(elapsed).toBeLessThan(8000);
