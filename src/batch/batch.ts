@@ -1,6 +1,7 @@
 // `aerial batch <file>`: plan every row, refuse bad input before anything is
 // sent, skip what earlier runs finished, then generate the rest through one
 // keep-alive pool with bounded concurrency, retries and a manifest.
+import { setMaxListeners } from 'node:events';
 import { relative, resolve } from 'node:path';
 import { CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
 import type { GenerationRequest } from '../api/schema.js';
@@ -18,6 +19,7 @@ import { PauseGate, runPool } from './runner.js';
 import { parseShard } from './shard.js';
 import { batchExitCode, summarize, type RowOutcome } from './summary.js';
 import { compileTemplate } from './template.js';
+import type { Readable } from 'node:stream';
 import type { WrittenJpeg } from '../jpeg-file.js';
 
 export const DEFAULT_TEMPLATE = 'aerial-batch/{row}-{lat}_{lng}.jpg';
@@ -43,11 +45,11 @@ export interface BatchOptions {
   listenHost?: string;
   listenPort?: string;
   publicUrl?: string;
-  timeout?: string;
+  callbackTimeout?: string;
   scene: SceneInput;
 }
 
-interface Job {
+export interface Job {
   plan: PlannedRow & { request: GenerationRequest; target: string; file: string; key: string };
   resume: ResumeEntry;
 }
@@ -71,6 +73,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const sceneDefaults = ctx.settings().sceneDefaults;
   // The flags are checked once, against their own names, rather than once per row.
   buildGenerationRequest({ ...options.scene, lat: 0, lng: 0 }, sceneDefaults);
+  const asyncSetup = await import('./async-rows.js').then((m) => m.parseAsyncFlags(options));
 
   const file = await readBatchFile(path, { format: options.format, stdin: io.stdin });
   const plan = planBatch({ file, flags: options.scene, sceneDefaults, template, shard, manifestPath: options.manifest, cwd: process.cwd() });
@@ -137,23 +140,30 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     for (const dir of new Set(jobs.map((job) => resolve(job.plan.target, '..')))) await mkdir(dir, { recursive: true });
     await removeStaleParts(jobs.map((job) => job.plan.target));
 
+    // Each row in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
+    setMaxListeners(concurrency * 4 + 10, ctx.signal);
     const client = await ctx.client({ connections: concurrency, maxRateLimitRetries: 0 });
     const { writeJpegAtomically } = await import('../jpeg-file.js');
     const metadata = options.metadata === false ? undefined : await import('../metadata.js');
     const { VERSION } = await import('../version.js');
-    const produce: RowProducer = async (job, attempt, signal) => {
-      const image = await client.generate(job.plan.request, { signal });
-      attempt.phase = 'response';
+    const writeRow = async (body: Readable, job: Job, expectedLength: number | undefined, signal: AbortSignal): Promise<WrittenJpeg> => {
       // The same GPS EXIF and AI-generated note as `aerial generate` writes.
       const inserter = metadata?.createMetadataTransform({ request: job.plan.request, software: `aerial ${VERSION}` });
-      const written = await writeJpegAtomically(image.body, job.plan.target, {
+      const written = await writeJpegAtomically(body, job.plan.target, {
         force: Boolean(options.force),
         signal,
-        expectedLength: image.contentLength,
+        expectedLength,
         transforms: inserter ? [inserter] : [],
       });
       return { ...written, bytes: written.bytes + (inserter?.insertedBytes ?? 0) };
     };
+    const produce: RowProducer = asyncSetup
+      ? await import('./async-rows.js').then((m) => m.asyncProducer(ctx, { client, setup: asyncSetup, policy, write: writeRow }))
+      : async (job, attempt, signal) => {
+          const image = await client.generate(job.plan.request, { signal });
+          attempt.phase = 'response';
+          return writeRow(image.body, job, image.contentLength, signal);
+        };
     const progress = await createProgress(io, { intervalMs: progressIntervalMs });
     ctx.onCleanup(() => progress.stop());
     const run = new RowRunner(jobs, writer!, produce, policy, progress, ctx.signal);

@@ -4,6 +4,7 @@
 // interrupted export resumes. A URL that has expired (past its two hours, or
 // refused with 403) is refreshed by listing again.
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { setMaxListeners } from 'node:events';
 import { join, resolve } from 'node:path';
 import { ApiError, CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
 import type { GenAerialClient } from '../api/client.js';
@@ -92,6 +93,8 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     throw new UsageError(`cannot create directory ${dirArg}: ${error.code === 'EEXIST' ? 'a file has that name' : error.message}`);
   });
 
+  // Each download in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
+  setMaxListeners(concurrency * 4 + 10, ctx.signal);
   const client = await ctx.client({ connections: concurrency, maxRateLimitRetries: 0 });
   const gate = new PauseGate();
   const withRetries = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {

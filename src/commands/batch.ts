@@ -29,7 +29,12 @@ export function register(program: Command, action: ActionFactory): void {
     .option('-f, --force', 'overwrite output files that this batch did not write')
     .option('--no-metadata', 'save the bytes exactly as received: no GPS EXIF, no AI-generated note')
     .option('--skip-invalid', 'run the valid rows even when some rows are invalid (they are reported as failed)')
-    .option('--progress-interval <seconds>', 'seconds between progress lines when stderr is not a terminal (default 5)');
+    .option('--progress-interval <seconds>', 'seconds between progress lines when stderr is not a terminal (default 5)')
+    .option('--async', 'use the async endpoint: one local listener catches every row\'s callback, matched by requestId')
+    .option('--listen-host <host>', 'with --async: address the listener binds (default 127.0.0.1)')
+    .option('--listen-port <port>', 'with --async: port the listener binds (default 0: a free port)')
+    .option('--public-url <url>', 'with --async: URL the service calls to reach the listener (a tunnel); a secret token path is appended')
+    .option('--callback-timeout <duration>', 'with --async: how long a row waits for its callback: 90s, 10m, 1h (default 10m)');
   addSceneOptions(command);
   command
     .addHelpText(
@@ -54,6 +59,7 @@ Examples:
   $ aerial batch places.csv --output-template 'out/{id}-{lat}_{lng}.jpg' --concurrency 8
   $ aerial batch places.jsonl --resolution HD --dry-run
   $ aerial batch places.csv --shard 2/4 --json > summary.json     # runner 2 of 4
+  $ aerial batch places.csv --async --public-url https://abc.ngrok.app    # callbacks through a tunnel
   $ printf 'lat,lng,zoom\\n48.8584,2.2945,High\\n' | aerial batch - --sandbox`,
     )
     .action(action<BatchCommandOptions>(runBatchCommand));

@@ -372,6 +372,37 @@ describe('batch', () => {
     expect(JSON.parse(result.stderr.trim().split('\n').pop()!)).toMatchObject({ error: 'InsufficientCredits', exitCode: 4 });
   });
 
+  it('--async: one listener catches every row\'s callback by requestId, through failed generations and webhook retries', async () => {
+    const sandbox = await sandboxFor({ seed: 3, failRate: 0.3, webhookFail: 2 });
+    const list = rows(6);
+    const csv = writeCsv('async.csv', list);
+    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--async', '--concurrency', '3', '--retry-delay', '10', '--max-retries', '10', '--json']);
+    expect(result.exitCode).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ total: 6, succeeded: 6, failed: 0 });
+    await expectOneCorrectFilePerRow(list);
+    const accepted = sandbox.requests().filter((e) => e.path === `${API_PATH}/async` && e.status === 202);
+    // Every row's result names the request whose callback delivered it.
+    const requestIds = new Set(accepted.map((e) => e.requestId));
+    for (const row of summary.rows) expect(requestIds.has(row.requestId)).toBe(true);
+    // One listener: every request carried the same callback URL.
+    expect(new Set(accepted.map((e) => e.callbackUrl)).size).toBe(1);
+    const deliveries = sandbox.webhookAttempts();
+    expect(deliveries.some((d) => d.kind === 'error' && d.outcome === 'delivered')).toBe(true);
+    expect(deliveries.some((d) => d.outcome === 'skipped')).toBe(true);
+    const successes = await generatedPerRow(sandbox);
+    expect([...successes.values()].every((n) => n === 1)).toBe(true);
+    expect(successes.size).toBe(6);
+  });
+
+  it('--async flags are refused without --async', async () => {
+    const sandbox = await sandboxFor();
+    const result = await cli(sandbox, [writeCsv('x.csv', rows(1)), '--listen-port', '0']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('--listen-port only applies with --async');
+    expect(sandbox.requests()).toEqual([]);
+  });
+
   it('stops early on 401 with exit 3', async () => {
     const sandbox = await sandboxFor();
     const csv = writeCsv('auth.csv', rows(6));

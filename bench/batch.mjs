@@ -1,0 +1,126 @@
+// Batch throughput and client CPU: `aerial batch` with 200 rows at
+// concurrency 16 against a sandbox (its own process) answering every request
+// after 100 ms. Ideal is 200 × 0.1 s / 16 = 1.25 s; the wall time measured is
+// the CLI process's whole life (start-up, file parsing, manifest, writes).
+//
+// All rows ask for the same scene (each still a separate request, image and
+// file), so the sandbox renders it once and then answers from its cache: the
+// figure is the client's, not the sandbox renderer's. CPU time is the CLI
+// process's own user + system time, as recorded by instrumented-cli.mjs.
+//
+// The sandbox has a capacity of its own (it persists every generation), so
+// the same 200 requests are also sent by a bare undici loop at the same
+// concurrency against a fresh sandbox: `baselineSeconds`. The CLI's own cost
+// is `seconds / baselineSeconds`, whatever the sandbox and machine manage.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startSandboxProcess } from './startup.mjs';
+
+const INSTRUMENTED = fileURLToPath(new URL('./instrumented-cli.mjs', import.meta.url));
+const UNDICI = pathToFileURL(fileURLToPath(new URL('../node_modules/undici/index.js', import.meta.url))).href;
+
+/** The least any client could do: the same requests through one undici pool, bodies read and dropped. */
+const BARE_CLIENT = `
+import { Agent, request } from ${JSON.stringify(UNDICI)};
+const [url, key, rows, concurrency] = [process.env.URL, process.env.KEY, Number(process.env.ROWS), Number(process.env.CONCURRENCY)];
+const agent = new Agent({ connections: concurrency });
+const body = JSON.stringify({ coordinates: { lat: 48.8584, lng: 2.2945 }, resolution: 'HD', zoom: 'Medium', bearing: 'North', angle: 'High', weather: 'Sunny', daytime: 'Day', aspectRatio: 'Landscape', epoch: 'Nowadays', tags: [] });
+let next = 0;
+async function worker() {
+  while (next < rows) {
+    next++;
+    const res = await request(url + '/api/external/v1/image-generation', { method: 'POST', body, dispatcher: agent, headers: { 'content-type': 'application/json', 'x-api-key': key } });
+    await res.body.arrayBuffer();
+    if (res.statusCode !== 200) throw new Error('HTTP ' + res.statusCode);
+  }
+}
+await Promise.all(Array.from({ length: concurrency }, worker));
+await agent.close();
+`;
+
+function runBare(sandbox, rows, concurrency) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(process.execPath, ['--input-type=module', '-e', BARE_CLIENT], {
+      env: { ...process.env, URL: sandbox.url, KEY: sandbox.key, ROWS: String(rows), CONCURRENCY: String(concurrency) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.once('exit', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - started) / 1e9) : reject(new Error(`bare client failed: ${stderr.slice(-300)}`))));
+  });
+}
+
+async function withSandbox(work, name, latencyMs, credits, fn) {
+  const sandbox = await startSandboxProcess(['--latency', String(latencyMs), '--data-dir', join(work, name), '--credits', String(credits)], {
+    ...process.env,
+    AERIAL_CONFIG_DIR: join(work, 'config'),
+  });
+  try {
+    return await fn(sandbox);
+  } finally {
+    await sandbox.stop();
+  }
+}
+
+function runTimed(args, env, cwd) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(process.execPath, [INSTRUMENTED, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      if (code !== 0) reject(new Error(`aerial ${args.join(' ')} exited ${code}: ${stderr.slice(-500)}`));
+      else resolve({ seconds, stdout, stderr });
+    });
+  });
+}
+
+export async function benchBatch({ rows = 200, concurrency = 16, latencyMs = 100 } = {}) {
+  const work = mkdtempSync(join(tmpdir(), 'aerial-bench-batch-'));
+  const configDir = join(work, 'config');
+  try {
+    const csv = join(work, 'rows.csv');
+    writeFileSync(csv, `id,lat,lng\n${Array.from({ length: rows }, (_, i) => `r${i + 1},48.8584,2.2945`).join('\n')}\n`);
+    const statsFile = join(work, 'stats.json');
+    const { seconds, stdout } = await withSandbox(work, 'sandbox-cli', latencyMs, rows * 10, (sandbox) => {
+      const env = { ...process.env, AERIAL_CONFIG_DIR: configDir, AERIAL_BASE_URL: sandbox.url, AERIAL_API_KEY: sandbox.key, AERIAL_BENCH_STATS: statsFile };
+      const args = ['batch', csv, '--concurrency', String(concurrency), '--resolution', 'HD', '--output-template', 'out/{id}.jpg', '--json'];
+      return runTimed(args, env, work);
+    });
+    const summary = JSON.parse(stdout);
+    const written = readdirSync(join(work, 'out')).filter((name) => name.endsWith('.jpg')).length;
+    if (summary.succeeded !== rows || written !== rows) throw new Error(`expected ${rows} images, got ${summary.succeeded} rows done and ${written} files`);
+    const stats = JSON.parse(readFileSync(statsFile, 'utf8'));
+    const cpuMs = stats.cpuUserMs + stats.cpuSystemMs;
+    const baselineSeconds = await withSandbox(work, 'sandbox-bare', latencyMs, rows * 10, (sandbox) => runBare(sandbox, rows, concurrency));
+    const idealSeconds = (rows * latencyMs) / 1000 / concurrency;
+    return {
+      rows,
+      concurrency,
+      latencyMs,
+      seconds,
+      idealSeconds,
+      ratio: seconds / idealSeconds,
+      cpuMsPerRow: cpuMs / rows,
+      cpuMs,
+      maxRssMb: stats.maxRssMb,
+      baselineSeconds,
+      baselineRatio: baselineSeconds / idealSeconds,
+      overheadRatio: seconds / baselineSeconds,
+    };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  console.log(await benchBatch());
+}

@@ -1,0 +1,111 @@
+// `batch --async`: each row is sent to the async endpoint with the callback
+// URL of one shared listener (callbacks.ts), and its image is downloaded from
+// the signedUrl of its callback.
+import { CliError, ExitCode, GenerationFailedError, NetworkError, UsageError } from '../api/errors.js';
+import type { GenAerialClient } from '../api/client.js';
+import type { Context } from '../context.js';
+import type { WrittenJpeg } from '../jpeg-file.js';
+import type { Readable } from 'node:stream';
+import type { Job, RowProducer } from './batch.js';
+import { isSuccessPayload } from '../listener.js';
+import { CallbackHub } from './callbacks.js';
+import { decide, type RetryPolicy } from './retry.js';
+
+export interface AsyncSetup {
+  host: string;
+  port: number;
+  publicUrl?: string;
+  timeoutMs: number;
+}
+
+export interface AsyncFlags {
+  async?: boolean;
+  listenHost?: string;
+  listenPort?: string;
+  publicUrl?: string;
+  callbackTimeout?: string;
+}
+
+const ASYNC_ONLY: Array<[keyof AsyncFlags, string]> = [
+  ['listenHost', '--listen-host'],
+  ['listenPort', '--listen-port'],
+  ['publicUrl', '--public-url'],
+  ['callbackTimeout', '--callback-timeout'],
+];
+
+/** Checks the listener flags before anything is bound or sent; undefined without --async. */
+export async function parseAsyncFlags(flags: AsyncFlags): Promise<AsyncSetup | undefined> {
+  if (!flags.async) {
+    const stray = ASYNC_ONLY.find(([key]) => flags[key] !== undefined);
+    if (stray) throw new UsageError(`${stray[1]} only applies with --async`);
+    return undefined;
+  }
+  const { parseListenPort, parseTimeout, validateCallbackUrl } = await import('../commands/generate-async.js');
+  const host = flags.listenHost?.trim() ?? '127.0.0.1';
+  if (host === '') throw new UsageError('--listen-host must be an address or host name such as 127.0.0.1');
+  return {
+    host,
+    port: parseListenPort(flags.listenPort),
+    publicUrl: flags.publicUrl === undefined ? undefined : validateCallbackUrl(flags.publicUrl, '--public-url'),
+    timeoutMs: parseTimeout(flags.callbackTimeout ?? '10m', '--callback-timeout'),
+  };
+}
+
+export interface AsyncProducerOptions {
+  client: GenAerialClient;
+  setup: AsyncSetup;
+  policy: RetryPolicy;
+  write: (body: Readable, job: Job, contentLength: number | undefined, signal: AbortSignal) => Promise<WrittenJpeg>;
+}
+
+export async function asyncProducer(ctx: Context, options: AsyncProducerOptions): Promise<RowProducer> {
+  const { client, setup, policy } = options;
+  let hub: CallbackHub;
+  try {
+    hub = await CallbackHub.start({ host: setup.host, port: setup.port, publicUrl: setup.publicUrl, onEvent: (m) => ctx.io.debug(`listener: ${m}`) });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new UsageError(`--listen-port ${setup.port} is already in use on ${setup.host}; pick another or leave it out for a free one`);
+    if (code === 'EACCES') throw new UsageError(`--listen-port ${setup.port} needs privileges on ${setup.host}; pick a port above 1023`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EINVAL') {
+      throw new UsageError(`--listen-host ${setup.host} is not an address of this machine (try 127.0.0.1 or 0.0.0.0)`);
+    }
+    throw error;
+  }
+  ctx.onCleanup(() => hub.close());
+  ctx.io.info(`Listening for callbacks on ${setup.host}:${hub.port}${setup.publicUrl ? ' (through --public-url)' : ''}`);
+
+  return async (job, attempt, signal) => {
+    const accepted = await client.generateAsync(job.plan.request, hub.callbackUrl, { signal });
+    attempt.requestId = accepted.requestId;
+    let payload;
+    try {
+      payload = await hub.wait(accepted.requestId, AbortSignal.any([signal, AbortSignal.timeout(setup.timeoutMs)]));
+    } catch (error) {
+      if (signal.aborted) throw error;
+      // Accepted but never heard of again: it may still be generated, and charged.
+      throw new NetworkError(`no callback for request ${accepted.requestId} within ${Math.round(setup.timeoutMs / 1000)}s`, 'CallbackTimeout', true);
+    }
+    if (!isSuccessPayload(payload)) throw new GenerationFailedError(payload.errorCode, `${payload.errorMessage} (request ${accepted.requestId})`);
+    const { signedUrl } = payload;
+
+    // From here the image exists: a failed download is retried as a download, never as a new generation.
+    attempt.phase = 'response';
+    for (let retry = 0; ; retry++) {
+      try {
+        const image = await client.fetchImage(signedUrl, { signal });
+        return await options.write(image.body, job, image.contentLength, signal);
+      } catch (error) {
+        if (signal.aborted) throw error;
+        const decision = decide(error, 'response', retry, { ...policy, retryUnsafe: true });
+        if (decision.action !== 'retry') {
+          // A refused signed URL says nothing about the API key: the row fails, the batch goes on.
+          const failure = decision.error;
+          throw new CliError(`downloading the generated image failed: ${failure.message}`, failure instanceof NetworkError ? ExitCode.Network : ExitCode.Server, failure.code);
+        }
+        const { sleep } = await import('../api/client.js');
+        await sleep(decision.delayMs, signal);
+      }
+    }
+  };
+}
