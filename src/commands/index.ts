@@ -1,9 +1,11 @@
 // Every command registers itself on the program; the order here is the order in --help.
 import type { Command } from 'commander';
 import type { ActionFactory } from '../cli.js';
+import { register as batch } from './batch.js';
 import { register as completion } from './completion.js';
 import { register as config } from './config.js';
 import { register as del } from './delete.js';
+import { register as exportImages } from './export.js';
 import { register as generateAsync } from './generate-async.js';
 import { register as generate } from './generate.js';
 import { register as init } from './init.js';
@@ -13,7 +15,9 @@ import { register as sandbox } from './sandbox.js';
 export const registrations: Array<(program: Command, action: ActionFactory) => void> = [
   generate,
   generateAsync,
+  batch,
   list,
+  exportImages,
   del,
   init,
   config,
