@@ -5,7 +5,7 @@
 function __aerial_path
     set -l path aerial
     set -l skip 0
-    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --port --profile --progress-interval --prompt --public-url --rate-limit --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --zoom -o
+    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --public-url --rate-limit --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --zoom -o
     for word in (commandline -opc)[2..-1]
         if test $skip = 1
             set skip 0
@@ -31,6 +31,8 @@ function __aerial_child
             echo batch
         case 'aerial list' 'aerial ls'
             echo list
+        case 'aerial export'
+            echo export
         case 'aerial delete' 'aerial rm'
             echo delete
         case 'aerial init'
@@ -67,6 +69,7 @@ complete -c aerial -n '__aerial_is \'aerial\'' -a 'generate' -d 'generate an aer
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'generate-async' -d 'start a generation whose result is POSTed to a webhook (or caught here with --listen)'
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'batch' -d 'generate one image per row of a CSV or JSON Lines file, resumably'
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'list' -d 'list the images in your history'
+complete -c aerial -n '__aerial_is \'aerial\'' -a 'export' -d 'download every image in your history, with a JSON Lines index'
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'delete' -d 'delete images from your history permanently'
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'init' -d 'set up aerial step by step: service URL, API key, defaults, and a test call'
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'config' -d 'show and change settings: api-key, base-url, defaults.<scene flag>'
@@ -154,6 +157,11 @@ complete -c aerial -n '__aerial_is \'aerial batch\'' -s f -l force -d 'overwrite
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l no-metadata -d 'save the bytes exactly as received: no GPS EXIF, no AI-generated note'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l skip-invalid -d 'run the valid rows even when some rows are invalid (they are reported as failed)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l progress-interval -x -d 'seconds between progress lines when stderr is not a terminal (default 5)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l async -d 'use the async endpoint: one local listener catches every row\'s callback, matched by requestId'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l listen-host -x -d 'with --async: address the listener binds (default 127.0.0.1)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l listen-port -x -d 'with --async: port the listener binds (default 0: a free port)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l public-url -x -d 'with --async: URL the service calls to reach the listener (a tunnel); a secret token path is appended'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l callback-timeout -x -d 'with --async: how long a row waits for its callback: 90s, 10m, 1h (default 10m)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l resolution -x -a 'HD FHD UHD' -d 'output resolution: HD, FHD, UHD (default FHD, or config)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l zoom -x -a 'ExtraLow Low Medium High ExtraHigh' -d 'how close the camera is: ExtraLow, Low, Medium, High, ExtraHigh (default Medium, or config)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l bearing -x -a 'North NorthEast East SouthEast South SouthWest West NorthWest' -d 'compass direction the camera faces (also N, NE, E, …): North, NorthEast, East, SouthEast, South, SouthWest, West, NorthWest (default North, or config)'
@@ -178,6 +186,13 @@ complete -c aerial -n '__aerial_is \'aerial list\'' -l size -x -d 'images per pa
 complete -c aerial -n '__aerial_is \'aerial list\'' -l sort -r -F -d 'sort criterion such as createdAt,desc; repeatable'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l all -d 'walk every page and print all images'
 complete -c aerial -n '__aerial_is \'aerial list\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial export\'' -F
+complete -c aerial -n '__aerial_is \'aerial export\'' -l concurrency -x -d 'downloads in flight at once, 1 to 256 (default 4)'
+complete -c aerial -n '__aerial_is \'aerial export\'' -l max-retries -x -d 'retries per request on 429, 5xx, resets and timeouts (default 5)'
+complete -c aerial -n '__aerial_is \'aerial export\'' -l retry-delay -x -d 'delay before the first retry, doubled for each further one, with jitter (default 500)'
+complete -c aerial -n '__aerial_is \'aerial export\'' -l page-size -x -d 'images per list request (default 50)'
+complete -c aerial -n '__aerial_is \'aerial export\'' -l progress-interval -x -d 'seconds between progress lines when stderr is not a terminal (default 5)'
+complete -c aerial -n '__aerial_is \'aerial export\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial delete\'' -s y -l yes -d 'do not ask for confirmation (required without a terminal)'
 complete -c aerial -n '__aerial_is \'aerial delete\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial init\'' -s h -l help -d 'display help for command'
@@ -211,4 +226,4 @@ complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l seed -x -d 'seed for t
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial completion\'' -a 'bash zsh fish'
 complete -c aerial -n '__aerial_is \'aerial completion\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial help\'' -a 'generate generate-async batch list delete init config sandbox completion'
+complete -c aerial -n '__aerial_is \'aerial help\'' -a 'generate generate-async batch list export delete init config sandbox completion'

@@ -32,8 +32,7 @@ describe('committed completion scripts', () => {
   for (const shell of SHELLS) {
     it(`completions/${FILES[shell]} equals a fresh generation from the program`, () => {
       const committed = readFileSync(join(ROOT, 'completions', FILES[shell]), 'utf8');
-      // On failure: npm run build && node scripts/completions.mjs
-      expect(committed).toBe(`${scripts[shell]}`);
+      expect(committed, `completions/${FILES[shell]} is stale: run npm run build && node scripts/completions.mjs`).toBe(scripts[shell]);
     });
   }
 });
