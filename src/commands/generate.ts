@@ -74,10 +74,12 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   const target = toStdout
     ? '-'
     : await checkOutputPath(output ?? defaultOutputName(request.coordinates.lat, request.coordinates.lng), Boolean(options.force));
-  const metadata =
+  // The EXIF writer (piexifjs) loads while the image is being generated, not before the request.
+  const metadataReady =
     options.metadata === false
       ? undefined
-      : await import('../metadata.js').then((m) => m.createMetadataTransform({ request, software: `aerial ${VERSION}` }));
+      : import('../metadata.js').then((m) => m.createMetadataTransform({ request, software: `aerial ${VERSION}` }));
+  metadataReady?.catch(() => {}); // a failed request must not leave an unhandled rejection behind
 
   const client = await ctx.client();
   const where = `${request.coordinates.lat}, ${request.coordinates.lng}`;
@@ -86,6 +88,7 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   const tick = setInterval(() => spinner.update(`Generating ${request.resolution} image of ${where}… ${Math.round((Date.now() - started) / 1000)}s`), 1000);
   try {
     const image = await client.generate(request, { signal: ctx.signal });
+    const metadata = await metadataReady;
     spinner.update(`Downloading ${request.resolution} image of ${where}…`);
     if (target === '-') {
       const bytes = (await pipeJpeg(image.body, ctx.io.stdout, ctx.signal, metadata ? [metadata] : [])) + (metadata?.insertedBytes ?? 0);
