@@ -63,7 +63,12 @@ export class Context {
     const settings = this.settings();
     if (this.globals.sandbox) {
       const { startSandbox, defaultSandboxDir } = await import('./sandbox/server.js');
-      const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, dataDir: defaultSandboxDir(this.env) });
+      const sandbox = await startSandbox({
+        host: '127.0.0.1',
+        port: 0,
+        dataDir: defaultSandboxDir(this.env),
+        onWarning: (message) => this.io.warn(`sandbox: ${message}`),
+      });
       this.onCleanup(() => sandbox.close());
       const apiKey = settings.apiKey.source === 'flag' ? this.usableKey() : sandbox.defaultKey;
       this.io.addSecret(apiKey);
