@@ -1,6 +1,8 @@
 // `aerial generate` against a server that misbehaves on purpose. Whatever it
 // sends, the CLI must end with the documented exit code, one clear line on
 // stderr, and no file at all in the output directory (no image, no .part).
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import {
@@ -182,6 +184,18 @@ describe('generate against a hostile server', () => {
       expect(leftovers(work.path)).toEqual([]);
     }
     expect(other.requests).toEqual([]);
+  });
+
+  it('an output path that runs through a file is a usage error (exit 2) before anything is sent, not a crash', async () => {
+    server.respond(answer(200, tinyJpeg(), 'image/jpeg'));
+    writeFileSync(join(work.path, 'plain-file'), 'x');
+    for (const output of ['plain-file/out.jpg', 'plain-file/sub/out.jpg']) {
+      const result = await generate(['-o', output]);
+      expect(result.exitCode).toBe(2);
+      expectOneErrorLine(result, /--output .*(part of that path is a file|cannot create directory)/);
+    }
+    expect(server.requests).toEqual([]);
+    expect(leftovers(work.path)).toEqual(['plain-file']);
   });
 
   it('a well-behaved answer is saved (the same harness, so the failures above are the server\'s doing)', async () => {
