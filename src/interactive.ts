@@ -26,6 +26,33 @@ function promptContext(ctx: Context) {
   return { input: ctx.io.stdin, output: ctx.io.stderr, signal: ctx.signal };
 }
 
+const same = (text: string) => text;
+
+/**
+ * inquirer colours by its own terminal sniffing; with --no-color (or NO_COLOR,
+ * or colour otherwise off for our stderr) every prompt gets this plain theme.
+ */
+const PLAIN_THEME = {
+  prefix: { idle: '?', done: '✔' },
+  spinner: { interval: 80, frames: ['-', '\\', '|', '/'] },
+  style: {
+    answer: same,
+    message: same,
+    error: (text: string) => `> ${text}`,
+    defaultAnswer: (text: string) => `(${text})`,
+    help: same,
+    highlight: same,
+    key: (text: string) => `<${text}>`,
+    disabled: (text: string) => `- ${text}`,
+    description: same,
+    keysHelpTip: (keys: [string, string][]) => keys.map(([key, action]) => `${key} ${action}`).join(' • '),
+  },
+};
+
+function theme(ctx: Context) {
+  return ctx.io.color ? undefined : PLAIN_THEME;
+}
+
 /**
  * Runs one prompt with inquirer loaded on first use. Ctrl-C inside a prompt
  * arrives as a keypress (raw mode, no SIGINT) and inquirer rejects with
@@ -83,6 +110,7 @@ export async function promptLocation(ctx: Context, current?: string): Promise<st
       {
         message: 'Location (latitude,longitude or a geo: URI)',
         default: current,
+        theme: theme(ctx),
         validate: validateLocation,
       },
       promptContext(ctx),
@@ -120,7 +148,7 @@ export async function promptSceneChoices(
       short: value,
     }));
     chosen[field] = await ask(({ select }) =>
-      select({ message: LABELS[field], choices, default: current[field], pageSize: choices.length }, promptContext(ctx)),
+      select({ message: LABELS[field], choices, default: current[field], pageSize: choices.length, theme: theme(ctx) }, promptContext(ctx)),
     );
   }
   return chosen;
@@ -133,6 +161,7 @@ export async function promptOutputPath(ctx: Context, suggested: string, force: b
       {
         message: 'Save as',
         default: suggested,
+        theme: theme(ctx),
         validate: (value) => {
           const path = value.trim();
           if (!path) return 'enter a file name';
@@ -180,6 +209,7 @@ export async function promptApiKey(ctx: Context, hasCurrent: boolean): Promise<s
       {
         message: hasCurrent ? 'API key (hidden; leave empty to keep the current one)' : 'API key (hidden)',
         mask: '*',
+        theme: theme(ctx),
         validate: (value) => {
           const key = value.trim();
           if (!key) return hasCurrent ? true : 'the API key is required';
@@ -200,9 +230,9 @@ export async function promptText(
   message: string,
   options: { default?: string; validate?: (value: string) => true | string } = {},
 ): Promise<string> {
-  return (await ask(({ input }) => input({ message, default: options.default, validate: options.validate }, promptContext(ctx)))).trim();
+  return (await ask(({ input }) => input({ message, default: options.default, validate: options.validate, theme: theme(ctx) }, promptContext(ctx)))).trim();
 }
 
 export async function promptConfirm(ctx: Context, message: string, defaultAnswer: boolean): Promise<boolean> {
-  return ask(({ confirm }) => confirm({ message, default: defaultAnswer }, promptContext(ctx)));
+  return ask(({ confirm }) => confirm({ message, default: defaultAnswer, theme: theme(ctx) }, promptContext(ctx)));
 }

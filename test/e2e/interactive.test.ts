@@ -133,6 +133,22 @@ describe.skipIf(!ptyAvailable())('on a terminal', () => {
     ws.dir.remove();
   });
 
+  it('--no-color prompts without colour codes (inquirer would colour on its own)', async () => {
+    const ws = workspace();
+    const colored = spawnInPty(['generate'], ws);
+    await colored.answer('Location', `1,2${KEYS.enter}`);
+    await colored.choose('Resolution', KEYS.ctrlC);
+    const plain = spawnInPty(['generate', '--no-color'], ws);
+    await plain.answer('Location', `1,2${KEYS.enter}`);
+    await plain.choose('Resolution', KEYS.ctrlC);
+    const [withColour, without] = await Promise.all([colored.exited, plain.exited]);
+    const sgr = /\x1b\[[0-9;]*m/;
+    expect(withColour.output).toMatch(sgr); // the check can fail: colour is there by default
+    expect(without.output).not.toMatch(sgr);
+    expect(plain.screen).toContain('? Resolution');
+    ws.dir.remove();
+  });
+
   it("Ctrl-C at other commands' prompts (config's hidden key, delete's confirmation) also exits 130", async () => {
     const ws = workspace();
     const key = spawnInPty(['config', 'set', 'api-key'], { ...ws, env: {} });
