@@ -1,0 +1,69 @@
+// The pure parts of the interactive flow: when to prompt, what is preselected,
+// how a typed location is checked, and the flags that repeat the answers.
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { resolveSettings } from '../../src/config.js';
+import { Context } from '../../src/context.js';
+import { equivalentFlags, mustPrompt, preselectedScene, validateLocation } from '../../src/interactive.js';
+import { Terminal } from '../../src/io.js';
+
+const builtIn = resolveSettings({}, {}, {}).sceneDefaults;
+const withHighZoom = resolveSettings({}, {}, { profiles: { default: { defaults: { zoom: 'High' } } } }).sceneDefaults;
+
+function context(tty: { stdin: boolean; stderr: boolean }, json = false): Context {
+  const stream = (isTTY: boolean) => Object.assign(new PassThrough(), { isTTY });
+  const io = new Terminal({ stdout: stream(false), stderr: stream(tty.stderr), stdin: stream(tty.stdin), env: {}, json });
+  return new Context(io, { json }, {}, new AbortController().signal);
+}
+
+describe('mustPrompt', () => {
+  const person = context({ stdin: true, stderr: true });
+  it('prompts a person at a terminal when the location is missing or half given', () => {
+    expect(mustPrompt(person, {}, false)).toBe(true);
+    expect(mustPrompt(person, { lat: '1' }, false)).toBe(true);
+    expect(mustPrompt(person, { lat: '1', lng: '' }, false)).toBe(true);
+  });
+  it('does not prompt when the location is given', () => {
+    expect(mustPrompt(person, { lat: '1', lng: '2' }, false)).toBe(false);
+    expect(mustPrompt(person, { at: '1,2' }, false)).toBe(false);
+  });
+  it('never prompts scripts: stdin or stderr not a terminal, or --json', () => {
+    expect(mustPrompt(context({ stdin: false, stderr: true }), {}, false)).toBe(false);
+    expect(mustPrompt(context({ stdin: true, stderr: false }), {}, false)).toBe(false);
+    expect(mustPrompt(context({ stdin: true, stderr: true }, true), {}, false)).toBe(false);
+  });
+  it('--interactive always prompts, and refuses (exit 2) where nobody can answer', () => {
+    expect(mustPrompt(person, { lat: '1', lng: '2' }, true)).toBe(true);
+    expect(() => mustPrompt(context({ stdin: false, stderr: true }), {}, true)).toThrow(/--interactive needs a terminal .*not a terminal/);
+    expect(() => mustPrompt(context({ stdin: true, stderr: true }, true), {}, true)).toThrow(/--json output is for scripts/);
+  });
+});
+
+describe('preselectedScene', () => {
+  it('takes flags (normalised) over configured defaults over built-ins', () => {
+    const chosen = preselectedScene({ bearing: 'ne', weather: 'golden-hour' }, withHighZoom);
+    expect(chosen).toMatchObject({ bearing: 'NorthEast', weather: 'GoldenHour', zoom: 'High', resolution: 'FHD' });
+  });
+  it('refuses a bad flag before any question is asked', () => {
+    expect(() => preselectedScene({ zoom: 'Hihg' }, builtIn)).toThrow("--zoom must be one of ExtraLow, Low, Medium, High, ExtraHigh; got 'Hihg' (did you mean High?)");
+  });
+});
+
+describe('validateLocation', () => {
+  it('accepts the forms --at accepts', () => {
+    for (const text of ['48.8584,2.2945', '48.8584, 2.2945', '-33.8568 151.2153', 'geo:40.6892,-74.0445;u=35']) expect(validateLocation(text)).toBe(true);
+  });
+  it('explains what is wrong, including a likely swap', () => {
+    expect(validateLocation('151.2153,-33.8568')).toBe('latitude must be between -90 and 90; got 151.2153 (did you swap latitude and longitude?)');
+    expect(validateLocation('10,190')).toBe('longitude must be between -180 and 180; got 190');
+    expect(validateLocation('paris')).toMatch(/^location must be "LAT,LNG" or a geo: URI/);
+  });
+});
+
+describe('equivalentFlags', () => {
+  it('repeats only what differs from the defaults in force, quoting what a shell would split', () => {
+    const input = { at: '48.8584, 2.2945', zoom: 'High', bearing: 'North', resolution: 'HD' };
+    expect(equivalentFlags(input, builtIn, 'my photos/eiffel.jpg')).toBe('--at "48.8584, 2.2945" --resolution HD --zoom High -o "my photos/eiffel.jpg"');
+    expect(equivalentFlags(input, withHighZoom, 'eiffel.jpg')).toBe('--at "48.8584, 2.2945" --resolution HD -o eiffel.jpg');
+  });
+});
