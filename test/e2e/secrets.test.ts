@@ -5,9 +5,10 @@
 // no stdout or stderr (runCli checks every run), and in no file the CLI leaves
 // behind (config dir, working dir, TMPDIR, HOME) except the config file itself,
 // which must be mode 0600; so must the batch manifest.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, assertNoSecrets, cliEnv, registerSecret, runCli, tempDir, type CliResult } from '../helpers/cli.js';
 import { answer, answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
@@ -187,16 +188,19 @@ describe('the API key never leaks', () => {
 
   it('an unexpected error prints its stack with --verbose, and the stack holds no key', async () => {
     // -o - onto a full disk: ENOSPC while streaming is a genuine, unplanned I/O failure (exit 1).
+    // The child's stdout is the device itself, so the CLI's own write fails.
     const full = openSync('/dev/full', 'w');
-    const result = await execa('node', [BIN, 'generate', '--lat', '1', '--lng', '2', '--resolution', 'HD', '--aspect-ratio', 'Square', '-o', '-', '--verbose'], {
+    const child = spawn(process.execPath, [BIN, 'generate', '--lat', '1', '--lng', '2', '--resolution', 'HD', '--aspect-ratio', 'Square', '-o', '-', '--verbose'], {
       env: cliEnv(dirs.config, { TMPDIR: dirs.tmp, HOME: dirs.home, AERIAL_BASE_URL: sandbox.url, AERIAL_API_KEY: KEY }),
-      extendEnv: false,
       cwd: dirs.work,
-      stdin: 'ignore',
-      stdout: full,
-      reject: false,
+      stdio: ['ignore', full, 'pipe'],
       timeout: 30_000,
-    }).finally(() => closeSync(full));
+    });
+    closeSync(full);
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [exitCode] = (await once(child, 'close')) as [number];
+    const result = { exitCode, stderr };
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toMatch(/^error: unexpected: ENOSPC/m);
     expect(result.stderr).toMatch(/^\s+at /m);
