@@ -178,7 +178,8 @@ describe('help', () => {
   });
 
   for (const name of ['(program)', ...buildProgram((() => async () => {}) as ActionFactory).commands.map((c) => c.name())]) {
-    it(`${name} --help has 2–4 examples that parse and validate`, async () => {
+    // Concurrent: these only read help output, and each spawn mostly waits on node's startup.
+    it.concurrent(`${name} --help has 2–4 examples that parse and validate`, async ({ expect }) => {
       const args = name === '(program)' ? ['--help'] : [name, '--help'];
       const result = await cli(args);
       expect(result.exitCode).toBe(0);
