@@ -6,7 +6,7 @@ import type { GenAerialClient } from '../api/client.js';
 import type { Context } from '../context.js';
 import type { WrittenJpeg } from '../jpeg-file.js';
 import type { Readable } from 'node:stream';
-import type { Job, RowProducer } from './batch.js';
+import type { Job, RowProducer } from './row-runner.js';
 import { isSuccessPayload } from '../listener.js';
 import { CallbackHub } from './callbacks.js';
 import { decide, type RetryPolicy } from './retry.js';

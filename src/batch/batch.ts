@@ -2,25 +2,25 @@
 // sent, skip what earlier runs finished, then generate the rest through one
 // keep-alive pool with bounded concurrency, retries and a manifest.
 import { setMaxListeners } from 'node:events';
-import { relative, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import type { Readable } from 'node:stream';
 import { CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
-import type { GenerationRequest } from '../api/schema.js';
 import type { Context } from '../context.js';
+import type { WrittenJpeg } from '../jpeg-file.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
 import { removeStaleParts } from './files.js';
 import { ManifestWriter, readManifest } from './manifest.js';
 import { parseCount } from './options.js';
-import { planBatch, type BatchPlan, type PlannedRow } from './plan.js';
-import { createProgress, formatDuration, type Progress, type ProgressCounts } from './progress.js';
-import { resumeState, type ResumeEntry } from './resume.js';
-import { DEFAULT_RETRY_POLICY, decide, describeFailure, type Phase, type RetryPolicy } from './retry.js';
+import { planBatch, type PlannedRow } from './plan.js';
+import { createProgress } from './progress.js';
+import { displayPath, printDryRun, printSummary } from './report.js';
+import { resumeState } from './resume.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
+import { RowRunner, type Job, type RowProducer } from './row-runner.js';
 import { readBatchFile } from './rows.js';
-import { PauseGate, runPool } from './runner.js';
 import { parseShard } from './shard.js';
 import { batchExitCode, summarize, type RowOutcome } from './summary.js';
 import { compileTemplate } from './template.js';
-import type { Readable } from 'node:stream';
-import type { WrittenJpeg } from '../jpeg-file.js';
 
 export const DEFAULT_TEMPLATE = 'aerial-batch/{row}-{lat}_{lng}.jpg';
 export const DEFAULT_CONCURRENCY = 4;
@@ -49,14 +49,6 @@ export interface BatchOptions {
   scene: SceneInput;
 }
 
-export interface Job {
-  plan: PlannedRow & { request: GenerationRequest; target: string; file: string; key: string };
-  resume: ResumeEntry;
-}
-
-/** What one attempt at a row does: send it and write its image, noting when the service has answered. */
-export type RowProducer = (job: Job, attempt: { phase: Phase; requestId?: string }, signal: AbortSignal) => Promise<WrittenJpeg>;
-
 export async function runBatch(ctx: Context, path: string, options: BatchOptions): Promise<void> {
   const { io } = ctx;
   // Everything that can be wrong with the command line is refused before the file is read.
@@ -84,7 +76,8 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const invalid = plan.rows.filter((row) => row.error);
   // Every shard refuses the same file: a typo in another runner's row is still a typo in this batch.
   const invalidAnywhere = plan.allRows.filter((row) => row.error);
-  if (invalidAnywhere.length > 0 && !(options.skipInvalid && !invalidAnywhere.some(isCollision))) {
+  // --skip-invalid lets bad rows fail alone; clashing names would still lose images, so they always stop the batch.
+  if (invalidAnywhere.length > 0 && (!options.skipInvalid || invalidAnywhere.some((row) => row.collision))) {
     throw new UsageError(describeInvalid(invalidAnywhere));
   }
 
@@ -173,6 +166,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     } catch (error) {
       if (!ctx.signal.aborted) throw error;
       ending = { interrupted: true };
+      run.markUnfinished('not finished: interrupted');
     } finally {
       progress.stop();
     }
@@ -196,167 +190,11 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   }
 }
 
-function isCollision(row: PlannedRow): boolean {
-  return Boolean(row.error?.includes('writes the same file as row'));
-}
-
 function describeInvalid(rows: PlannedRow[]): string {
   const shown = rows.slice(0, 3).map((row) => row.error).join('; ');
   const more = rows.length > 3 ? `; and ${rows.length - 3} more (--dry-run lists them all)` : '';
-  const hint = rows.some(isCollision) ? '' : '; nothing was sent (--skip-invalid runs the valid rows)';
+  const hint = rows.some((row) => row.collision) ? '; nothing was sent' : '; nothing was sent (--skip-invalid runs the valid rows)';
   return `${rows.length} invalid row${rows.length > 1 ? 's' : ''}: ${shown}${more}${hint}`;
 }
 
-export function displayPath(path: string): string {
-  const fromCwd = relative(process.cwd(), path);
-  return fromCwd && !fromCwd.startsWith('..') ? fromCwd : path;
-}
 
-/** Runs the jobs through the pool, one row at a time per worker, with the retry rules of retry.ts. */
-class RowRunner {
-  private readonly results = new Map<number, RowOutcome>();
-  private readonly gate = new PauseGate();
-  private readonly counts: ProgressCounts;
-  stopError?: CliError;
-
-  constructor(
-    private readonly jobs: Job[],
-    private readonly manifest: ManifestWriter,
-    private readonly produce: RowProducer,
-    private readonly policy: RetryPolicy,
-    private readonly progress: Progress,
-    private readonly signal: AbortSignal,
-  ) {
-    this.counts = { total: jobs.length, done: 0, failed: 0, retrying: 0 };
-  }
-
-  async run(concurrency: number): Promise<void> {
-    this.progress.update(this.counts);
-    const { notStarted } = await runPool(this.jobs, concurrency, (job) => this.runRow(job), () => this.stopError !== undefined);
-    for (const job of notStarted) {
-      this.results.set(job.plan.row, {
-        row: job.plan.row,
-        status: 'skipped',
-        file: job.plan.target,
-        attempts: 0,
-        error: `not started: the batch stopped early (${this.stopError?.code ?? 'interrupted'})`,
-        exitCode: this.stopError?.exitCode,
-      });
-    }
-  }
-
-  outcomes(): RowOutcome[] {
-    return [...this.results.values()];
-  }
-
-  private async runRow(job: Job): Promise<void> {
-    const { row, key, file, target } = job.plan;
-    await this.manifest.append({ row, key, status: 'started', file }, false);
-    const attempt: { phase: Phase; requestId?: string } = { phase: 'request' };
-    for (let retry = 0; ; retry++) {
-      attempt.phase = 'request';
-      try {
-        const written = await this.produce(job, attempt, this.signal);
-        await this.manifest.append({ row, key, status: 'done', file, bytes: written.bytes, attempts: retry + 1 }, true);
-        this.finish({ row, status: 'done', file: target, bytes: written.bytes, attempts: retry + 1, requestId: attempt.requestId });
-        return;
-      } catch (error) {
-        if (this.signal.aborted) throw this.signal.reason ?? error;
-        const decision = decide(error, attempt.phase, retry, this.policy);
-        if (decision.action === 'retry' && !this.stopError) {
-          await this.waitToRetry(decision.delayMs, decision.pauseAll);
-          if (!this.stopError) continue;
-        }
-        if (decision.action === 'stop' && !this.stopError) {
-          this.stopError = decision.error;
-          this.progress.log(`stopping the batch: ${decision.error.code} — ${decision.error.message}; rows not yet started are skipped`);
-        }
-        const failure =
-          decision.action === 'retry'
-            ? `not retried: the batch stopped early (${this.stopError!.code})`
-            : describeFailure(decision.error, retry + 1);
-        const exitCode = decision.action === 'retry' ? this.stopError!.exitCode : decision.error.exitCode;
-        await this.manifest.append({ row, key, status: 'failed', file, attempts: retry + 1, error: failure }, true);
-        if (decision.action !== 'stop') this.progress.log(`row ${row} failed: ${failure}`);
-        this.finish({ row, status: 'failed', file: target, attempts: retry + 1, error: failure, exitCode, requestId: attempt.requestId });
-        return;
-      }
-    }
-  }
-
-  private async waitToRetry(delayMs: number, pauseAll: boolean): Promise<void> {
-    this.counts.retrying++;
-    this.progress.update(this.counts);
-    try {
-      if (pauseAll) {
-        const wasPaused = this.gate.remaining() > 0;
-        this.gate.pause(delayMs);
-        if (!wasPaused) this.progress.log(`rate limited (429): pausing all requests for ${formatDuration(delayMs / 1000)}`);
-      } else {
-        const { sleep } = await import('../api/client.js');
-        await sleep(delayMs, this.signal);
-      }
-      await this.gate.wait(this.signal);
-    } finally {
-      this.counts.retrying--;
-    }
-  }
-
-  private finish(outcome: RowOutcome): void {
-    this.results.set(outcome.row, outcome);
-    if (outcome.status === 'done') this.counts.done++;
-    else this.counts.failed++;
-    this.progress.update(this.counts);
-  }
-}
-
-function printDryRun(ctx: Context, plan: BatchPlan, shardNote: string): void {
-  const { io } = ctx;
-  const valid = plan.rows.filter((row) => !row.error);
-  const invalid = plan.rows.filter((row) => row.error);
-  const credits = valid.reduce((sum, row) => sum + (row.credits ?? 0), 0);
-  if (io.json) {
-    io.outJson({
-      total: plan.rows.length,
-      valid: valid.length,
-      invalid: invalid.length,
-      credits,
-      priceTable: 'sandbox',
-      manifest: plan.manifestPath,
-      rows: plan.rows.map((row) =>
-        row.error
-          ? { row: row.row, valid: false, error: row.error }
-          : { row: row.row, valid: true, file: row.target, credits: row.credits, request: row.request },
-      ),
-    });
-  } else {
-    for (const row of plan.rows) {
-      if (row.error) io.out(`${io.style.red('invalid')}  ${row.error}`);
-      else io.out(`${io.style.green('ok')}       row ${row.row}: ${row.request!.resolution} ${row.request!.coordinates.lat},${row.request!.coordinates.lng} → ${displayPath(row.target!)} (${row.credits} credit${row.credits === 1 ? '' : 's'})`);
-    }
-    io.info(
-      `${valid.length} valid, ${invalid.length} invalid${shardNote}; would cost ${credits} credits at the sandbox's prices (HD 1, FHD 2, UHD 4; the service does not publish its prices). Nothing was sent.`,
-    );
-  }
-  if (invalid.length > 0) {
-    throw new UsageError(`${invalid.length} invalid row${invalid.length > 1 ? 's' : ''} (listed above); nothing was sent`);
-  }
-}
-
-function printSummary(ctx: Context, summary: ReturnType<typeof summarize>, elapsedMs: number, manifestPath: string, shardNote: string): void {
-  const { io } = ctx;
-  const previously = summary.rows.filter((r) => r.previously).length;
-  const generated = summary.succeeded - previously;
-  const parts = [`${generated} generated`];
-  if (previously) parts.push(`${previously} already done`);
-  const line = `${summary.succeeded} of ${summary.total} rows done (${parts.join(', ')})${shardNote} in ${formatDuration(elapsedMs / 1000)}`;
-  if (summary.failed === 0 && summary.skipped === 0) {
-    io.success(line);
-  } else {
-    io.info(`${io.style.yellow('!')} ${line}; ${summary.failed} failed, ${summary.skipped} skipped:`);
-    const problems = summary.rows.filter((r) => r.status !== 'done');
-    for (const row of problems.slice(0, 20)) io.info(`  row ${row.row}: ${row.status === 'skipped' ? 'skipped' : 'failed'} — ${row.error ?? ''}`);
-    if (problems.length > 20) io.info(`  … and ${problems.length - 20} more (--json lists every row)`);
-  }
-  io.info(io.style.dim(`Manifest: ${displayPath(manifestPath)}`));
-}

@@ -3,13 +3,14 @@
 // written atomically; a file already there (a whole JPEG) is kept, so an
 // interrupted export resumes. A URL that has expired (past its two hours, or
 // refused with 403) is refreshed by listing again.
-import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { setMaxListeners } from 'node:events';
 import { join, resolve } from 'node:path';
 import { ApiError, CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
 import type { GenAerialClient } from '../api/client.js';
 import type { ImageRecord } from '../api/schema.js';
 import type { Context } from '../context.js';
+import { INDEX_NAME, removeStaleIndexTemps, writeIndex } from './export-index.js';
 import { isCompleteJpeg, removeStaleParts } from './files.js';
 import { parseCount } from './options.js';
 import { createProgress, formatDuration, type Progress, type ProgressCounts } from './progress.js';
@@ -18,7 +19,6 @@ import { PauseGate, runPool } from './runner.js';
 import { batchExitCode } from './summary.js';
 import { sanitizeValue } from './template.js';
 
-export const INDEX_NAME = 'index.jsonl';
 /** The spec: list URLs are valid for two hours after the list response. */
 export const URL_LIFETIME_MS = 2 * 60 * 60 * 1000;
 /** A URL this close to expiry is refreshed first: a download started just before the deadline could be cut off. */
@@ -174,7 +174,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   // The index lists what is on disk: this run's listing plus earlier records of images
   // since deleted from the account (a backup keeps them). Rewritten whole, atomically.
   const indexPath = join(dir, INDEX_NAME);
-  const indexed = await writeIndex(indexPath, dir, listing, outcomes);
+  const indexed = await writeIndex(indexPath, dir, listing, (id) => outcomes.get(id)?.status === 'done', imageFileName);
 
   const all = [...outcomes.values()];
   const failed = all.filter((o) => o.status === 'failed');
@@ -313,65 +313,6 @@ async function downloadOne(id: string, file: string, deps: DownloadDeps): Promis
       const reason = describeFailure(decision.error, attempts);
       deps.progress.log(`image ${id} failed: ${reason}`);
       return { id, status: 'failed', file, attempts, error: reason, exitCode: decision.error.exitCode };
-    }
-  }
-}
-
-/**
- * Writes index.jsonl beside the images: one record per image file present,
- * the listing's record (with its file name) or, for an image no longer in the
- * account, the record an earlier export wrote. Temp file then rename: a reader
- * never sees half an index, and a killed export leaves the previous one.
- */
-async function writeIndex(path: string, dir: string, listing: Map<string, Listed>, outcomes: Map<string, ExportOutcome>): Promise<number> {
-  const lines: string[] = [];
-  const seen = new Set<string>();
-  for (const [id, { record }] of listing) {
-    if (outcomes.get(id)?.status !== 'done') continue;
-    seen.add(id);
-    lines.push(JSON.stringify({ ...record, file: imageFileName(id) }));
-  }
-  let previous = '';
-  try {
-    previous = await readFile(path, 'utf8');
-  } catch {
-    // No earlier index.
-  }
-  for (const line of previous.split('\n')) {
-    if (!line.trim()) continue;
-    let record: { id?: unknown; file?: unknown };
-    try {
-      record = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    if (typeof record.id !== 'string' || seen.has(record.id) || listing.has(record.id)) continue;
-    if (!(await isCompleteJpeg(join(dir, imageFileName(record.id)))).ok) continue;
-    seen.add(record.id);
-    lines.push(line);
-  }
-  const temp = `${path}.${process.pid}.tmp`;
-  const handle = await open(temp, 'w', 0o644);
-  try {
-    await handle.writeFile(lines.length ? `${lines.join('\n')}\n` : '');
-    await handle.datasync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temp, path);
-  } catch (error) {
-    await unlink(temp).catch(() => {});
-    throw error;
-  }
-  return lines.length;
-}
-
-/** An export killed while rewriting the index leaves its temp file (index.jsonl.<pid>.tmp); the next one removes it. */
-async function removeStaleIndexTemps(dir: string): Promise<void> {
-  for (const entry of await readdir(dir).catch(() => [] as string[])) {
-    if (entry.startsWith(`${INDEX_NAME}.`) && /^\.\d+\.tmp$/.test(entry.slice(INDEX_NAME.length))) {
-      await unlink(join(dir, entry)).catch(() => {});
     }
   }
 }

@@ -27,6 +27,8 @@ export interface PlannedRow {
   credits?: number;
   /** Why the row cannot be sent, already prefixed with its row number. */
   error?: string;
+  /** Its file name clashes with an earlier row's. */
+  collision?: boolean;
 }
 
 export interface BatchPlan {
@@ -140,6 +142,7 @@ function markCollisions(rows: PlannedRow[], cwd: string): void {
     }
     const fromCwd = relative(cwd, entry.target);
     const shown = fromCwd.startsWith('..') || isAbsolute(fromCwd) ? entry.target : fromCwd;
+    entry.collision = true;
     entry.error = `row ${entry.row}: writes the same file as row ${first.row} (${shown}); make --output-template unique per row, e.g. with {row}`;
   }
 }

@@ -353,6 +353,15 @@ describe('batch', () => {
       expect(result.stderr).toContain(message);
     }
     expect(sandbox.requests()).toEqual([]);
+
+    // --skip-invalid runs the valid rows; the invalid one is reported, and the exit code says so.
+    const skipping = await cli(sandbox, [invalid, ...CHEAP, '--output-template', 'skip/{id}.jpg', '--skip-invalid', '--json']);
+    expect(skipping.exitCode).toBe(2);
+    const summary = JSON.parse(skipping.stdout);
+    expect(summary).toMatchObject({ total: 2, succeeded: 1, failed: 1 });
+    expect(summary.rows[1].error).toMatch(/^row 2: column 'bearing' must be one of/);
+    expect(readdirSync(join(work, 'skip')).filter((n) => n.endsWith('.jpg'))).toEqual(['a.jpg']);
+    expect(generations(sandbox)).toHaveLength(1);
   });
 
   it('stops early on 402: finished rows stay, rows not started are skipped, exit 4', async () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/api/errors.js';
 import { resolveSettings } from '../../src/config.js';
-import { isCompleteJpeg, removeStaleParts } from '../../src/batch/files.js';
+import { isCompleteJpeg, isPartFileOf, removeStaleParts } from '../../src/batch/files.js';
 import { rowKey } from '../../src/batch/manifest.js';
 import { defaultManifestPath, planBatch } from '../../src/batch/plan.js';
 import { resumeState } from '../../src/batch/resume.js';
@@ -122,6 +122,23 @@ describe('files', () => {
     expect((await isCompleteJpeg(join(dir, 'cut.jpg'))).ok).toBe(false);
     expect((await isCompleteJpeg(join(dir, 'text.jpg'))).ok).toBe(false);
     expect(await isCompleteJpeg(join(dir, 'missing.jpg'))).toEqual({ ok: false, bytes: 0 });
+  });
+
+  it('recognises the temp file writeJpegAtomically really uses', async () => {
+    const dir = scratch();
+    const { readdirSync } = await import('node:fs');
+    const { PassThrough } = await import('node:stream');
+    const { writeJpegAtomically } = await import('../../src/jpeg-file.js');
+    const source = new PassThrough();
+    const writing = writeJpegAtomically(source, join(dir, 'x.jpg'), { force: false });
+    source.write(JPEG.subarray(0, 4));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const temps = readdirSync(dir);
+    expect(temps).toHaveLength(1);
+    expect(isPartFileOf(temps[0]!, 'x.jpg')).toBe(true);
+    source.end(JPEG.subarray(4));
+    await writing;
+    expect(readdirSync(dir)).toEqual(['x.jpg']);
   });
 
   it('removes only the temp files of the given targets', async () => {

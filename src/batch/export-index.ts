@@ -1,0 +1,73 @@
+// index.jsonl of `aerial export`: one JSON line per image file in the
+// directory, rewritten whole and atomically at the end of every export.
+import { open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ImageRecord } from '../api/schema.js';
+import { isCompleteJpeg } from './files.js';
+
+export const INDEX_NAME = 'index.jsonl';
+
+/**
+ * Writes index.jsonl beside the images: one record per image file present,
+ * the listing's record (with its file name) or, for an image no longer in the
+ * account, the record an earlier export wrote. Temp file then rename: a reader
+ * never sees half an index, and a killed export leaves the previous one.
+ */
+export async function writeIndex(
+  path: string,
+  dir: string,
+  listing: Map<string, { record: ImageRecord }>,
+  done: (id: string) => boolean,
+  fileName: (id: string) => string,
+): Promise<number> {
+  const lines: string[] = [];
+  const seen = new Set<string>();
+  for (const [id, { record }] of listing) {
+    if (!done(id)) continue;
+    seen.add(id);
+    lines.push(JSON.stringify({ ...record, file: fileName(id) }));
+  }
+  let previous = '';
+  try {
+    previous = await readFile(path, 'utf8');
+  } catch {
+    // No earlier index.
+  }
+  for (const line of previous.split('\n')) {
+    if (!line.trim()) continue;
+    let record: { id?: unknown; file?: unknown };
+    try {
+      record = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (typeof record.id !== 'string' || seen.has(record.id) || listing.has(record.id)) continue;
+    if (!(await isCompleteJpeg(join(dir, fileName(record.id)))).ok) continue;
+    seen.add(record.id);
+    lines.push(line);
+  }
+  const temp = `${path}.${process.pid}.tmp`;
+  const handle = await open(temp, 'w', 0o644);
+  try {
+    await handle.writeFile(lines.length ? `${lines.join('\n')}\n` : '');
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  return lines.length;
+}
+
+/** An export killed while rewriting the index leaves its temp file (index.jsonl.<pid>.tmp); the next one removes it. */
+export async function removeStaleIndexTemps(dir: string): Promise<void> {
+  for (const entry of await readdir(dir).catch(() => [] as string[])) {
+    if (entry.startsWith(`${INDEX_NAME}.`) && /^\.\d+\.tmp$/.test(entry.slice(INDEX_NAME.length))) {
+      await unlink(join(dir, entry)).catch(() => {});
+    }
+  }
+}

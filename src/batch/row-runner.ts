@@ -1,0 +1,128 @@
+// Runs a batch's rows through the bounded pool: for each row a "started"
+// manifest line, attempts with the retry rules of retry.ts, and a "done" or
+// "failed" line; a 401/402 stops the pool and leaves the rest "skipped".
+import type { CliError } from '../api/errors.js';
+import { sleep } from '../api/client.js';
+import type { GenerationRequest } from '../api/schema.js';
+import type { WrittenJpeg } from '../jpeg-file.js';
+import type { ManifestWriter } from './manifest.js';
+import type { PlannedRow } from './plan.js';
+import { formatDuration, type Progress, type ProgressCounts } from './progress.js';
+import { decide, describeFailure, type Phase, type RetryPolicy } from './retry.js';
+import type { ResumeEntry } from './resume.js';
+import { PauseGate, runPool } from './runner.js';
+import type { RowOutcome } from './summary.js';
+
+export interface Job {
+  plan: PlannedRow & { request: GenerationRequest; target: string; file: string; key: string };
+  resume: ResumeEntry;
+}
+
+/** What one attempt at a row does: send it and write its image, noting when the service has answered. */
+export type RowProducer = (job: Job, attempt: { phase: Phase; requestId?: string }, signal: AbortSignal) => Promise<WrittenJpeg>;
+
+/** Runs the jobs through the pool, one row at a time per worker, with the retry rules of retry.ts. */
+export class RowRunner {
+  private readonly results = new Map<number, RowOutcome>();
+  private readonly gate = new PauseGate();
+  private readonly counts: ProgressCounts;
+  stopError?: CliError;
+
+  constructor(
+    private readonly jobs: Job[],
+    private readonly manifest: ManifestWriter,
+    private readonly produce: RowProducer,
+    private readonly policy: RetryPolicy,
+    private readonly progress: Progress,
+    private readonly signal: AbortSignal,
+  ) {
+    this.counts = { total: jobs.length, done: 0, failed: 0, retrying: 0 };
+  }
+
+  async run(concurrency: number): Promise<void> {
+    this.progress.update(this.counts);
+    const { notStarted } = await runPool(this.jobs, concurrency, (job) => this.runRow(job), () => this.stopError !== undefined);
+    for (const job of notStarted) {
+      this.results.set(job.plan.row, {
+        row: job.plan.row,
+        status: 'skipped',
+        file: job.plan.target,
+        attempts: 0,
+        error: `not started: the batch stopped early (${this.stopError?.code ?? 'interrupted'})`,
+        exitCode: this.stopError?.exitCode,
+      });
+    }
+  }
+
+  /** Rows in flight or not started when the run was cut short. */
+  markUnfinished(reason: string): void {
+    for (const job of this.jobs) {
+      if (!this.results.has(job.plan.row)) {
+        this.results.set(job.plan.row, { row: job.plan.row, status: 'skipped', file: job.plan.target, attempts: 0, error: reason });
+      }
+    }
+  }
+
+  outcomes(): RowOutcome[] {
+    return [...this.results.values()];
+  }
+
+  private async runRow(job: Job): Promise<void> {
+    const { row, key, file, target } = job.plan;
+    await this.manifest.append({ row, key, status: 'started', file }, false);
+    const attempt: { phase: Phase; requestId?: string } = { phase: 'request' };
+    for (let retry = 0; ; retry++) {
+      attempt.phase = 'request';
+      try {
+        const written = await this.produce(job, attempt, this.signal);
+        await this.manifest.append({ row, key, status: 'done', file, bytes: written.bytes, attempts: retry + 1 }, true);
+        this.finish({ row, status: 'done', file: target, bytes: written.bytes, attempts: retry + 1, requestId: attempt.requestId });
+        return;
+      } catch (error) {
+        if (this.signal.aborted) throw this.signal.reason ?? error;
+        const decision = decide(error, attempt.phase, retry, this.policy);
+        if (decision.action === 'retry' && !this.stopError) {
+          await this.waitToRetry(decision.delayMs, decision.pauseAll);
+          if (!this.stopError) continue;
+        }
+        if (decision.action === 'stop' && !this.stopError) {
+          this.stopError = decision.error;
+          this.progress.log(`stopping the batch: ${decision.error.code} — ${decision.error.message}; rows not yet started are skipped`);
+        }
+        const failure =
+          decision.action === 'retry'
+            ? `not retried: the batch stopped early (${this.stopError!.code})`
+            : describeFailure(decision.error, retry + 1);
+        const exitCode = decision.action === 'retry' ? this.stopError!.exitCode : decision.error.exitCode;
+        await this.manifest.append({ row, key, status: 'failed', file, attempts: retry + 1, error: failure }, true);
+        if (decision.action !== 'stop') this.progress.log(`row ${row} failed: ${failure}`);
+        this.finish({ row, status: 'failed', file: target, attempts: retry + 1, error: failure, exitCode, requestId: attempt.requestId });
+        return;
+      }
+    }
+  }
+
+  private async waitToRetry(delayMs: number, pauseAll: boolean): Promise<void> {
+    this.counts.retrying++;
+    this.progress.update(this.counts);
+    try {
+      if (pauseAll) {
+        const wasPaused = this.gate.remaining() > 0;
+        this.gate.pause(delayMs);
+        if (!wasPaused) this.progress.log(`rate limited (429): pausing all requests for ${formatDuration(delayMs / 1000)}`);
+      } else {
+        await sleep(delayMs, this.signal);
+      }
+      await this.gate.wait(this.signal);
+    } finally {
+      this.counts.retrying--;
+    }
+  }
+
+  private finish(outcome: RowOutcome): void {
+    this.results.set(outcome.row, outcome);
+    if (outcome.status === 'done') this.counts.done++;
+    else this.counts.failed++;
+    this.progress.update(this.counts);
+  }
+}
