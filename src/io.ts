@@ -152,7 +152,9 @@ export class Terminal {
 
   /** An ora spinner on a terminal; a silent stand-in otherwise (scripts see no control codes). */
   async spinner(text: string): Promise<Spinner> {
-    if (!this.stderrIsTTY || this.quiet || this.json) {
+    // A terminal that reports no width (some pseudo-terminals) sends ora's redraw into an endless loop.
+    const width = (this.stderr as { columns?: number }).columns;
+    if (!this.stderrIsTTY || this.quiet || this.json || !(width && width > 0)) {
       return { update() {}, succeed: (t) => t && this.info(t), fail() {}, stop() {} };
     }
     const { default: ora } = await import('ora');
