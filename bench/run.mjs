@@ -65,8 +65,9 @@ if (wanted('listener')) {
     const { benchListener } = await import('./listener.mjs');
     const l = await benchListener();
     results.listener = l;
-    row('webhook listener round-trip (callback POST → 200)', ms(l.roundTripMs), '');
-    row('generate-async --listen end to end (sandbox, HD)', ms(l.endToEndMs), '');
+    row('generate (sync, sandbox, HD, median)', ms(l.syncMs), '');
+    row('generate-async --listen (same scene, median)', ms(l.endToEndMs), '');
+    row('webhook round trip added by --listen', ms(l.roundTripMs), '');
   } catch (error) {
     row('listener', `not measured: ${error.message}`, '', false);
   }
