@@ -83,10 +83,11 @@ export async function createProgress(io: Terminal, options: ProgressOptions = {}
 
 async function createBar(io: Terminal, noun: string, now: () => number, started: number): Promise<Progress> {
   const { default: cliProgress } = await import('cli-progress');
-  const { style } = io;
   const multibar = new cliProgress.MultiBar(
     {
-      format: `{bar} {value}/{total} ${noun} | ${style.green('{done} done')} ${style.red('{failed} failed')} ${style.yellow('{retrying} retrying')} | {rate}/s | ETA {eta}`,
+      // Plain text: cli-progress cuts the line at the terminal width counting colour codes as characters.
+      format: `{bar} {value}/{total} ${noun} | {done} done, {failed} failed, {retrying} retrying | {perSecond}/s | ETA {remaining}`,
+      barsize: 20,
       stream: io.stderr as NodeJS.WritableStream,
       hideCursor: true,
       clearOnComplete: false,
@@ -95,7 +96,8 @@ async function createBar(io: Terminal, noun: string, now: () => number, started:
     },
     cliProgress.Presets.shades_classic,
   );
-  const bar = multibar.create(0, 0, { done: 0, failed: 0, retrying: 0, rate: '0.0', eta: '?' });
+  // Payload names must not be cli-progress's own ({eta}, {percentage}, …), which would win.
+  const bar = multibar.create(0, 0, { done: 0, failed: 0, retrying: 0, perSecond: '0.0', remaining: '?' });
   return {
     update(counts) {
       const { rate, etaSeconds } = rateAndEta(counts, now() - started);
@@ -104,12 +106,12 @@ async function createBar(io: Terminal, noun: string, now: () => number, started:
         done: counts.done,
         failed: counts.failed,
         retrying: counts.retrying,
-        rate: rate.toFixed(1),
-        eta: formatDuration(etaSeconds),
+        perSecond: rate.toFixed(1),
+        remaining: formatDuration(etaSeconds),
       });
     },
     log(message) {
-      multibar.log(`${style.yellow('warning:')} ${io.redact(message)}\n`);
+      multibar.log(`${io.style.yellow('warning:')} ${io.redact(message)}\n`);
     },
     stop() {
       multibar.stop();

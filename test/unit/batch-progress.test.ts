@@ -51,7 +51,7 @@ describe('createProgress', () => {
     const progress = await createProgress(io);
     progress.update({ total: 4, done: 1, failed: 1, retrying: 0 });
     progress.stop();
-    expect(text()).toMatch(/2\/4 rows \| 1 done 1 failed 0 retrying/);
+    expect(text()).toMatch(/2\/4 rows \| 1 done, 1 failed, 0 retrying \| [0-9.]+\/s \| ETA /);
   });
 
   it('is silent with --quiet', async () => {
