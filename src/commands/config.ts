@@ -42,25 +42,30 @@ Examples:
     .description('set a value (api-key without a value reads a hidden prompt or stdin)')
     .argument('<key>', 'config key')
     .argument('[value]', 'new value')
+    .addHelpText('after', `\nExamples:\n  $ aerial config set api-key\n  $ echo "$GENAERIAL_KEY" | aerial config set api-key\n  $ aerial config set defaults.aspect-ratio Square --profile work`)
     .action(action(async (ctx, _options, args) => setValue(ctx, args[0]!, args[1])));
   config
     .command('get')
     .description('print one value (the API key masked)')
     .argument('<key>', 'config key')
+    .addHelpText('after', `\nExamples:\n  $ aerial config get base-url\n  $ aerial config get defaults.zoom --profile work`)
     .action(action(async (ctx, _options, args) => getValue(ctx, args[0]!)));
   config
     .command('unset')
     .description('remove a value from the profile')
     .argument('<key>', 'config key')
+    .addHelpText('after', `\nExamples:\n  $ aerial config unset defaults.zoom\n  $ aerial config unset api-key --profile work`)
     .action(action(async (ctx, _options, args) => unsetValue(ctx, args[0]!)));
   config
     .command('list')
     .alias('ls')
     .description('show every setting, its value and where it comes from (flag, env, profile, default)')
+    .addHelpText('after', `\nExamples:\n  $ aerial config list\n  $ AERIAL_PROFILE=work aerial config list --json`)
     .action(action(async (ctx) => listValues(ctx)));
   config
     .command('path')
     .description('print the path of the config file')
+    .addHelpText('after', `\nExamples:\n  $ aerial config path\n  $ cat "$(aerial config path)"`)
     .action(action(async (ctx) => ctx.io.out(configPath(ctx.env))));
 }
 
