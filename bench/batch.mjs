@@ -12,7 +12,11 @@
 // the same 200 requests are also sent by a bare undici loop at the same
 // concurrency against a fresh sandbox: `baselineSeconds`. The CLI's own cost
 // is `seconds / baselineSeconds`, whatever the sandbox and machine manage.
+// And the CLI is run once more against a stub server that does nothing but
+// wait 100 ms and send a fixed JPEG (`stubSeconds`): the client's ratio to the
+// ideal when the server is not the bottleneck.
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,6 +56,20 @@ function runBare(sandbox, rows, concurrency) {
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.once('exit', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - started) / 1e9) : reject(new Error(`bare client failed: ${stderr.slice(-300)}`))));
   });
+}
+
+/** Answers every generation after `latencyMs` with the same JPEG: a server with no cost of its own. */
+function startStubServer(jpeg, latencyMs) {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(jpeg.length) });
+        res.end(jpeg);
+      }, latencyMs);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
 async function withSandbox(work, name, latencyMs, credits, fn) {
@@ -101,6 +119,16 @@ export async function benchBatch({ rows = 200, concurrency = 16, latencyMs = 100
     const stats = JSON.parse(readFileSync(statsFile, 'utf8'));
     const cpuMs = stats.cpuUserMs + stats.cpuSystemMs;
     const baselineSeconds = await withSandbox(work, 'sandbox-bare', latencyMs, rows * 10, (sandbox) => runBare(sandbox, rows, concurrency));
+
+    const stub = await startStubServer(readFileSync(join(work, 'out', 'r1.jpg')), latencyMs);
+    let stubSeconds;
+    try {
+      const env = { ...process.env, AERIAL_CONFIG_DIR: configDir, AERIAL_BASE_URL: `http://127.0.0.1:${stub.address().port}`, AERIAL_API_KEY: 'bench-stub-key', AERIAL_BENCH_STATS: '' };
+      const args = ['batch', csv, '--concurrency', String(concurrency), '--resolution', 'HD', '--output-template', 'stub-out/{id}.jpg', '--json'];
+      ({ seconds: stubSeconds } = await runTimed(args, env, work));
+    } finally {
+      await new Promise((done) => stub.close(done));
+    }
     const idealSeconds = (rows * latencyMs) / 1000 / concurrency;
     return {
       rows,
@@ -115,6 +143,8 @@ export async function benchBatch({ rows = 200, concurrency = 16, latencyMs = 100
       baselineSeconds,
       baselineRatio: baselineSeconds / idealSeconds,
       overheadRatio: seconds / baselineSeconds,
+      stubSeconds,
+      stubRatio: stubSeconds / idealSeconds,
     };
   } finally {
     rmSync(work, { recursive: true, force: true });

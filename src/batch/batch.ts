@@ -121,7 +121,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     for (const row of valid) {
       const entry = state.get(row)!;
       if (entry.action === 'adopt') {
-        await writer.append({ row: row.row, key: row.key, status: 'done', file: row.file, bytes: entry.bytes, attempts: 0, adopted: true }, false);
+        writer.append({ row: row.row, key: row.key, status: 'done', file: row.file, bytes: entry.bytes, attempts: 0, adopted: true }, false);
       }
     }
   }
@@ -174,6 +174,8 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     if (run.stopError) ending = { ...ending, stoppedWith: run.stopError.exitCode, stopError: run.stopError };
   }
 
+  // The lines are written already; this only waits for the last one to be on disk.
+  await writer?.close().catch((error: Error) => io.warn(`the manifest may not be safely on disk: ${error.message}`));
   const summary = summarize(outcomes);
   const exitCode = batchExitCode(summary.rows, ending);
   if (io.json) io.outJson({ total: summary.total, succeeded: summary.succeeded, failed: summary.failed, skipped: summary.skipped, manifest: plan.manifestPath, rows: summary.rows });

@@ -5,7 +5,8 @@
 //               the file is taken as the row's output, nothing is sent
 //   pending   — to be generated (first time, failed before, or its file vanished)
 //   conflict  — a file is in the way that this batch did not write
-import { lstat } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import { isCompleteJpeg } from './files.js';
 import type { ManifestRecord } from './manifest.js';
 import type { PlannedRow } from './plan.js';
@@ -30,11 +31,14 @@ export async function resumeState(
   force: boolean,
 ): Promise<Map<PlannedRow, ResumeEntry>> {
   const state = new Map<PlannedRow, ResumeEntry>();
+  // One directory listing instead of a probe per row: a fresh batch has nothing on disk to look at.
+  const present = await namesOnDisk(rows.map((row) => row.target!));
   // A few dozen files at a time: thousands of rows must not exhaust file descriptors.
   await runPool(rows, 32, async (row) => {
       const previous = manifest.get(row.key!);
-      const onDisk = await isCompleteJpeg(row.target!);
-      const taken = onDisk.ok || (await pathTaken(row.target!));
+      const listed = present.has(row.target!);
+      const onDisk = listed ? await isCompleteJpeg(row.target!) : { ok: false, bytes: 0 };
+      const taken = onDisk.ok || (listed && (await pathTaken(row.target!)));
       let entry: ResumeEntry;
       if (previous?.status === 'done' && onDisk.ok) {
         entry = { action: 'done', previous, bytes: onDisk.bytes };
@@ -62,4 +66,26 @@ async function pathTaken(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Which of `paths` exist, from one readdir per directory (a missing directory holds nothing). */
+async function namesOnDisk(paths: string[]): Promise<Set<string>> {
+  const byDir = new Map<string, string[]>();
+  for (const path of paths) {
+    const dir = dirname(path);
+    const inDir = byDir.get(dir);
+    if (inDir) inDir.push(path);
+    else byDir.set(dir, [path]);
+  }
+  const present = new Set<string>();
+  for (const [dir, inDir] of byDir) {
+    let names: Set<string>;
+    try {
+      names = new Set(await readdir(dir));
+    } catch {
+      continue;
+    }
+    for (const path of inDir) if (names.has(basename(path))) present.add(path);
+  }
+  return present;
 }

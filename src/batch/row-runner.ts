@@ -69,13 +69,13 @@ export class RowRunner {
 
   private async runRow(job: Job): Promise<void> {
     const { row, key, file, target } = job.plan;
-    await this.manifest.append({ row, key, status: 'started', file }, false);
+    this.manifest.append({ row, key, status: 'started', file }, false);
     const attempt: { phase: Phase; requestId?: string } = { phase: 'request' };
     for (let retry = 0; ; retry++) {
       attempt.phase = 'request';
       try {
         const written = await this.produce(job, attempt, this.signal);
-        await this.manifest.append({ row, key, status: 'done', file, bytes: written.bytes, attempts: retry + 1 }, true);
+        this.manifest.append({ row, key, status: 'done', file, bytes: written.bytes, attempts: retry + 1 }, true);
         this.finish({ row, status: 'done', file: target, bytes: written.bytes, attempts: retry + 1, requestId: attempt.requestId });
         return;
       } catch (error) {
@@ -94,7 +94,7 @@ export class RowRunner {
             ? `not retried: the batch stopped early (${this.stopError!.code})`
             : describeFailure(decision.error, retry + 1);
         const exitCode = decision.action === 'retry' ? this.stopError!.exitCode : decision.error.exitCode;
-        await this.manifest.append({ row, key, status: 'failed', file, attempts: retry + 1, error: failure }, true);
+        this.manifest.append({ row, key, status: 'failed', file, attempts: retry + 1, error: failure }, true);
         if (decision.action !== 'stop') this.progress.log(`row ${row} failed: ${failure}`);
         this.finish({ row, status: 'failed', file: target, attempts: retry + 1, error: failure, exitCode, requestId: attempt.requestId });
         return;
