@@ -68,6 +68,7 @@ async function listEverything(
   const records = new Map<string, Listed>();
   for (let page = 0; ; page++) {
     const listedAt = Date.now();
+    // Oldest first: images created while the walk is under way land on later pages instead of shifting earlier ones.
     const result = await withRetries(`list page ${page}`, () => client.list({ page, size: pageSize, sort: ['createdAt,asc'] }, { signal }));
     for (const record of result.content) if (!records.has(record.id)) records.set(record.id, { record, listedAt });
     if (result.content.length === 0 || page + 1 >= result.totalPages) break;

@@ -46,9 +46,12 @@ aspect-ratio, epoch, includeContext, includeSurroundings, improveOutput, saveIma
 tags ("a;b" or "a|b"), prompt. Empty cells and missing columns take the flag's value,
 then the config default. Other columns can be used in --output-template.
 
-Re-running the same command skips rows the manifest records as done (and whose file
-is still there), so a killed batch resumes where it stopped. A row's identity is its
-request plus its output file: edit a row and it is generated again.
+The manifest (JSON Lines, mode 0600) gets a line per row event: "started" just before
+a row is sent, then "done" (file, bytes, attempts) or "failed" (error). Re-running the
+same command skips rows recorded as done whose file is still there, so a killed batch
+resumes where it stopped; rows that were in flight when it died are sent again (the
+service may have charged for them). A row's identity is its request plus its output
+file: edit a row and it is generated again.
 
 Exit codes: 0 every row succeeded; 2 invalid rows or clashing file names (nothing
 sent); 3 or 4 stopped early on a 401 or 402 (rows not started are skipped);
