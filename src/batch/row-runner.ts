@@ -42,16 +42,18 @@ export class RowRunner {
   async run(concurrency: number): Promise<void> {
     this.progress.update(this.counts);
     const { notStarted } = await runPool(this.jobs, concurrency, (job) => this.runRow(job), () => this.stopError !== undefined);
-    for (const job of notStarted) {
-      this.results.set(job.plan.row, {
-        row: job.plan.row,
-        status: 'skipped',
-        file: job.plan.target,
-        attempts: 0,
-        error: `not started: the batch stopped early (${this.stopError?.code ?? 'interrupted'})`,
-        exitCode: this.stopError?.exitCode,
-      });
-    }
+    for (const job of notStarted) this.skip(job);
+  }
+
+  private skip(job: Job): void {
+    this.results.set(job.plan.row, {
+      row: job.plan.row,
+      status: 'skipped',
+      file: job.plan.target,
+      attempts: 0,
+      error: `not started: the batch stopped early (${this.stopError?.code ?? 'interrupted'})`,
+      exitCode: this.stopError?.exitCode,
+    });
   }
 
   /** Rows in flight or not started when the run was cut short. */
@@ -69,9 +71,14 @@ export class RowRunner {
 
   private async runRow(job: Job): Promise<void> {
     const { row, key, file, target } = job.plan;
-    this.manifest.append({ row, key, status: 'started', file }, false);
     const attempt: { phase: Phase; requestId?: string } = { phase: 'request' };
     for (let retry = 0; ; retry++) {
+      // A 429 pauses every worker, first attempts included: they would only be refused too.
+      await this.gate.wait(this.signal);
+      if (retry === 0) {
+        if (this.stopError) return this.skip(job);
+        this.manifest.append({ row, key, status: 'started', file }, false);
+      }
       attempt.phase = 'request';
       try {
         const written = await this.produce(job, attempt, this.signal);
@@ -110,10 +117,10 @@ export class RowRunner {
         const wasPaused = this.gate.remaining() > 0;
         this.gate.pause(delayMs);
         if (!wasPaused) this.progress.log(`rate limited (429): pausing all requests for ${formatDuration(delayMs / 1000)}`);
+        await this.gate.wait(this.signal);
       } else {
         await sleep(delayMs, this.signal);
       }
-      await this.gate.wait(this.signal);
     } finally {
       this.counts.retrying--;
     }

@@ -1,0 +1,102 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiError, NetworkError } from '../../src/api/errors.js';
+import { ManifestWriter } from '../../src/batch/manifest.js';
+import type { Progress } from '../../src/batch/progress.js';
+import { DEFAULT_RETRY_POLICY } from '../../src/batch/retry.js';
+import { RowRunner, type Job, type RowProducer } from '../../src/batch/row-runner.js';
+import { tempDir } from '../helpers/cli.js';
+
+const dirs: Array<{ remove(): void }> = [];
+afterEach(() => {
+  while (dirs.length) dirs.pop()!.remove();
+});
+
+const silent: Progress = { update() {}, log() {}, stop() {} };
+const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 5, maxRetries: 3 };
+
+function jobs(count: number): Job[] {
+  return Array.from({ length: count }, (_, i) => ({
+    plan: { row: i + 1, line: i + 2, cells: {}, request: {} as never, target: `/out/${i + 1}.jpg`, file: `${i + 1}.jpg`, key: `k${i + 1}` },
+    resume: { action: 'pending' as const },
+  }));
+}
+
+async function runner(count: number, produce: RowProducer, concurrency: number) {
+  const dir = tempDir('aerial-rows-');
+  dirs.push(dir);
+  const manifestPath = join(dir.path, 'm.jsonl');
+  const manifest = await ManifestWriter.open(manifestPath);
+  const run = new RowRunner(jobs(count), manifest, produce, policy, silent, new AbortController().signal);
+  await run.run(concurrency);
+  await manifest.close();
+  const lines = readFileSync(manifestPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { row: number; status: string });
+  return { outcomes: run.outcomes().sort((a, b) => a.row - b.row), lines, stopError: run.stopError };
+}
+
+const written = { path: '/out/x.jpg', bytes: 10 };
+
+describe('RowRunner', () => {
+  it('holds every worker, first attempts too, while a 429 pause lasts', async () => {
+    const starts: Array<{ row: number; at: number }> = [];
+    let pausedUntil = 0;
+    let refused = false;
+    const { outcomes } = await runner(
+      6,
+      async (job) => {
+        const at = Date.now();
+        starts.push({ row: job.plan.row, at });
+        if (!refused && job.plan.row === 1) {
+          refused = true;
+          pausedUntil = at + 150;
+          throw new ApiError(429, 'RateLimited', 'slow down', 0.15);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return written;
+      },
+      2,
+    );
+    expect(outcomes.every((o) => o.status === 'done')).toBe(true);
+    expect(outcomes[0]!.attempts).toBe(2);
+    // Row 2 may have been sent alongside row 1; nothing started after the 429 until the pause was over.
+    const after = starts.slice(2);
+    for (const start of after) expect(start.at).toBeGreaterThanOrEqual(pausedUntil - 5);
+  });
+
+  it('stops on 402: rows in flight finish, rows not started are skipped, with a manifest line for each row sent', async () => {
+    const { outcomes, lines, stopError } = await runner(
+      8,
+      async (job) => {
+        await new Promise((resolve) => setTimeout(resolve, job.plan.row === 3 ? 1 : 20));
+        if (job.plan.row === 3) throw new ApiError(402, 'InsufficientCredits', 'no credits');
+        return written;
+      },
+      3,
+    );
+    expect(stopError?.code).toBe('InsufficientCredits');
+    expect(outcomes.map((o) => o.status)).toEqual(['done', 'done', 'failed', 'skipped', 'skipped', 'skipped', 'skipped', 'skipped']);
+    expect(outcomes[3]!.exitCode).toBe(4);
+    expect(lines.filter((l) => l.status === 'started').map((l) => l.row).sort()).toEqual([1, 2, 3]);
+    expect(lines.filter((l) => l.status === 'done').map((l) => l.row).sort()).toEqual([1, 2]);
+    expect(lines.filter((l) => l.status === 'failed').map((l) => l.row)).toEqual([3]);
+  });
+
+  it('retries a reset only before the body could be processed, and records the reason otherwise', async () => {
+    let calls = 0;
+    const { outcomes, lines } = await runner(
+      2,
+      async (job) => {
+        calls++;
+        if (job.plan.row === 1 && calls < 3) throw new NetworkError('could not connect (ECONNREFUSED)', 'ECONNREFUSED', false);
+        if (job.plan.row === 2) throw new NetworkError('connection failed (ECONNRESET)', 'ECONNRESET', true);
+        return written;
+      },
+      1,
+    );
+    expect(outcomes[0]).toMatchObject({ status: 'done', attempts: 3 });
+    expect(outcomes[1]).toMatchObject({ status: 'failed', attempts: 1, exitCode: 7 });
+    expect(outcomes[1]!.error).toMatch(/--retry-unsafe/);
+    expect(lines.filter((l) => l.row === 2).map((l) => l.status)).toEqual(['started', 'failed']);
+  });
+});
