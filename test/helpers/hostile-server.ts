@@ -109,6 +109,11 @@ export function answerJson(status: number, value: unknown, headers: Record<strin
   return answer(status, JSON.stringify(value), 'application/json', headers);
 }
 
+/** Lowercased header names of a request, for checking what travelled. */
+export function headerNames(headers: IncomingHttpHeaders): string[] {
+  return Object.keys(headers).map((name) => name.toLowerCase());
+}
+
 /**
  * Keeps writing `chunk` every `intervalMs` (0: as fast as the socket drains)
  * until the client goes away: an endless body, slow or fast.
