@@ -64,7 +64,8 @@ export class JpegVerifier extends Transform {
       }
     }
     this.bytes += chunk.length;
-    this.tail = Buffer.concat([this.tail, chunk]).subarray(-EOI_SEARCH_BYTES);
+    // Copy only the last bytes: slicing a concat of the whole chunk would churn a chunk-sized buffer per chunk.
+    this.tail = Buffer.from(Buffer.concat([this.tail, chunk.subarray(-EOI_SEARCH_BYTES)]).subarray(-EOI_SEARCH_BYTES));
     callback(null, chunk);
   }
 
