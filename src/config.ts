@@ -51,12 +51,39 @@ export function readConfig(env: Record<string, string | undefined>): ConfigData 
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw new UsageError(`cannot read config file ${path}: ${(error as Error).message}`, 'ConfigError');
   }
+  let data: unknown;
   try {
-    const data = JSON.parse(text) as ConfigData;
-    return data && typeof data === 'object' ? data : {};
+    data = JSON.parse(text);
   } catch {
     throw new UsageError(`config file ${path} is not valid JSON; fix or delete it`, 'ConfigError');
   }
+  const problem = configShapeProblem(data);
+  if (problem) throw new UsageError(`config file ${path}: ${problem}; fix it or use 'aerial config set'`, 'ConfigError');
+  return data as ConfigData;
+}
+
+/**
+ * The file is edited by hand too; a value of the wrong type is reported with its
+ * path rather than crashing a command later. (A plain check: zod costs startup.)
+ */
+export function configShapeProblem(data: unknown): string | undefined {
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(data)) return 'the top level must be an object';
+  if (data.profiles === undefined) return undefined;
+  if (!isObject(data.profiles)) return 'profiles must be an object';
+  for (const [name, profile] of Object.entries(data.profiles)) {
+    if (!isObject(profile)) return `profiles.${name} must be an object`;
+    for (const field of ['apiKey', 'baseUrl'] as const) {
+      if (profile[field] !== undefined && typeof profile[field] !== 'string') return `profiles.${name}.${field} must be a string`;
+    }
+    if (profile.defaults === undefined) continue;
+    if (!isObject(profile.defaults)) return `profiles.${name}.defaults must be an object`;
+    for (const [field, value] of Object.entries(profile.defaults)) {
+      const expected = (BOOLEAN_SCENE_FIELDS as readonly string[]).includes(field) ? 'boolean' : 'string';
+      if (typeof value !== expected) return `profiles.${name}.defaults.${field} must be a ${expected}`;
+    }
+  }
+  return undefined;
 }
 
 export interface GlobalFlags {
@@ -99,7 +126,14 @@ export function resolveSettings(flags: GlobalFlags, env: Record<string, string |
   const defaults = data.defaults ?? {};
   const sceneDefaults = {} as Settings['sceneDefaults'];
   for (const field of SCENE_ENUM_FIELDS) {
-    (sceneDefaults as Record<string, Resolved<unknown>>)[field] = pick(undefined, undefined, defaults[field], SCENE_DEFAULTS[field]);
+    let stored = defaults[field];
+    if (stored !== undefined) {
+      // A hand-edited value is held to the same rules as `config set`, and the error says where it came from.
+      const parsed = parseSceneEnum(field, stored, `config defaults.${flagName(field)} (profile ${profile.value})`);
+      if (!parsed.ok) throw new UsageError(parsed.message, 'ConfigError');
+      stored = parsed.value;
+    }
+    (sceneDefaults as Record<string, Resolved<unknown>>)[field] = pick(undefined, undefined, stored, SCENE_DEFAULTS[field]);
   }
   for (const field of BOOLEAN_SCENE_FIELDS) {
     (sceneDefaults as Record<string, Resolved<unknown>>)[field] = pick(undefined, undefined, defaults[field], undefined);

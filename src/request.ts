@@ -81,7 +81,8 @@ export function buildGenerationRequest(
   const enums = {} as Record<SceneEnumField, string>;
   for (const field of SCENE_ENUM_FIELDS) {
     const raw = input[field];
-    if (raw === undefined || raw === '') {
+    // An explicitly empty value (--zoom "") is a mistake, not a request for the default.
+    if (raw === undefined) {
       enums[field] = defaults[field].value;
       continue;
     }

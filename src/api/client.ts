@@ -4,6 +4,7 @@ import { Readable, Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { Agent } from './undici-agent.js';
 import type { z } from 'zod';
+import { printable } from '../printable.js';
 import { ApiError, CliError, defaultCodeForStatus, ExitCode, NetworkError } from './errors.js';
 import {
   AsyncAcceptedSchema,
@@ -156,16 +157,6 @@ async function readBytes(body: Readable, limits: BodyLimits): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of guardBody(body, limits)) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
-}
-
-/** Server text made safe for one terminal line: no newlines, no control characters or escape sequences. */
-function printable(text: string, max = 200): string {
-  const flat = text
-    .replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '')
-    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 /** Like printable(), for text that may be markup: tags are dropped. */

@@ -15,6 +15,9 @@ import {
 
 export const MAX_TAGS = 10;
 
+/** Identifiers are printed and used in paths and file names: control characters in one mean a broken server. */
+const Identifier = z.string().regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'must be a non-empty identifier without control characters');
+
 export const CoordinatesSchema = z.object({
   lat: z.number().finite().min(-90).max(90),
   lng: z.number().finite(),
@@ -45,7 +48,7 @@ export type GenerationRequest = z.infer<typeof GenerationRequestSchema>;
 
 export const ImageRecordSchema = z
   .object({
-    id: z.string(),
+    id: Identifier,
     url: z.string(),
     coordinates: z.object({ latitude: z.number(), longitude: z.number() }).passthrough(),
     resolution: z.string(),
@@ -68,7 +71,7 @@ export const PageSchema = z
 export type Page = z.infer<typeof PageSchema>;
 
 export const AsyncAcceptedSchema = z
-  .object({ requestId: z.string(), status: z.string() })
+  .object({ requestId: Identifier, status: z.string() })
   .passthrough();
 
 export type AsyncAccepted = z.infer<typeof AsyncAcceptedSchema>;
@@ -81,9 +84,9 @@ export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
 export const WebhookSuccessSchema = z
   .object({
-    requestId: z.string(),
+    requestId: Identifier,
     signedUrl: z.string(),
-    generatedImageId: z.string(),
+    generatedImageId: Identifier,
     creditsUsed: z.number().int(),
   })
   .passthrough();

@@ -4,6 +4,7 @@ import { UsageError } from '../api/errors.js';
 import type { ImageRecord, Page } from '../api/schema.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
+import { printable } from '../printable.js';
 
 interface ListOptions {
   page?: string;
@@ -134,10 +135,11 @@ async function renderTable(ctx: Context, records: ImageRecord[], retrievedAt: nu
   });
   const expiry = formatExpiry(retrievedAt);
   for (const record of records) {
+    // Every cell the server controls goes through printable(): no escape codes or line breaks in the table.
     table.push([
-      record.id,
-      record.createdAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ''),
-      record.resolution,
+      printable(record.id, 80),
+      printable(record.createdAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ''), 40),
+      printable(record.resolution, 20),
       `${record.coordinates.latitude.toFixed(4)}, ${record.coordinates.longitude.toFixed(4)}`,
       style.dim(expiry),
     ]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/api/errors.js';
-import { maskKey, parseConfigKey, parseConfigValue, resolveSettings, validateBaseUrl } from '../../src/config.js';
+import { configShapeProblem, maskKey, parseConfigKey, parseConfigValue, resolveSettings, validateBaseUrl } from '../../src/config.js';
 import { colorEnabled } from '../../src/io.js';
 
 describe('resolveSettings precedence', () => {
@@ -74,5 +74,22 @@ describe('colour decision', () => {
     expect(colorEnabled({ FORCE_COLOR: '0' }, true)).toBe(false);
     expect(colorEnabled({ FORCE_COLOR: '1' }, true, false)).toBe(false);
     expect(colorEnabled({ TERM: 'dumb' }, true)).toBe(false);
+  });
+});
+
+describe('hand-edited config files', () => {
+  it('reports a value of the wrong type with its path', () => {
+    expect(configShapeProblem({ profiles: { default: { apiKey: { nested: true } } } })).toBe('profiles.default.apiKey must be a string');
+    expect(configShapeProblem({ profiles: { work: { defaults: { saveImage: 'yes' } } } })).toBe('profiles.work.defaults.saveImage must be a boolean');
+    expect(configShapeProblem({ profiles: [] })).toBe('profiles must be an object');
+    expect(configShapeProblem([])).toBe('the top level must be an object');
+    expect(configShapeProblem({ profiles: { default: { apiKey: 'k', defaults: { zoom: 'High', saveImage: false } } } })).toBeUndefined();
+  });
+
+  it('holds stored scene defaults to the flag rules, naming the config key', () => {
+    expect(resolveSettings({}, {}, { profiles: { default: { defaults: { zoom: 'high' } } } }).sceneDefaults.zoom.value).toBe('High');
+    expect(() => resolveSettings({}, {}, { profiles: { default: { defaults: { zoom: 'Hihg' } } } })).toThrow(
+      /^config defaults.zoom \(profile default\) must be one of .*did you mean High\?/,
+    );
   });
 });

@@ -119,3 +119,17 @@ describe('buildGenerationRequest', () => {
     expect(() => parseLocation('paris')).toThrow(/--at must be "LAT,LNG"/);
   });
 });
+
+describe('printable', () => {
+  it('flattens server text to one line without control or escape sequences', async () => {
+    const { printable } = await import('../../src/printable.js');
+    expect(printable('bad\nthing\u001b[2J\u001b[31mred\u0007')).toBe('bad thingred');
+    expect(printable('x'.repeat(300), 10)).toBe(`${'x'.repeat(9)}…`);
+  });
+});
+
+describe('explicitly empty flag values', () => {
+  it('are refused rather than replaced by the default', () => {
+    expect(() => buildGenerationRequest({ lat: 1, lng: 2, zoom: '' }, defaults)).toThrow(/--zoom must be one of .*; got ''/);
+  });
+});
