@@ -182,6 +182,19 @@ describe('exit codes from the service', () => {
     expect(result.stderr).toMatch(/could not connect \(ECONNREFUSED\)/);
   });
 
+  it('8 when still rate limited after the retries', async () => {
+    const limited = await sandbox.createAccount({ credits: 10 });
+    registerSecret(limited.key);
+    sandbox.setFaults({ rateLimit: 0.01 });
+    const as = { env: { AERIAL_API_KEY: limited.key, AERIAL_MAX_RETRY_AFTER: '0.05' } };
+    expect((await cli(['list', '--json'], as)).exitCode).toBe(0);
+    const result = await cli(['list', '--json'], as);
+    expect(result.exitCode).toBe(8);
+    expect(JSON.parse(result.stderr.trim())).toMatchObject({ status: 429, exitCode: 8 });
+    // The first answer and three retries, each refused.
+    expect(apiRequests().filter((r) => r.status === 429)).toHaveLength(4);
+  });
+
   it('2 for the service\'s own ValidationFailed', async () => {
     const result = await cli(['list', '--sort', 'colour,asc']);
     expect(result.exitCode).toBe(2);
