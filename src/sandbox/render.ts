@@ -1199,7 +1199,7 @@ function paintRoof(scene: Scene): void {
   } else if (toEdge < Math.max(0.5, mpp * 0.6)) {
     light = 1.18; // the pale parapet of a flat roof
   } else {
-    light = flatRoofLight(scene, rx, ry, w, h);
+    light = flatRoofLight(scene);
   }
   // Lighting goes into shade, applied after snow, so snowy roofs keep their sunlit and shaded faces.
   setColour(scene, scene.roofR, scene.roofG, scene.roofB, scene.roofType === ROOF_FLAT ? 0.9 : 0.97);
@@ -1212,11 +1212,15 @@ function paintRoof(scene: Scene): void {
 }
 
 /**
- * Light on a flat roof of w×h at (rx, ry): big roofs may step up to an upper
- * tier that shades the roof beside it; smaller boxes for air handling sit on a
- * 6 m lattice.
+ * Light on the flat roof at the sample: big roofs may step up to an upper tier
+ * that shades the roof beside it; smaller boxes for air handling sit on a 6 m
+ * lattice.
  */
-function flatRoofLight(scene: Scene, rx: number, ry: number, w: number, h: number): number {
+function flatRoofLight(scene: Scene): number {
+  const rx = scene.px - scene.houseX0;
+  const ry = scene.py - scene.houseY0;
+  const w = scene.houseX1 - scene.houseX0;
+  const h = scene.houseY1 - scene.houseY0;
   if (w > 20 && h > 20 && (scene.lotHash & 0x300) !== 0) {
     const inset = Math.min(w, h) * (0.18 + 0.1 * ((scene.lotHash >>> 12) & 3));
     if (rx > inset && ry > inset && rx < w - inset && ry < h - inset) {
@@ -1227,11 +1231,8 @@ function flatRoofLight(scene: Scene, rx: number, ry: number, w: number, h: numbe
     const sy = ry - scene.shadowY * reach;
     if (sx > inset && sy > inset && sx < w - inset && sy < h - inset) return scene.shadowDepth;
   }
-  return scene.mpp < 1.2 ? rooftopUnitLight(scene, rx, ry) : 1;
-}
-
-/** Light on a flat roof at (rx, ry): air-handling boxes on a 6 m lattice are brighter, their shadows darker. */
-function rooftopUnitLight(scene: Scene, rx: number, ry: number): number {
+  if (scene.mpp > 1.2) return 1;
+  // Air-handling boxes on a 6 m lattice: brighter, with darker shadows.
   const cx = Math.floor(rx / 6);
   const cy = Math.floor(ry / 6);
   if ((hash2(cx, cy, scene.lotHash) & 3) !== 0) return 1;
@@ -1630,7 +1631,8 @@ function paintScene(frame: Frame, look: Look, layout: Layout, grainSeed: number)
   const horizonRow = look.perspective ? look.view.horizon * height : -Infinity;
   const vignette = columnVignette(width);
   const sky = look.perspective && horizonRow > 0 ? new SkyPainter(frame, look, layout.seed, horizonRow) : undefined;
-  const m = look.ground;
+  // The colour matrix in locals: read for every pixel.
+  const [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11] = look.ground as number[];
   const [hazeR, hazeG, hazeB] = look.groundHaze;
   const [lampR, lampG, lampB] = look.lamp;
   const snowAmount = look.snow;
@@ -1682,9 +1684,9 @@ function paintScene(frame: Frame, look: Look, layout: Layout, grainSeed: number)
       r *= light;
       g *= light;
       b *= light;
-      let R = m[0]! * r + m[1]! * g + m[2]! * b + m[3]!;
-      let G = m[4]! * r + m[5]! * g + m[6]! * b + m[7]!;
-      let B = m[8]! * r + m[9]! * g + m[10]! * b + m[11]!;
+      let R = m0! * r + m1! * g + m2! * b + m3!;
+      let G = m4! * r + m5! * g + m6! * b + m7!;
+      let B = m8! * r + m9! * g + m10! * b + m11!;
       const noise = mix32(grainSeed + y * width + x);
       if (glowAmount > 0) {
         let glow = scene.glow;
@@ -1951,12 +1953,17 @@ function paintSnowfall(frame: Frame, look: Look, random: () => number): void {
     const reach = Math.ceil(radius + 1);
     for (let y = Math.max(0, Math.floor(cy - reach)); y <= Math.min(height - 1, cy + reach); y++) {
       for (let x = Math.max(0, Math.floor(cx - reach)); x <= Math.min(width - 1, cx + reach); x++) {
-        const d = Math.hypot(x + 0.5 - cx, y + 0.5 - cy);
+        const d = distance(x + 0.5 - cx, y + 0.5 - cy);
         const coverage = clamp01(radius + 0.5 - d);
         if (coverage > 0) blendPixel(rgba, (y * width + x) * 4, brightness, brightness, brightness + 5, alpha * coverage);
       }
     }
   }
+}
+
+/** Math.hypot for two numbers, without its variadic overhead. */
+function distance(dx: number, dy: number): number {
+  return Math.sqrt(dx * dx + dy * dy);
 }
 
 function blendPixel(rgba: Uint8ClampedArray, i: number, r: number, g: number, b: number, alpha: number): void {
@@ -2093,7 +2100,7 @@ function fillDisc(frame: Frame, cx: number, cy: number, inner: number, outer: nu
   const y1 = Math.min(frame.height - 1, Math.ceil(cy + outer + 1));
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x <= x1; x++) {
-      const d = Math.hypot(x + 0.5 - cx, y + 0.5 - cy);
+      const d = distance(x + 0.5 - cx, y + 0.5 - cy);
       const coverage = Math.min(clamp01(outer + 0.5 - d), inner > 0 ? clamp01(d - inner + 0.5) : 1);
       if (coverage > 0) blendPixel(frame.rgba, (y * frame.width + x) * 4, colour[0], colour[1], colour[2], alpha * coverage);
     }
@@ -2117,9 +2124,9 @@ function fillTriangle(frame: Frame, ax: number, ay: number, bx: number, by: numb
     for (let x = x0; x <= x1; x++) {
       let inside = Infinity;
       for (const [ex, ey, fx, fy] of edges) {
-        const length = Math.hypot(fx - ex, fy - ey) || 1;
-        const distance = (sign * ((fx - ex) * (y + 0.5 - ey) - (fy - ey) * (x + 0.5 - ex))) / length;
-        inside = Math.min(inside, distance);
+        const length = distance(fx - ex, fy - ey) || 1;
+        const fromEdge = (sign * ((fx - ex) * (y + 0.5 - ey) - (fy - ey) * (x + 0.5 - ex))) / length;
+        inside = Math.min(inside, fromEdge);
       }
       const coverage = clamp01(inside + 0.5);
       if (coverage > 0) blendPixel(frame.rgba, (y * frame.width + x) * 4, colour[0], colour[1], colour[2], coverage);
