@@ -55,6 +55,18 @@ export const BEARING_ABBREVIATIONS: Readonly<Record<string, Bearing>> = {
   NW: 'NorthWest',
 };
 
+/** Compass bearing in degrees clockwise from north (EXIF GPSImgDirection, the sandbox's compass marker). */
+export const BEARING_DEGREES: Readonly<Record<Bearing, number>> = {
+  North: 0,
+  NorthEast: 45,
+  East: 90,
+  SouthEast: 135,
+  South: 180,
+  SouthWest: 225,
+  West: 270,
+  NorthWest: 315,
+};
+
 /** What the CLI sends when neither a flag nor the config names a value. */
 export const SCENE_DEFAULTS = {
   resolution: 'FHD',
