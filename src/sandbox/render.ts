@@ -19,7 +19,7 @@
 // pixel). Smooth large-scale fields (terrain, river, town extent) are evaluated
 // on a sparse grid of knots and interpolated, since they vary slowly on screen.
 import jpeg from 'jpeg-js';
-import { imageDimensions } from '../api/enums.js';
+import { BEARING_DEGREES, imageDimensions } from '../api/enums.js';
 import type { Angle, Bearing, Daytime, Epoch, Weather, Zoom } from '../api/enums.js';
 import type { GenerationRequest } from '../api/schema.js';
 
@@ -177,16 +177,6 @@ const VIEWS: Record<Exclude<Angle, 'Top'>, ViewGeometry> = {
   Low: { horizon: 0.34, foreshorten: 2.5, hazeReach: 7 },
 };
 
-const BEARING_DEGREES: Record<Bearing, number> = {
-  North: 0,
-  NorthEast: 45,
-  East: 90,
-  SouthEast: 135,
-  South: 180,
-  SouthWest: 225,
-  West: 270,
-  NorthWest: 315,
-};
 
 interface DaytimeLight {
   ambient: Rgb;
