@@ -1,10 +1,11 @@
-// The temporary webhook listener behind `generate-async --listen`: a small
-// node:http server that waits for the one callback of one async request.
+// The webhook listener behind `generate-async --listen` (one request) and
+// `batch --async` (every row's request): a small node:http server that waits
+// for the callbacks of the async requests it is told about, by requestId.
 //
 // The service does not sign its callbacks, so everything the listener trusts
 // comes from two facts only a genuine sender can know: the unguessable token in
-// the callback path, and the requestId of the acceptance record. Whatever
-// fails a check is answered 404/400 and ignored; the wait goes on.
+// the callback path, and the requestId of an acceptance record. Whatever
+// fails a check is answered 404/400 and ignored; the waits go on.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,10 +13,28 @@ import { WebhookPayloadSchema, WebhookSuccessSchema, type WebhookPayload, type W
 
 /** Both documented payloads are a handful of short fields; anything near this is not one of them. */
 export const MAX_CALLBACK_BYTES = 64 * 1024;
-/** Callbacks that beat the acceptance record to us are held (not answered) until its requestId is known. */
-const MAX_EARLY_CALLBACKS = 8;
 
-export type ListenerOutcome = 'accepted' | 'duplicate' | 'rejected' | 'held';
+// A callback can beat its acceptance record here (the service calls back while
+// its 202 is still on the way to us). Such a callback is held unanswered, on its
+// own connection, until its requestId is registered, and refused with 503 (the
+// sender may try again) when holding it would pass either bound below.
+/**
+ * Held at once, at most: twice batch's top --concurrency (256), since each
+ * request in flight has one delivery outstanding at a time.
+ */
+export const MAX_HELD_CALLBACKS = 512;
+/**
+ * Bodies held at once, in bytes: the memory bound of holding. Genuine payloads
+ * are well under 1 KB, so only padded ones (up to MAX_CALLBACK_BYTES each) reach it.
+ */
+export const MAX_HELD_BYTES = 4 * 1024 * 1024;
+/**
+ * How long a callback is held before its requestId is taken as not ours (400):
+ * far longer than an acceptance record takes to arrive, far shorter than a wait.
+ */
+export const HOLD_MS = 30_000;
+
+export type ListenerOutcome = 'accepted' | 'duplicate' | 'rejected' | 'held' | 'dropped';
 
 /** One request the listener answered, for --verbose traces and tests. Never carries the body. */
 export interface ListenerEvent {
@@ -23,6 +42,8 @@ export interface ListenerEvent {
   status: number;
   method: string;
   reason: string;
+  /** Only once the requestId is a registered one: an unregistered id is whatever a sender made up. */
+  requestId?: string;
 }
 
 export interface ListenerOptions {
@@ -38,13 +59,34 @@ export interface ListenerOptions {
   /** Fixed token, for tests; by default 192 random bits. */
   token?: string;
   maxBodyBytes?: number;
+  /** Bounds on holding early callbacks; the defaults above, smaller in tests. */
+  maxHeld?: number;
+  maxHeldBytes?: number;
+  holdMs?: number;
   onEvent?: (event: ListenerEvent) => void;
 }
 
-interface HeldCallback {
+/** A parsed callback and the connection that waits for its answer. */
+interface Callback {
   payload: WebhookPayload;
   res: ServerResponse;
   method: string;
+  bytes: number;
+}
+
+interface Held extends Callback {
+  timer: NodeJS.Timeout;
+}
+
+interface Waiter {
+  resolve: (payload: WebhookPayload) => void;
+  reject: (reason: unknown) => void;
+}
+
+/** A registered requestId: its first payload once it came, and whoever waits for it. */
+interface Expected {
+  payload?: WebhookPayload;
+  waiters: Set<Waiter>;
 }
 
 /** Formats a bound address as a URL host: IPv6 in brackets, wildcard addresses as loopback. */
@@ -83,13 +125,15 @@ export class WebhookListener {
 
   private readonly acceptedPaths: string[];
   private readonly maxBodyBytes: number;
-  private expected?: string;
-  private received?: WebhookPayload;
-  private readonly early: HeldCallback[] = [];
-  private deliver!: (payload: WebhookPayload) => void;
-  private readonly delivered = new Promise<WebhookPayload>((resolve) => {
-    this.deliver = resolve;
-  });
+  private readonly maxHeld: number;
+  private readonly maxHeldBytes: number;
+  private readonly holdMs: number;
+  // Looked up by hash, not compared in constant time: the secret is the token
+  // (compared in constant time above); a requestId is the service's identifier.
+  private readonly expected = new Map<string, Expected>();
+  private readonly held = new Set<Held>();
+  private heldBytes = 0;
+  private refusingUnknown = false;
   private closing?: Promise<void>;
   private readonly onEvent: (event: ListenerEvent) => void;
 
@@ -107,6 +151,9 @@ export class WebhookListener {
     // Tunnels (ngrok, cloudflared) forward the path unchanged; a reverse proxy may strip its prefix.
     this.acceptedPaths = [...new Set([new URL(this.callbackUrl).pathname, `/${token}`])];
     this.maxBodyBytes = options.maxBodyBytes ?? MAX_CALLBACK_BYTES;
+    this.maxHeld = options.maxHeld ?? MAX_HELD_CALLBACKS;
+    this.maxHeldBytes = options.maxHeldBytes ?? MAX_HELD_BYTES;
+    this.holdMs = options.holdMs ?? HOLD_MS;
     this.onEvent = options.onEvent ?? (() => {});
   }
 
@@ -114,15 +161,18 @@ export class WebhookListener {
   static async start(options: ListenerOptions = {}): Promise<WebhookListener> {
     const token = options.token ?? randomBytes(24).toString('base64url');
     let listener: WebhookListener | undefined;
-    const server = createServer((req, res) => {
+    // Node checks the timeouts below on this interval (30 s by default, longer than they are).
+    const server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => {
       // Requests cannot arrive before listen() resolved, so the listener exists by now.
       listener!.handle(req, res);
     });
     // A sender that trickles bytes must not hold the port open for the whole wait.
+    // (Once a request is read these no longer apply: a held callback waits on HOLD_MS.)
     server.headersTimeout = 5_000;
     server.requestTimeout = 10_000;
     server.keepAliveTimeout = 1_000;
-    server.maxConnections = 64;
+    // Every held callback keeps its connection: room for all of them and for the callbacks of known ids.
+    server.maxConnections = (options.maxHeld ?? MAX_HELD_CALLBACKS) + 64;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0, exclusive: true }, () => {
@@ -134,30 +184,72 @@ export class WebhookListener {
     return listener;
   }
 
-  /** Tells the listener which requestId is genuine; callbacks held until now are answered. */
+  /** Registers a genuine requestId (more than once is harmless); callbacks held for it are answered now. */
   expect(requestId: string): void {
-    this.expected = requestId;
-    for (const held of this.early.splice(0)) this.settle(held.payload, held.res, held.method);
+    if (!this.expected.has(requestId)) this.expected.set(requestId, { waiters: new Set() });
+    for (const held of [...this.held]) {
+      if (held.payload.requestId === requestId && this.release(held)) this.settle(held);
+    }
   }
 
-  /** Resolves with the first genuine callback; rejects with the signal's reason when it aborts. */
-  waitForCallback(signal?: AbortSignal): Promise<WebhookPayload> {
-    if (!signal) return this.delivered;
-    if (signal.aborted) return Promise.reject(signal.reason);
+  /**
+   * From now on a callback for an unregistered requestId is refused at once
+   * rather than held, and those held are refused now: for a caller that has
+   * registered every request it will make.
+   */
+  refuseUnknown(): void {
+    this.refusingUnknown = true;
+    for (const held of [...this.held]) {
+      if (this.release(held)) this.settle(held);
+    }
+  }
+
+  /** The single-request use (generate-async): `requestId` is the one genuine id there will be. */
+  expectOnly(requestId: string): void {
+    this.expect(requestId);
+    this.refuseUnknown();
+  }
+
+  /**
+   * Registers `requestId` and resolves with its first callback, even one that came
+   * before this call; rejects with the signal's reason when it aborts, or when the
+   * listener closes first.
+   */
+  waitFor(requestId: string, signal?: AbortSignal): Promise<WebhookPayload> {
+    this.expect(requestId);
+    const entry = this.expected.get(requestId)!;
+    if (entry.payload) return Promise.resolve(entry.payload);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.closing) return Promise.reject(new Error('the webhook listener is closed'));
     return new Promise((resolve, reject) => {
-      const onAbort = () => reject(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-      void this.delivered.then((payload) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(payload);
-      });
+      const onAbort = () => waiter.reject(signal!.reason);
+      const done = () => {
+        entry.waiters.delete(waiter);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const waiter: Waiter = {
+        resolve: (payload) => {
+          done();
+          resolve(payload);
+        },
+        reject: (reason) => {
+          done();
+          reject(reason);
+        },
+      };
+      entry.waiters.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
-  /** Frees the port and drops every open connection. Safe to call more than once. */
+  /** Frees the port, drops every open connection and ends the waits. Safe to call more than once. */
   close(): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
-      for (const held of this.early.splice(0)) this.answer(held.res, 503, held.method, 'rejected', 'listener closing');
+      for (const held of [...this.held]) {
+        if (this.release(held)) this.answer(held.res, 503, held.method, 'rejected', 'listener closing');
+      }
+      const closed = new Error('the webhook listener is closed');
+      for (const entry of this.expected.values()) for (const waiter of [...entry.waiters]) waiter.reject(closed);
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });
@@ -213,34 +305,58 @@ export class WebhookListener {
     }
     const parsed = WebhookPayloadSchema.safeParse(json);
     if (!parsed.success) return this.answer(res, 400, method, 'rejected', 'not a success or error payload');
-    if (this.expected === undefined) {
-      if (this.early.length >= MAX_EARLY_CALLBACKS) return this.answer(res, 503, method, 'rejected', 'too many early callbacks');
-      this.early.push({ payload: parsed.data, res, method });
-      this.onEvent({ outcome: 'held', status: 0, method, reason: 'arrived before the acceptance record' });
-      return;
-    }
-    this.settle(parsed.data, res, method);
+    const callback: Callback = { payload: parsed.data, res, method, bytes: body.length };
+    if (this.refusingUnknown || this.expected.has(callback.payload.requestId)) return this.settle(callback);
+    this.hold(callback);
   }
 
-  private settle(payload: WebhookPayload, res: ServerResponse, method: string): void {
-    if (!sameText(payload.requestId, this.expected!)) {
-      return this.answer(res, 400, method, 'rejected', 'requestId does not match');
+  private hold(callback: Callback): void {
+    const { res, method, bytes } = callback;
+    if (this.held.size >= this.maxHeld || this.heldBytes + bytes > this.maxHeldBytes) {
+      return this.answer(res, 503, method, 'rejected', 'too many callbacks for unknown requests');
     }
-    if (this.received) {
+    const held: Held = {
+      ...callback,
+      timer: setTimeout(() => {
+        if (this.release(held)) this.answer(res, 400, method, 'rejected', 'requestId never became known');
+      }, this.holdMs),
+    };
+    this.held.add(held);
+    this.heldBytes += bytes;
+    // A sender that gives up on us frees its slot; if the callback was genuine, its retry comes back.
+    res.once('close', () => {
+      if (this.release(held)) this.onEvent({ outcome: 'dropped', status: 0, method, reason: 'sender hung up while it was held' });
+    });
+    this.onEvent({ outcome: 'held', status: 0, method, reason: 'arrived before its acceptance record' });
+  }
+
+  /** Takes a callback out of the held set; false when something else already did. */
+  private release(held: Held): boolean {
+    if (!this.held.delete(held)) return false;
+    clearTimeout(held.timer);
+    this.heldBytes -= held.bytes;
+    return true;
+  }
+
+  private settle({ payload, res, method }: Callback): void {
+    const { requestId } = payload;
+    const entry = this.expected.get(requestId);
+    if (!entry) return this.answer(res, 400, method, 'rejected', 'requestId is not one of ours');
+    if (entry.payload) {
       // A retry of a delivery we already have: acknowledged so the sender stops, otherwise ignored.
-      return this.answer(res, 200, method, 'duplicate', 'already received');
+      return this.answer(res, 200, method, 'duplicate', 'already received', requestId);
     }
-    this.received = payload;
-    this.answer(res, 200, method, 'accepted', isSuccessPayload(payload) ? 'success payload' : 'error payload');
-    this.deliver(payload);
+    entry.payload = payload;
+    this.answer(res, 200, method, 'accepted', isSuccessPayload(payload) ? 'success payload' : 'error payload', requestId);
+    for (const waiter of [...entry.waiters]) waiter.resolve(payload);
   }
 
-  private answer(res: ServerResponse, status: number, method: string, outcome: ListenerOutcome, reason: string): void {
+  private answer(res: ServerResponse, status: number, method: string, outcome: ListenerOutcome, reason: string, requestId?: string): void {
     if (!res.headersSent) {
       const body = JSON.stringify(status === 200 ? { received: true } : { error: reason });
       res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
     }
-    this.onEvent({ outcome, status, method, reason });
+    this.onEvent({ outcome, status, method, reason, ...(requestId === undefined ? {} : { requestId }) });
   }
 }

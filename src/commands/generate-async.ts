@@ -114,7 +114,7 @@ export function parseListenPort(raw: string | undefined): number {
   return port;
 }
 
-interface ListenPlan {
+export interface ListenPlan {
   host: string;
   port: number;
   publicUrl?: string;
@@ -219,7 +219,11 @@ function isLoopbackHost(hostname: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
 
-async function startListener(ctx: Context, plan: ListenPlan) {
+/**
+ * Binds the listener of --listen (and of `batch --async`), its events traced with
+ * --verbose; a refused bind is a usage error naming the flag.
+ */
+export async function startListener(ctx: Context, plan: Pick<ListenPlan, 'host' | 'port' | 'publicUrl'>) {
   const { WebhookListener } = await import('../listener.js');
   try {
     return await WebhookListener.start({
@@ -227,9 +231,10 @@ async function startListener(ctx: Context, plan: ListenPlan) {
       port: plan.port,
       publicUrl: plan.publicUrl,
       onEvent: (event) => {
-        if (event.outcome === 'rejected') ctx.io.debug(`listener: ignored ${event.method} (${event.status}, ${event.reason})`);
-        else if (event.outcome === 'duplicate') ctx.io.debug(`listener: ignored a repeated delivery (${event.reason})`);
-        else ctx.io.debug(`listener: ${event.outcome} a callback (${event.reason})`);
+        const about = event.requestId === undefined ? event.reason : `${event.reason}, request ${event.requestId}`;
+        if (event.outcome === 'rejected') ctx.io.debug(`listener: ignored ${event.method} (${event.status}, ${about})`);
+        else if (event.outcome === 'duplicate') ctx.io.debug(`listener: ignored a repeated delivery (${about})`);
+        else ctx.io.debug(`listener: ${event.outcome} a callback (${about})`);
       },
     });
   } catch (error) {
@@ -263,7 +268,7 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
   const started = Date.now();
   const accepted = await client.generateAsync(request, listener.callbackUrl, { signal: ctx.signal });
   const { requestId } = accepted;
-  listener.expect(requestId);
+  listener.expectOnly(requestId);
   ctx.io.info(`Accepted request ${requestId}; waiting up to ${formatDuration(plan.timeoutMs)} for the callback`);
 
   const waitingText = () => `Waiting for the callback of ${requestId}… ${Math.round((Date.now() - started) / 1000)}s`;
@@ -272,7 +277,7 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
   try {
     let payload;
     try {
-      payload = await listener.waitForCallback(AbortSignal.any([ctx.signal, AbortSignal.timeout(plan.timeoutMs)]));
+      payload = await listener.waitFor(requestId, AbortSignal.any([ctx.signal, AbortSignal.timeout(plan.timeoutMs)]));
     } catch (error) {
       if (ctx.signal.aborted) {
         spinner.stop();

@@ -4,7 +4,17 @@
 import { request as httpRequest } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callbackUrlFor, isSuccessPayload, urlHost, WebhookListener, type ListenerEvent } from '../../src/listener.js';
+import { MAX_CONCURRENCY } from '../../src/batch/batch.js';
+import {
+  callbackUrlFor,
+  isSuccessPayload,
+  MAX_CALLBACK_BYTES,
+  MAX_HELD_BYTES,
+  MAX_HELD_CALLBACKS,
+  urlHost,
+  WebhookListener,
+  type ListenerEvent,
+} from '../../src/listener.js';
 
 interface Reply {
   status: number;
@@ -44,6 +54,11 @@ const success = (requestId: string) => ({
   generatedImageId: 'img_1',
   creditsUsed: 1,
 });
+/** A genuine-looking success payload whose JSON body is `bytes` long. */
+function padded(requestId: string, bytes: number): string {
+  const bare = JSON.stringify({ ...success(requestId), padding: '' });
+  return JSON.stringify({ ...success(requestId), padding: 'x'.repeat(bytes - bare.length) });
+}
 const failure = (requestId: string) => ({ requestId, errorCode: 'ErrorGeneratingImage', errorMessage: 'render failed' });
 
 /** True when the promise has not settled within `ms`: the wait is still going on. */
@@ -51,6 +66,15 @@ async function stillPending(promise: Promise<unknown>, ms = 50): Promise<boolean
   const marker = Symbol('pending');
   const winner = await Promise.race([promise.then(() => 'settled', () => 'settled'), new Promise((r) => setTimeout(() => r(marker), ms))]);
   return winner === marker;
+}
+
+/** Polls until `condition` holds (events arrive when the listener has read a request). */
+async function until(condition: () => boolean, ms = 2000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }
 
 function canBind(port: number, host = '127.0.0.1'): Promise<boolean> {
@@ -123,8 +147,8 @@ describe('listener addresses', () => {
 describe('listener guard rules', () => {
   it('completes the wait with the genuine success payload and answers it 200', async () => {
     const { listener, events } = await start();
-    listener.expect('req_ok');
-    const waiting = listener.waitForCallback();
+    listener.expectOnly('req_ok');
+    const waiting = listener.waitFor('req_ok');
     const reply = await post(listener.callbackUrl, success('req_ok'));
     expect(reply).toEqual({ status: 200, body: '{"received":true}' });
     const payload = await waiting;
@@ -135,8 +159,8 @@ describe('listener guard rules', () => {
 
   it('completes the wait with the genuine error payload too', async () => {
     const { listener } = await start();
-    listener.expect('req_err');
-    const waiting = listener.waitForCallback();
+    listener.expectOnly('req_err');
+    const waiting = listener.waitFor('req_err');
     expect((await post(listener.callbackUrl, failure('req_err'))).status).toBe(200);
     const payload = await waiting;
     expect(isSuccessPayload(payload)).toBe(false);
@@ -145,8 +169,8 @@ describe('listener guard rules', () => {
 
   it('ignores forgeries with 404/400 while the wait goes on, then takes the genuine callback', async () => {
     const { listener, events } = await start();
-    listener.expect('req_real');
-    const waiting = listener.waitForCallback();
+    listener.expectOnly('req_real');
+    const waiting = listener.waitFor('req_real');
     const url = listener.callbackUrl;
     const origin = new URL(url).origin;
     const token = new URL(url).pathname;
@@ -179,8 +203,8 @@ describe('listener guard rules', () => {
 
   it('refuses a body over 64 KB, declared or streamed, and keeps waiting', async () => {
     const { listener, events } = await start();
-    listener.expect('req_big');
-    const waiting = listener.waitForCallback();
+    listener.expectOnly('req_big');
+    const waiting = listener.waitFor('req_big');
     // A genuine-looking payload padded past the limit: size alone is enough to refuse it.
     const big = JSON.stringify({ ...success('req_big'), padding: 'x'.repeat(70 * 1024) });
     expect((await send(listener.callbackUrl, { body: big })).status).toBe(400);
@@ -196,8 +220,8 @@ describe('listener guard rules', () => {
 
   it('acknowledges a repeated delivery but keeps the first payload', async () => {
     const { listener, events } = await start();
-    listener.expect('req_dup');
-    const waiting = listener.waitForCallback();
+    listener.expectOnly('req_dup');
+    const waiting = listener.waitFor('req_dup');
     const first = success('req_dup');
     expect((await post(listener.callbackUrl, first)).status).toBe(200);
     expect((await post(listener.callbackUrl, first)).status).toBe(200);
@@ -205,23 +229,145 @@ describe('listener guard rules', () => {
     expect((await post(listener.callbackUrl, { ...first, signedUrl: 'http://127.0.0.1:1/other.jpg' })).status).toBe(200);
     expect((await post(listener.callbackUrl, failure('req_dup'))).status).toBe(200);
     expect(await waiting).toEqual(first);
-    expect(await listener.waitForCallback()).toEqual(first);
+    expect(await listener.waitFor('req_dup')).toEqual(first);
     expect(events.map((e) => e.outcome)).toEqual(['accepted', 'duplicate', 'duplicate', 'duplicate']);
   });
 
   it('holds a callback that beats the acceptance record, then settles it once the requestId is known', async () => {
     const { listener, events } = await start();
-    const waiting = listener.waitForCallback();
     const forged = post(listener.callbackUrl, success('req_other'));
     const genuine = post(listener.callbackUrl, success('req_early'));
     // Both are held unanswered until the requestId arrives.
     await new Promise((r) => setTimeout(r, 50));
     expect(events.map((e) => e.outcome)).toEqual(['held', 'held']);
     expect(await stillPending(genuine)).toBe(true);
-    listener.expect('req_early');
+    // The one id of a single request: the other held callback cannot be genuine.
+    listener.expectOnly('req_early');
     expect((await forged).status).toBe(400);
     expect((await genuine).status).toBe(200);
-    expect((await waiting).requestId).toBe('req_early');
+    expect((await listener.waitFor('req_early')).requestId).toBe('req_early');
+  });
+});
+
+describe('listener with many requests (batch --async)', () => {
+  it('hands each callback to the wait for its own requestId, in any order', async () => {
+    const { listener, events } = await start();
+    const a = listener.waitFor('req_a');
+    const b = listener.waitFor('req_b');
+    expect((await post(listener.callbackUrl, success('req_b'))).status).toBe(200);
+    expect(await stillPending(a)).toBe(true);
+    expect((await post(listener.callbackUrl, failure('req_a'))).status).toBe(200);
+    expect(await b).toEqual(success('req_b'));
+    expect(await a).toEqual(failure('req_a'));
+    expect(events.map((e) => [e.outcome, e.requestId])).toEqual([
+      ['accepted', 'req_b'],
+      ['accepted', 'req_a'],
+    ]);
+  });
+
+  it('holds the early callbacks of more requests than batch runs at once, each answered when its id is registered', async () => {
+    // Default bounds: every row at batch's top --concurrency can be early at the same time.
+    const { listener, events } = await start();
+    const ids = Array.from({ length: MAX_CONCURRENCY }, (_, i) => `req_${i}`);
+    const replies = ids.map((id) => post(listener.callbackUrl, success(id)));
+    await until(() => events.filter((e) => e.outcome === 'held').length === ids.length);
+    expect(await stillPending(replies[0]!)).toBe(true);
+    const payloads = await Promise.all(ids.map((id) => listener.waitFor(id)));
+    expect(payloads.map((p) => p.requestId)).toEqual(ids);
+    expect((await Promise.all(replies)).every((reply) => reply.status === 200)).toBe(true);
+    // A late retry of any of them is acknowledged and changes nothing.
+    expect((await post(listener.callbackUrl, failure('req_7'))).status).toBe(200);
+    expect(await listener.waitFor('req_7')).toEqual(success('req_7'));
+    expect(events.filter((e) => e.outcome === 'accepted')).toHaveLength(ids.length);
+    expect(events.at(-1)).toMatchObject({ outcome: 'duplicate', requestId: 'req_7' });
+  });
+
+  it('holds repeated early deliveries of one id: the first is the payload, the rest are duplicates', async () => {
+    const { listener, events } = await start();
+    const first = post(listener.callbackUrl, success('req_twice'));
+    await until(() => events.length === 1);
+    const second = post(listener.callbackUrl, failure('req_twice'));
+    await until(() => events.length === 2);
+    listener.expect('req_twice');
+    expect([(await first).status, (await second).status]).toEqual([200, 200]);
+    expect(await listener.waitFor('req_twice')).toEqual(success('req_twice'));
+    expect(events.map((e) => e.outcome)).toEqual(['held', 'held', 'accepted', 'duplicate']);
+  });
+
+  it('refuses a held callback 400 when its requestId never becomes known', async () => {
+    const { listener, events } = await start({ holdMs: 100 });
+    const waiting = listener.waitFor('req_mine');
+    const started = Date.now();
+    const reply = await post(listener.callbackUrl, success('req_unknown'));
+    expect(reply.status).toBe(400);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+    expect(events.map((e) => e.outcome)).toEqual(['held', 'rejected']);
+    expect(events[1]!.requestId).toBeUndefined();
+    expect(await stillPending(waiting)).toBe(true);
+  });
+
+  it('refuses early callbacks 503 past the held count, and takes more once a slot frees', async () => {
+    const { listener } = await start({ maxHeld: 2 });
+    const held = [post(listener.callbackUrl, success('req_1')), post(listener.callbackUrl, success('req_2'))];
+    await new Promise((r) => setTimeout(r, 30));
+    const over = await post(listener.callbackUrl, success('req_3'));
+    expect(over).toEqual({ status: 503, body: '{"error":"too many callbacks for unknown requests"}' });
+    listener.expect('req_1');
+    expect((await held[0]!).status).toBe(200);
+    const third = post(listener.callbackUrl, success('req_3'));
+    await new Promise((r) => setTimeout(r, 30));
+    listener.expect('req_3');
+    listener.expect('req_2');
+    expect([(await third).status, (await held[1]!).status]).toEqual([200, 200]);
+  });
+
+  it('refuses early callbacks 503 past the held bytes, whatever their count', async () => {
+    const { listener, events } = await start({ maxHeldBytes: 100_000 });
+    const first = send(listener.callbackUrl, { body: padded('req_big1', 60_000) });
+    await until(() => events.some((e) => e.outcome === 'held'));
+    // 60 KB held + 60 KB would pass 100 KB; a small one still fits.
+    expect((await send(listener.callbackUrl, { body: padded('req_big2', 60_000) })).status).toBe(503);
+    const small = post(listener.callbackUrl, success('req_small'));
+    await until(() => events.filter((e) => e.outcome === 'held').length === 2);
+    listener.expect('req_big1');
+    listener.expect('req_small');
+    expect([(await first).status, (await small).status]).toEqual([200, 200]);
+  });
+
+  it('frees the slot of a held callback whose sender hangs up', async () => {
+    const { listener, events } = await start({ maxHeld: 1 });
+    const body = JSON.stringify(success('req_gone'));
+    const hanging = httpRequest(listener.callbackUrl, { method: 'POST', agent: false, headers: { 'content-length': String(body.length) } });
+    hanging.on('error', () => {});
+    hanging.end(body);
+    await until(() => events.some((e) => e.outcome === 'held'));
+    hanging.destroy();
+    await until(() => events.some((e) => e.outcome === 'dropped'));
+    const next = post(listener.callbackUrl, success('req_next'));
+    await until(() => events.filter((e) => e.outcome === 'held').length === 2);
+    expect((await listener.waitFor('req_next')).requestId).toBe('req_next');
+    expect((await next).status).toBe(200);
+    // The dropped one is gone, not delivered later: its sender retries if it was genuine.
+    expect(await stillPending(listener.waitFor('req_gone'))).toBe(true);
+  });
+
+  it('after refuseUnknown, refuses unregistered ids at once and still takes registered ones', async () => {
+    const { listener } = await start();
+    const waiting = listener.waitFor('req_known');
+    const early = post(listener.callbackUrl, success('req_stray'));
+    await new Promise((r) => setTimeout(r, 30));
+    listener.refuseUnknown();
+    expect((await early).status).toBe(400);
+    expect((await post(listener.callbackUrl, success('req_other'))).status).toBe(400);
+    expect((await post(listener.callbackUrl, success('req_known'))).status).toBe(200);
+    expect((await waiting).requestId).toBe('req_known');
+  });
+
+  it('documents bounds that cover batch and a memory ceiling', () => {
+    expect(MAX_HELD_CALLBACKS).toBeGreaterThanOrEqual(2 * MAX_CONCURRENCY);
+    // Memory: at most MAX_HELD_BYTES of bodies are held, each at most MAX_CALLBACK_BYTES.
+    expect(MAX_HELD_BYTES).toBeGreaterThanOrEqual(MAX_CALLBACK_BYTES);
+    expect(MAX_HELD_BYTES).toBeLessThanOrEqual(16 * 1024 * 1024);
   });
 });
 
@@ -252,13 +398,21 @@ describe('listener shutdown', () => {
 
   it('ends the wait with the abort reason on Ctrl-C', async () => {
     const { listener } = await start();
-    listener.expect('req_abort');
+    listener.expectOnly('req_abort');
     const controller = new AbortController();
-    const waiting = listener.waitForCallback(controller.signal);
+    const waiting = listener.waitFor('req_abort', controller.signal);
     const reason = new Error('interrupted');
     controller.abort(reason);
     await expect(waiting).rejects.toBe(reason);
-    await expect(listener.waitForCallback(controller.signal)).rejects.toBe(reason);
+    await expect(listener.waitFor('req_abort', controller.signal)).rejects.toBe(reason);
+  });
+
+  it('ends pending waits when it closes, and refuses new ones', async () => {
+    const { listener } = await start();
+    const waiting = listener.waitFor('req_pending');
+    await listener.close();
+    await expect(waiting).rejects.toThrow('the webhook listener is closed');
+    await expect(listener.waitFor('req_later')).rejects.toThrow('the webhook listener is closed');
   });
 
   it('is unreachable once closed', async () => {
