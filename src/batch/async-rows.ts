@@ -1,5 +1,6 @@
 // `batch --async`: each row is sent to the async endpoint with the callback
-// URL of one shared listener (callbacks.ts), and its image is downloaded from
+// URL of one shared webhook listener (src/listener.ts, the one behind
+// `generate-async --listen`), and its image is downloaded from
 // the signedUrl of its callback.
 import { CliError, ExitCode, GenerationFailedError, NetworkError, UsageError } from '../api/errors.js';
 import type { GenAerialClient } from '../api/client.js';
@@ -8,7 +9,6 @@ import type { WrittenJpeg } from '../jpeg-file.js';
 import type { Readable } from 'node:stream';
 import type { Job, RowProducer } from './row-runner.js';
 import { isSuccessPayload } from '../listener.js';
-import { CallbackHub } from './callbacks.js';
 import { decide, type RetryPolicy } from './retry.js';
 
 export interface AsyncSetup {
@@ -60,27 +60,17 @@ export interface AsyncProducerOptions {
 
 export async function asyncProducer(ctx: Context, options: AsyncProducerOptions): Promise<RowProducer> {
   const { client, setup, policy } = options;
-  let hub: CallbackHub;
-  try {
-    hub = await CallbackHub.start({ host: setup.host, port: setup.port, publicUrl: setup.publicUrl, onEvent: (m) => ctx.io.debug(`listener: ${m}`) });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new UsageError(`--listen-port ${setup.port} is already in use on ${setup.host}; pick another or leave it out for a free one`);
-    if (code === 'EACCES') throw new UsageError(`--listen-port ${setup.port} needs privileges on ${setup.host}; pick a port above 1023`);
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EINVAL') {
-      throw new UsageError(`--listen-host ${setup.host} is not an address of this machine (try 127.0.0.1 or 0.0.0.0)`);
-    }
-    throw error;
-  }
-  ctx.onCleanup(() => hub.close());
-  ctx.io.info(`Listening for callbacks on ${setup.host}:${hub.port}${setup.publicUrl ? ' (through --public-url)' : ''}`);
+  const { startListener } = await import('../commands/generate-async.js');
+  const listener = await startListener(ctx, setup);
+  ctx.onCleanup(() => listener.close());
+  ctx.io.info(`Listening for callbacks on ${setup.host}:${listener.port}${setup.publicUrl ? ' (through --public-url)' : ''}`);
 
   return async (job, attempt, signal) => {
-    const accepted = await client.generateAsync(job.plan.request, hub.callbackUrl, { signal });
+    const accepted = await client.generateAsync(job.plan.request, listener.callbackUrl, { signal });
     attempt.requestId = accepted.requestId;
     let payload;
     try {
-      payload = await hub.wait(accepted.requestId, AbortSignal.any([signal, AbortSignal.timeout(setup.timeoutMs)]));
+      payload = await listener.waitFor(accepted.requestId, AbortSignal.any([signal, AbortSignal.timeout(setup.timeoutMs)]));
     } catch (error) {
       if (signal.aborted) throw error;
       // Accepted but never heard of again: it may still be generated, and charged.
