@@ -4,11 +4,15 @@
 //   <dataDir>/state.lock      O_EXCL lock file held while state.json is rewritten
 //   <dataDir>/images/<id>.jpg one file per stored image
 //
-// Every mutation takes the lock, re-reads state.json (another process may have
-// changed it), applies the change and replaces the file atomically. Reads use
-// the cached copy unless the file changed on disk (inode, size, mtime). Image
-// files are written before the record that names them and removed after it, so
-// a crash leaves at worst an orphan file, which the start-up sweep removes.
+// Mutations are group-committed: while one write of state.json is in flight,
+// the updates that arrive meanwhile wait, and the next write applies them all
+// at once. Each write takes the lock, re-reads state.json (another process may
+// have changed it), applies its batch of updates in arrival order and replaces
+// the file atomically; every caller's promise settles once that write is
+// durable. So a burst of N updates costs a few writes, not N. Reads use the
+// cached copy unless the file changed on disk (inode, size, mtime). Image files
+// are written before the record that names them and removed after it, so a
+// crash leaves at worst an orphan file, which the start-up sweep removes.
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -97,10 +101,29 @@ export function isSafeId(id: string): boolean {
   return /^[A-Za-z0-9_-]{1,100}$/.test(id);
 }
 
+interface PendingUpdate {
+  mutate: (state: SandboxState) => unknown;
+  resolve: (result: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Remembers what an update may change, so a refused update (one that throws,
+ * e.g. a 402) can be undone without undoing the rest of its batch. Updates
+ * change scalars, add or remove array entries and edit accounts in place;
+ * image records are never edited once stored.
+ */
+function checkpoint(state: SandboxState): () => void {
+  const saved: SandboxState = { ...state, accounts: state.accounts.map((account) => ({ ...account })), images: [...state.images] };
+  return () => void Object.assign(state, saved);
+}
+
 export class SandboxStore {
   private cached?: { state: SandboxState; fingerprint: string };
-  /** Serialises this process's own mutations; the lock file serialises processes. */
-  private queue: Promise<unknown> = Promise.resolve();
+  /** Updates that arrived while a write was in flight: the next write applies them together. */
+  private pending: PendingUpdate[] = [];
+  /** True while this process writes (one write at a time; the lock file serialises processes). */
+  private writing = false;
 
   private constructor(
     readonly dataDir: string,
@@ -130,21 +153,62 @@ export class SandboxStore {
   }
 
   /**
-   * Applies `mutate` to the freshest state under the lock and persists it. When
-   * `mutate` throws, nothing is written and the error propagates (e.g. a 402).
+   * Applies `mutate` to the freshest state under the lock and persists it; resolves
+   * with its result once the change is durable. `mutate` must be synchronous.
+   * When it throws, its change is undone and the error propagates (e.g. a 402);
+   * the other updates of the same write are not affected.
    */
   update<T>(mutate: (state: SandboxState) => T): Promise<T> {
-    const run = this.queue.then(() =>
-      withFileLock(this.lockPath, async () => {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ mutate, resolve: resolve as (result: unknown) => void, reject });
+      if (!this.writing) void this.writeBatches();
+    });
+  }
+
+  /** Writes until no update is waiting: each write takes everything that arrived during the previous one. */
+  private async writeBatches(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending;
+        this.pending = [];
+        await this.commit(batch);
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  /** One lock, one read and (when anything changed) one durable write for a whole batch. Never throws. */
+  private async commit(batch: PendingUpdate[]): Promise<void> {
+    const settle: Array<(writeError?: unknown) => void> = [];
+    try {
+      await withFileLock(this.lockPath, async () => {
         const state = await this.readState(true);
-        const result = mutate(state);
+        let changed = false;
+        for (const update of batch) {
+          const undo = checkpoint(state);
+          try {
+            const result = update.mutate(state);
+            changed = true;
+            settle.push((writeError) => (writeError === undefined ? update.resolve(result) : update.reject(writeError)));
+          } catch (error) {
+            undo();
+            settle.push(() => update.reject(error));
+          }
+        }
+        if (!changed) return;
         await writeFileAtomic(this.statePath, `${JSON.stringify(state)}\n`, 0o600);
         this.cached = { state, fingerprint: await this.fingerprint() };
-        return result;
-      }),
-    );
-    this.queue = run.catch(() => {});
-    return run;
+      });
+    } catch (error) {
+      // The lock, the read or the write failed: no update of this batch is durable.
+      const failure = error ?? new Error('sandbox state write failed');
+      for (const update of batch.slice(settle.length)) update.reject(failure);
+      for (const done of settle) done(failure);
+      return;
+    }
+    for (const done of settle) done();
   }
 
   imagePath(id: string): string {

@@ -226,37 +226,49 @@ describe('a sandbox process killed mid-write', () => {
       child.once('exit', (code) => reject(new Error(`child exited early with ${code}`)));
     });
 
-    // Keep it busy writing, then kill it without warning while requests are in flight.
+    // Keep it busy writing (16 clients, each sending its next request as soon as
+    // the last is answered, so writes overlap and batch up), then kill it
+    // without warning while requests are in flight.
     let answered = 0;
+    let killed = false;
     let onAnswer: () => void = () => {};
-    const enoughAnswered = new Promise<void>((resolve) => (onAnswer = () => ++answered >= 5 && resolve()));
-    const inFlight = Array.from({ length: 60 }, (_, i) =>
-      fetch(`${url}/api/external/v1/image-generation`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': key },
-        body: JSON.stringify(generationRequest({ tags: [String(i % 2)] })),
-      }).then(
-        async (res) => {
+    const enoughAnswered = new Promise<void>((resolve) => (onAnswer = () => ++answered >= 40 && resolve()));
+    const client = async (worker: number): Promise<string[]> => {
+      const outcomes: string[] = [];
+      for (let i = 0; ; i++) {
+        const sentBeforeKill = !killed;
+        try {
+          const res = await fetch(`${url}/api/external/v1/image-generation`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-api-key': key },
+            body: JSON.stringify(generationRequest({ tags: [String((worker + i) % 2)] })),
+          });
           await res.arrayBuffer();
+          outcomes.push(res.status === 200 ? 'answered' : `HTTP ${res.status}`);
           onAnswer();
-          return 'answered';
-        },
-        () => 'cut off',
-      ),
-    );
+        } catch {
+          if (sentBeforeKill) outcomes.push('cut off');
+          return outcomes;
+        }
+      }
+    };
+    const clients = Array.from({ length: 16 }, (_, worker) => client(worker));
     await enoughAnswered;
     const exited = new Promise((resolve) => child.once('exit', resolve));
+    killed = true;
     child.kill('SIGKILL');
     await exited;
-    const outcomes = await Promise.all(inFlight);
+    const outcomes = (await Promise.all(clients)).flat();
     expect(outcomes).toContain('cut off');
+    expect(outcomes.filter((outcome) => outcome !== 'answered' && outcome !== 'cut off')).toEqual([]);
 
     const state = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as {
       accounts: Array<{ key: string; credits: number }>;
       images: Array<{ id: string }>;
     };
     const account = state.accounts.find((a) => a.key === key)!;
-    expect(state.images.length).toBeGreaterThanOrEqual(5);
+    // An answer is sent only once its record is durable.
+    expect(state.images.length).toBeGreaterThanOrEqual(outcomes.filter((outcome) => outcome === 'answered').length);
     expect(1000 - account.credits).toBe(state.images.length * SANDBOX_PRICE.HD);
     for (const image of state.images) expect(existsSync(join(dir, 'images', `${image.id}.jpg`))).toBe(true);
 
