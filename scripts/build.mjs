@@ -11,7 +11,8 @@ const staging = new URL(`../dist.${process.pid}.tmp`, import.meta.url);
 const retired = new URL(`../dist.${process.pid}.old`, import.meta.url);
 
 await build({
-  entryPoints: { cli: 'src/cli.ts' },
+  // The sandbox's render worker threads load their own script (see src/sandbox/render-pool.ts).
+  entryPoints: { cli: 'src/cli.ts', 'render-worker': 'src/sandbox/render-worker.ts' },
   outdir: staging.pathname,
   bundle: true,
   splitting: true,

@@ -13,7 +13,6 @@ import {
   insufficientCredits,
   parseGenerationRequest,
   priceOf,
-  renderImage,
   sceneOf,
   type RenderedImage,
 } from './generation.js';
@@ -134,7 +133,7 @@ async function generateSync(app: SandboxApp, ex: Exchange, account: StoredAccoun
   const price = priceOf(request);
   if (account.credits < price) throw insufficientCredits(account.credits, price);
   if (app.faults.shouldFailGeneration()) throw generationFailed(INJECTED_FAILURE_MESSAGE);
-  const image = renderImage(request);
+  const image = await app.renderer.render(request, ex.signal);
 
   const save = request.saveImage !== false;
   const id = randomUUID();
@@ -236,7 +235,7 @@ async function completeAsyncGeneration(app: SandboxApp, job: AsyncJob, signal: A
   let payload: WebhookSuccess | WebhookError;
   try {
     if (app.faults.shouldFailGeneration()) throw generationFailed(INJECTED_FAILURE_MESSAGE);
-    const image = renderImage(job.request);
+    const image = await app.renderer.render(job.request, signal);
     const id = randomUUID();
     await app.store.writeImage(id, image.jpeg);
     const secret = await app.store.update((state) => {

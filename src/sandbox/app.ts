@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BackgroundWork } from './background.js';
 import type { Faults } from './faults.js';
+import type { SceneRenderer } from './generation.js';
 import type { RequestLog } from './request-log.js';
 import type { SandboxStore } from './store.js';
 import type { WebhookSender } from './webhooks.js';
@@ -10,6 +11,7 @@ import type { WebhookSender } from './webhooks.js';
 export interface SandboxApp {
   store: SandboxStore;
   faults: Faults;
+  renderer: SceneRenderer;
   log: RequestLog;
   webhooks: WebhookSender;
   background: BackgroundWork;

@@ -4,7 +4,7 @@
 //   GET    /__sandbox/webhooks      webhook delivery attempts;  DELETE clears them
 //   POST   /__sandbox/accounts      {credits?, key?} → 201 {key, keyId, credits}
 //   GET    /__sandbox/accounts/<key> → {keyId, credits, images}
-//   GET    /__sandbox/health        → {status: "ok"}
+//   GET    /__sandbox/health        → {status: "ok", renderThreads}
 import { creditsProblem, DEFAULT_CREDITS, findAccountByKey, keyProblem, newAccount, newApiKey } from './accounts.js';
 import type { Exchange, SandboxApp } from './app.js';
 import { HttpError, methodNotAllowed, notFound, readOptionalJson, sendJson, validationFailed } from './http-io.js';
@@ -38,7 +38,7 @@ export async function handleControl(app: SandboxApp, ex: Exchange): Promise<void
       if (method === 'POST') return createAccountRoute(app, ex);
       throw methodNotAllowed(method, ['POST']);
     case `${CONTROL_PREFIX}/health`:
-      if (method === 'GET') return sendJson(ex.res, 200, { status: 'ok' });
+      if (method === 'GET') return sendJson(ex.res, 200, { status: 'ok', renderThreads: app.renderer.threads });
       throw methodNotAllowed(method, ['GET']);
   }
   if (path.startsWith(`${CONTROL_PREFIX}/accounts/`)) {
@@ -87,7 +87,7 @@ async function createAccountRoute(app: SandboxApp, ex: Exchange): Promise<void> 
     }
     const created = newAccount(typeof key === 'string' ? key : newApiKey(), credits as number, app.now());
     state.accounts.push(created);
-    return created;
+    return { ...created }; // a copy: later updates of the same write must not change what this one answered
   });
   sendJson(ex.res, 201, { key: account.key, keyId: account.keyId, credits: account.credits });
 }

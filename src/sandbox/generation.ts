@@ -1,9 +1,10 @@
 // The generation request as the sandbox sees it: validated in its documented
-// wire form, priced, and rendered into a real JPEG by render.ts.
+// wire form, priced, and rendered into a real JPEG by render.ts (on worker
+// threads, see render-pool.ts).
 import { BEARING_ABBREVIATIONS, imageDimensions, SANDBOX_PRICE } from '../api/enums.js';
 import { describeIssues, GenerationRequestSchema, type GenerationRequest } from '../api/schema.js';
 import { HttpError, validationFailed } from './http-io.js';
-import { renderAerialJpeg } from './render.js';
+import type { RenderPool } from './render-pool.js';
 import type { StoredScene } from './store.js';
 
 /**
@@ -48,27 +49,84 @@ export interface RenderedImage {
   height: number;
 }
 
-/** Rendering is deterministic in the request, so recent results are reused (tests ask for the same scene often). */
+/**
+ * Rendering is deterministic in the request, so recent results are reused, by
+ * every sandbox in the process (tests ask for the same scene often).
+ */
 const RENDER_CACHE_SIZE = 8;
 const renderCache = new Map<string, Buffer>();
 
-export function renderImage(request: GenerationRequest): RenderedImage {
-  const { width, height } = imageDimensions(request.resolution, request.aspectRatio);
-  const { saveImage: _ignored, ...scene } = request;
-  const cacheKey = JSON.stringify(scene);
-  let jpeg = renderCache.get(cacheKey);
+function cachedRender(key: string): Buffer | undefined {
+  const jpeg = renderCache.get(key);
   if (jpeg) {
-    renderCache.delete(cacheKey);
-  } else {
+    // Most recently used last: the first entry is the one to evict.
+    renderCache.delete(key);
+    renderCache.set(key, jpeg);
+  }
+  return jpeg;
+}
+
+function rememberRender(key: string, jpeg: Buffer): void {
+  renderCache.set(key, jpeg);
+  if (renderCache.size > RENDER_CACHE_SIZE) renderCache.delete(renderCache.keys().next().value!);
+}
+
+/** Settles like `work`, or rejects as soon as `signal` aborts (the work itself carries on for whoever else waits on it). */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  const cancelled = () => generationFailed('the request was cancelled before its image was rendered');
+  if (signal.aborted) return Promise.reject(cancelled());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(cancelled());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** Turns requests into JPEGs: from the cache, from a render already under way for the same scene, or by a new render. */
+export class SceneRenderer {
+  /** Renders under way, by scene: identical requests that arrive together share one render. */
+  private readonly underWay = new Map<string, Promise<Buffer>>();
+
+  /** Without a pool, renders run on the main thread (the server does nothing else meanwhile). */
+  constructor(private readonly pool: RenderPool | undefined) {}
+
+  get threads(): number {
+    return this.pool?.size ?? 0;
+  }
+
+  /** The image for `request`; rejects with a 500 ErrorGeneratingImage when rendering fails, or when `signal` aborts first. */
+  async render(request: GenerationRequest, signal?: AbortSignal): Promise<RenderedImage> {
+    const { width, height } = imageDimensions(request.resolution, request.aspectRatio);
+    const key = JSON.stringify(sceneOf(request));
+    const cached = cachedRender(key);
+    if (cached) return { jpeg: cached, width, height };
+    let rendering = this.underWay.get(key);
+    if (!rendering) {
+      const started = this.renderJpeg(request);
+      rendering = started;
+      this.underWay.set(key, started);
+      started.then(
+        (jpeg) => rememberRender(key, jpeg),
+        () => {},
+      ).finally(() => this.underWay.delete(key));
+    }
+    return { jpeg: await unlessAborted(rendering, signal), width, height };
+  }
+
+  close(): Promise<void> {
+    return this.pool?.close() ?? Promise.resolve();
+  }
+
+  private async renderJpeg(request: GenerationRequest): Promise<Buffer> {
     try {
-      jpeg = renderAerialJpeg(request);
+      if (this.pool) return await this.pool.render(request);
+      const { renderAerialJpeg } = await import('./render.js');
+      return renderAerialJpeg(request);
     } catch (error) {
-      throw generationFailed(`the sandbox renderer failed: ${(error as Error).message}`);
+      throw generationFailed(`the sandbox renderer failed: ${(error as Error)?.message ?? String(error)}`);
     }
   }
-  renderCache.set(cacheKey, jpeg);
-  if (renderCache.size > RENDER_CACHE_SIZE) renderCache.delete(renderCache.keys().next().value!);
-  return { jpeg, width, height };
 }
 
 /** The request as stored with an image record (saveImage is a property of the request, not the image). */

@@ -2,9 +2,11 @@
 // implements the v1 API over a persistent data directory, with fault knobs and
 // a request log for tests. `aerial sandbox` runs it in the foreground; every
 // command's `--sandbox` starts one in-process on a free port and closes it after.
+import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { configDir } from '../config.js';
 import {
   creditsProblem,
@@ -20,7 +22,9 @@ import type { Exchange, ExchangeNotes, SandboxApp } from './app.js';
 import { BackgroundWork } from './background.js';
 import { CONTROL_PREFIX, handleControl, isLoggedPath } from './control-routes.js';
 import { Faults, type FaultSettings } from './faults.js';
+import { SceneRenderer } from './generation.js';
 import { HttpError, notFound, queryObject, sendError } from './http-io.js';
+import { bundledRenderWorker, DEFAULT_RENDER_THREADS, RenderPool, RUNNING_FROM_SOURCES } from './render-pool.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
 import { dropExpiredUnlisted, SandboxStore, type SandboxState } from './store.js';
 import { DEFAULT_WEBHOOK_POLICY, WebhookSender, type DeliveryAttempt, type WebhookPolicy } from './webhooks.js';
@@ -57,6 +61,14 @@ export interface SandboxOptions {
   webhook?: Partial<WebhookPolicy>;
   /** How long close() lets pending async work (generation, webhook retries) finish before aborting it. */
   closeGraceMs?: number;
+  /** Worker threads that render images (default: min(2, CPU count)); 0 renders on the main thread, which then pauses during each render. */
+  renderThreads?: number;
+  /**
+   * The worker script: default dist/render-worker.js beside the bundle. The
+   * TypeScript sources have none, so from them (vitest) the sandbox renders on
+   * the main thread unless a test passes a script it built.
+   */
+  renderWorker?: URL;
   onWarning?: (message: string) => void;
   /** Called with each request-log entry as it is recorded (the CLI prints them). */
   onRequest?: (entry: RequestLogEntry) => void;
@@ -76,6 +88,8 @@ export interface RunningSandbox {
   defaultKey: string;
   defaultKeyId: string;
   seed: number;
+  /** Worker threads rendering images; 0 when rendering happens on the main thread. */
+  renderThreads: number;
   close(): Promise<void>;
   createAccount(options?: { credits?: number; key?: string }): Promise<CreatedAccount>;
   /** Credits left on the account of `key`; undefined for an unknown key. */
@@ -134,6 +148,18 @@ function chooseDefaultAccount(state: SandboxState, options: SandboxOptions, nowM
   return { ...account };
 }
 
+function renderPool(threads: number, script: URL | undefined, warn: (message: string) => void): RenderPool | undefined {
+  if (threads === 0) return undefined;
+  const chosen = script ?? bundledRenderWorker();
+  if (chosen && existsSync(chosen)) return new RenderPool(chosen, threads);
+  // The sources have no JavaScript worker to start (expected under vitest); a bundle without one is broken.
+  if (chosen || !RUNNING_FROM_SOURCES) {
+    const where = chosen ? fileURLToPath(chosen) : 'render-worker.js beside the bundle';
+    warn(`the render worker script (${where}) is missing; rendering on the main thread, which pauses the server during each render`);
+  }
+  return undefined;
+}
+
 function urlHost(host: string): string {
   if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
   return host.includes(':') ? `[${host}]` : host;
@@ -164,6 +190,9 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   const now = options.now ?? Date.now;
   const warn = options.onWarning ?? (() => {});
 
+  const renderThreads = options.renderThreads ?? DEFAULT_RENDER_THREADS;
+  if (!Number.isSafeInteger(renderThreads) || renderThreads < 0) throw new RangeError(`renderThreads must be a whole number ≥ 0; got ${renderThreads}`);
+
   const store = await SandboxStore.open(options.dataDir, { onWarning: warn });
   const { defaultAccount, dropped } = await store.update((state) => ({
     defaultAccount: chooseDefaultAccount(state, options, now()),
@@ -175,11 +204,12 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   const log = new RequestLog();
   const webhooks = new WebhookSender({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhook }, faults, now);
   const background = new BackgroundWork();
+  const renderer = new SceneRenderer(renderPool(renderThreads, options.renderWorker, warn));
   const shutdown = new AbortController();
   const inFlight = new Set<Promise<void>>();
 
   const server = createServer();
-  const app: SandboxApp = { store, faults, log, webhooks, background, now, url: '', warn };
+  const app: SandboxApp = { store, faults, renderer, log, webhooks, background, now, url: '', warn };
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const task = handleExchange(app, req, res, shutdown.signal, options.onRequest);
@@ -190,7 +220,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   try {
     await listen(server, requestedPort, host);
   } catch (error) {
-    await webhooks.close();
+    await Promise.all([webhooks.close(), renderer.close()]);
     throw error;
   }
   const port = (server.address() as AddressInfo).port;
@@ -204,7 +234,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
       server.closeAllConnections();
       await Promise.allSettled([...inFlight]);
       await background.stop(options.closeGraceMs ?? 5_000);
-      await webhooks.close();
+      await Promise.all([webhooks.close(), renderer.close()]);
       await closed;
     })());
 
@@ -216,6 +246,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     defaultKey: defaultAccount.key,
     defaultKeyId: defaultAccount.keyId,
     seed,
+    renderThreads: renderer.threads,
     close,
     async createAccount({ credits = DEFAULT_CREDITS, key } = {}) {
       if (creditsProblem(credits)) throw new RangeError(`credits ${creditsProblem(credits)}`);
@@ -224,7 +255,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
         if (key !== undefined && findAccountByKey(state.accounts, key)) throw new Error('an account with this key already exists');
         const created = newAccount(key ?? newApiKey(), credits, now());
         state.accounts.push(created);
-        return created;
+        return { ...created }; // a copy: later updates of the same write must not change what this one answered
       });
       return { key: account.key, keyId: account.keyId, credits: account.credits };
     },

@@ -1,0 +1,119 @@
+// A small pool of worker threads that render sandbox JPEGs, so the main thread
+// keeps serving (and an in-process `--sandbox` run keeps its spinner and
+// Ctrl-C) while a frame takes 50 ms (HD) to seconds (UHD) of CPU.
+//
+// Workers start on demand, one job at a time each, and hold the event loop
+// open only while they render: an idle pool never keeps a process alive.
+// close() terminates them.
+//
+// A worker needs a JavaScript file to run. The bundle has one
+// (dist/render-worker.js, its own esbuild entry point); the TypeScript sources
+// that vitest runs have none, so there the sandbox renders on the main thread
+// unless a test passes a worker script it built (see startSandbox's renderWorker).
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { GenerationRequest } from '../api/schema.js';
+import type { RenderJob, RenderReply } from './render-worker.js';
+
+export const DEFAULT_RENDER_THREADS = Math.min(2, availableParallelism());
+
+/** True when this module runs from its TypeScript source (vitest), not from the bundle. */
+export const RUNNING_FROM_SOURCES = import.meta.url.endsWith('.ts');
+
+/**
+ * The bundled worker script: dist/render-worker.js beside cli.js. This module is
+ * bundled into dist/chunks/ (the sandbox is loaded on demand) or, should that
+ * change, into dist/ itself; both places are looked at. Undefined when running
+ * from the sources, or when the file is missing.
+ */
+export function bundledRenderWorker(): URL | undefined {
+  if (RUNNING_FROM_SOURCES) return undefined;
+  return ['./render-worker.js', '../render-worker.js'].map((path) => new URL(path, import.meta.url)).find((url) => existsSync(url));
+}
+
+interface Job extends RenderJob {
+  resolve: (jpeg: Buffer) => void;
+  reject: (error: Error) => void;
+}
+
+interface PooledWorker {
+  worker: Worker;
+  job?: Job;
+}
+
+export class RenderPool {
+  private readonly workers: PooledWorker[] = [];
+  private readonly queue: Job[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(
+    private readonly script: URL,
+    readonly size: number,
+  ) {
+    if (!Number.isSafeInteger(size) || size < 1) throw new RangeError(`a render pool needs at least one thread; got ${size}`);
+  }
+
+  /** The JPEG for `request`, rendered by the next free worker. */
+  render(request: GenerationRequest): Promise<Buffer> {
+    if (this.closed) return Promise.reject(new Error('the renderer has been closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, request, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  /** Terminates the workers; renders still running or waiting fail. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const stopped = new Error('the sandbox closed before the image was rendered');
+    for (const job of this.queue.splice(0)) job.reject(stopped);
+    const workers = this.workers.splice(0);
+    for (const entry of workers) entry.job?.reject(stopped);
+    await Promise.all(workers.map((entry) => entry.worker.terminate()));
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0 && !this.closed) {
+      let entry = this.workers.find((candidate) => !candidate.job);
+      if (!entry) {
+        if (this.workers.length >= this.size) return;
+        entry = this.spawn();
+      }
+      const job = this.queue.shift()!;
+      entry.job = job;
+      entry.worker.ref();
+      const message: RenderJob = { id: job.id, request: job.request };
+      entry.worker.postMessage(message);
+    }
+  }
+
+  private spawn(): PooledWorker {
+    const entry: PooledWorker = { worker: new Worker(this.script) };
+    entry.worker.on('message', (reply: RenderReply) => {
+      const job = entry.job;
+      if (!job || job.id !== reply.id) return;
+      entry.job = undefined;
+      entry.worker.unref();
+      if ('jpeg' in reply) job.resolve(Buffer.from(reply.jpeg));
+      else job.reject(new Error(reply.error));
+      this.dispatch();
+    });
+    entry.worker.on('error', (error) => this.retire(entry, error));
+    entry.worker.on('exit', (code) => this.retire(entry, new Error(`the render worker stopped (exit code ${code})`)));
+    this.workers.push(entry);
+    return entry;
+  }
+
+  /** A worker that crashed or exited: its job fails, and later jobs start a fresh worker. */
+  private retire(entry: PooledWorker, error: Error): void {
+    const index = this.workers.indexOf(entry);
+    if (index < 0) return;
+    this.workers.splice(index, 1);
+    entry.job?.reject(error);
+    entry.job = undefined;
+    void entry.worker.terminate();
+    this.dispatch();
+  }
+}

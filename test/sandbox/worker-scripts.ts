@@ -1,0 +1,53 @@
+// Worker scripts for the render pool tests. vitest runs the TypeScript sources,
+// and a worker thread cannot load TypeScript, so the real render worker is
+// bundled with esbuild the way scripts/build.mjs bundles dist/render-worker.js.
+// The stand-in workers exercise the pool's bookkeeping without rendering.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** CommonJS dependencies (jpeg-js) inside an ESM bundle need a require of their own, as in scripts/build.mjs. */
+const REQUIRE_BANNER = "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
+
+/** src/sandbox/render-worker.ts bundled into `dir`. */
+export async function buildRenderWorker(dir: string): Promise<URL> {
+  const outfile = join(dir, 'render-worker.mjs');
+  await build({
+    entryPoints: [join(ROOT, 'src/sandbox/render-worker.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile,
+    logLevel: 'silent',
+    banner: { js: REQUIRE_BANNER },
+  });
+  return pathToFileURL(outfile);
+}
+
+/**
+ * A stand-in worker that answers each job after `delayMs` with the text
+ * "<threadId>" as its "JPEG". A job tagged "exit" makes it exit with code 3,
+ * "throw" makes it throw outside any handler, and "silent" is never answered.
+ */
+export function writeStandInWorker(dir: string, delayMs = 0): URL {
+  const file = join(dir, `stand-in-${delayMs}.mjs`);
+  writeFileSync(
+    file,
+    `import { parentPort, threadId } from 'node:worker_threads';
+parentPort.on('message', ({ id, request }) => {
+  const tags = request.tags ?? [];
+  if (tags.includes('exit')) process.exit(3);
+  if (tags.includes('throw')) setTimeout(() => { throw new Error('stand-in worker blew up'); });
+  if (tags.includes('throw') || tags.includes('silent')) return;
+  setTimeout(() => {
+    const jpeg = new TextEncoder().encode(String(threadId)).buffer;
+    parentPort.postMessage({ id, jpeg }, [jpeg]);
+  }, ${delayMs});
+});
+`,
+  );
+  return pathToFileURL(file);
+}
