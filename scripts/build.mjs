@@ -3,6 +3,7 @@
 // is loaded the first time a command reaches for it (startup is a goal).
 import { build } from 'esbuild';
 import { readFileSync, renameSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const dist = new URL('../dist', import.meta.url);
@@ -10,7 +11,26 @@ const dist = new URL('../dist', import.meta.url);
 const staging = new URL(`../dist.${process.pid}.tmp`, import.meta.url);
 const retired = new URL(`../dist.${process.pid}.old`, import.meta.url);
 
+/**
+ * Node built-ins that dependencies load eagerly but aerial rarely or never
+ * uses get lazy stand-ins in the bundle (see scripts/shims/): startup is a goal.
+ */
+const SHIMS = [
+  { importer: /[\\/]commander[\\/]/, module: 'node:child_process', shim: 'commander-child-process.cjs' },
+  { importer: /[\\/]undici[\\/]/, module: 'node:http2', shim: 'undici-http2.cjs' },
+];
+const builtinShims = {
+  name: 'builtin-shims',
+  setup(build) {
+    build.onResolve({ filter: /^node:(child_process|http2)$/ }, (args) => {
+      const shim = SHIMS.find((s) => s.module === args.path && s.importer.test(args.importer));
+      return shim ? { path: fileURLToPath(new URL(`./shims/${shim.shim}`, import.meta.url)) } : undefined;
+    });
+  },
+};
+
 await build({
+  plugins: [builtinShims],
   // The sandbox's render worker threads load their own script (see src/sandbox/render-pool.ts).
   entryPoints: { cli: 'src/cli.ts', 'render-worker': 'src/sandbox/render-worker.ts' },
   outdir: staging.pathname,
