@@ -3,11 +3,8 @@
 // AERIAL_BENCH_STATS. Benchmarks spawn this instead of bin/aerial.js when
 // they need figures a parent process cannot read from outside.
 import { writeFileSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
 
 const statsFile = process.env.AERIAL_BENCH_STATS;
-// Mirrors bin/aerial.js, which runs the CLI with the same V8 setting.
-setFlagsFromString('--liftoff-only');
 const { main } = await import('../dist/cli.js');
 const exitCode = await main(process.argv);
 if (statsFile) {
