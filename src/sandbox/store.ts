@@ -9,8 +9,10 @@
 // at once. Each write takes the lock, re-reads state.json (another process may
 // have changed it), applies its batch of updates in arrival order and replaces
 // the file atomically; every caller's promise settles once that write is
-// durable. So a burst of N updates costs a few writes, not N. Reads use the
-// cached copy unless the file changed on disk (inode, size, mtime). Image files
+// durable. So a burst of N updates costs a few writes, not N. The re-read is
+// parsed only when the bytes differ from the last ones this process read or
+// wrote (the file grows with the image history). Reads use the cached copy
+// unless the file changed on disk (inode, size, mtime). Image files
 // are written before the record that names them and removed after it, so a
 // crash leaves at worst an orphan file, which the start-up sweep removes.
 import { randomBytes } from 'node:crypto';
@@ -108,18 +110,25 @@ interface PendingUpdate {
 }
 
 /**
- * Remembers what an update may change, so a refused update (one that throws,
- * e.g. a 402) can be undone without undoing the rest of its batch. Updates
- * change scalars, add or remove array entries and edit accounts in place;
- * image records are never edited once stored.
+ * A copy that updates can change without touching the original. Updates change
+ * scalars, add or remove array entries and edit accounts in place; image
+ * records are never edited once stored, so they can be shared.
  */
+function copyForUpdate(state: SandboxState): SandboxState {
+  return { ...state, accounts: state.accounts.map((account) => ({ ...account })), images: [...state.images] };
+}
+
+/** Lets a refused update (one that throws, e.g. a 402) be undone without undoing the rest of its batch. */
 function checkpoint(state: SandboxState): () => void {
-  const saved: SandboxState = { ...state, accounts: state.accounts.map((account) => ({ ...account })), images: [...state.images] };
+  const saved = copyForUpdate(state);
   return () => void Object.assign(state, saved);
 }
 
 export class SandboxStore {
-  private cached?: { state: SandboxState; fingerprint: string };
+  /** The last state this process read or wrote, with the file's bytes and identity at the time. */
+  private cached?: { state: SandboxState; fingerprint: string; bytes: Buffer | undefined };
+  /** The state this process is writing right now: once renamed into place, readers need not parse it. */
+  private writingNow?: { state: SandboxState; bytes: Buffer };
   /** Updates that arrived while a write was in flight: the next write applies them together. */
   private pending: PendingUpdate[] = [];
   /** True while this process writes (one write at a time; the lock file serialises processes). */
@@ -147,8 +156,9 @@ export class SandboxStore {
   async snapshot(): Promise<SandboxState> {
     const fingerprint = await this.fingerprint();
     if (this.cached?.fingerprint === fingerprint) return this.cached.state;
-    const state = await this.readState(false);
-    this.cached = { state, fingerprint };
+    const bytes = await this.readBytes();
+    const state = this.knownState(bytes) ?? (await this.parseState(bytes, false));
+    this.cached = { state, fingerprint, bytes };
     return state;
   }
 
@@ -184,7 +194,7 @@ export class SandboxStore {
     const settle: Array<(writeError?: unknown) => void> = [];
     try {
       await withFileLock(this.lockPath, async () => {
-        const state = await this.readState(true);
+        const state = await this.stateToUpdate();
         let changed = false;
         for (const update of batch) {
           const undo = checkpoint(state);
@@ -198,8 +208,14 @@ export class SandboxStore {
           }
         }
         if (!changed) return;
-        await writeFileAtomic(this.statePath, `${JSON.stringify(state)}\n`, 0o600);
-        this.cached = { state, fingerprint: await this.fingerprint() };
+        const bytes = Buffer.from(`${JSON.stringify(state)}\n`);
+        this.writingNow = { state, bytes };
+        try {
+          await writeFileAtomic(this.statePath, bytes, 0o600);
+        } finally {
+          this.writingNow = undefined;
+        }
+        this.cached = { state, fingerprint: await this.fingerprint(), bytes };
       });
     } catch (error) {
       // The lock, the read or the write failed: no update of this batch is durable.
@@ -269,17 +285,40 @@ export class SandboxStore {
     }
   }
 
-  /** With `repair` (only under the lock), an unreadable file is moved aside and the sandbox starts afresh. */
-  private async readState(repair: boolean): Promise<SandboxState> {
-    let text: string;
+  /**
+   * Under the lock: the state on disk, as a copy the caller may change. The
+   * file's bytes are compared with what this process last read or wrote, and
+   * when they match the cached state is copied instead of parsing the file again
+   * (it grows with the image history). Bytes, not the file's identity: a reused
+   * inode within one timestamp tick could make two different files look alike.
+   */
+  private async stateToUpdate(): Promise<SandboxState> {
+    const bytes = await this.readBytes();
+    const known = this.knownState(bytes);
+    return known ? copyForUpdate(known) : this.parseState(bytes, true);
+  }
+
+  /** The state whose serialisation is exactly `bytes`, when this process has it at hand. */
+  private knownState(bytes: Buffer | undefined): SandboxState | undefined {
+    if (!bytes) return undefined;
+    for (const known of [this.cached, this.writingNow]) if (known?.bytes?.equals(bytes)) return known.state;
+    return undefined;
+  }
+
+  private async readBytes(): Promise<Buffer | undefined> {
     try {
-      text = await readFile(this.statePath, 'utf8');
+      return await readFile(this.statePath);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return freshState();
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     }
+  }
+
+  /** With `repair` (only under the lock), an unreadable file is moved aside and the sandbox starts afresh. */
+  private async parseState(bytes: Buffer | undefined, repair: boolean): Promise<SandboxState> {
+    if (bytes === undefined) return freshState();
     try {
-      return checkState(JSON.parse(text), this.statePath);
+      return checkState(JSON.parse(bytes.toString('utf8')), this.statePath);
     } catch (error) {
       if (error instanceof StateVersionError || !repair) {
         throw error instanceof StateVersionError ? error : new Error(`sandbox state ${this.statePath} is unreadable: ${(error as Error).message}`);
