@@ -5,12 +5,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import jpeg from 'jpeg-js';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { GenerationRequestSchema, PageSchema } from '../../src/api/schema.js';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
+import { useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';
 
-let sandbox: RunningSandbox;
+let sandbox: TestSandbox;
 let home: ReturnType<typeof tempDir>;
 let env: Record<string, string>;
 
@@ -22,22 +22,14 @@ function apiRequests() {
   return sandbox.requests().filter((entry) => entry.path.startsWith('/api/'));
 }
 
-beforeAll(async () => {
-  home = tempDir();
-  sandbox = await startSandbox({ host: '127.0.0.1', port: 0, dataDir: join(home.path, 'sandbox-data'), seed: 7 });
-  registerSecret(sandbox.defaultKey);
-  env = { AERIAL_BASE_URL: sandbox.url, AERIAL_API_KEY: sandbox.defaultKey };
-});
-
-afterAll(async () => {
-  await sandbox.close();
-  home.remove();
-});
-
-beforeEach(() => {
-  sandbox.clearRequests();
-  sandbox.setFaults({ failRate: 0, latencyMs: 0, dropRate: 0, rateLimit: undefined });
-});
+useSandboxPerFile(
+  (started, tempHome) => {
+    sandbox = started;
+    home = tempHome;
+    env = sandbox.env();
+  },
+  { seed: 7 },
+);
 
 describe('generate', () => {
   it('streams a JPEG of the requested size to --output and prints its path', async () => {

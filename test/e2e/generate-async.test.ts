@@ -12,10 +12,10 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import exifr from 'exifr';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { assertNoSecrets, registerSecret, runCli, spawnCli, tempDir } from '../helpers/cli.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { assertNoSecrets, runCli, spawnCli, tempDir } from '../helpers/cli.js';
 import { headerNames, startHostileServer, tinyJpeg } from '../helpers/hostile-server.js';
-import { API_PATH, jpegInfo, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { API_PATH, jpegInfo, useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';
 
 const SCENE = ['--lat', '48.8584', '--lng', '2.2945', '--resolution', 'HD'];
 const TOKEN_PATH = /^\/[A-Za-z0-9_-]{32}$/;
@@ -24,20 +24,15 @@ let sandbox: TestSandbox;
 let home: ReturnType<typeof tempDir>;
 let dir: string;
 
-beforeAll(async () => {
-  home = tempDir('aerial-async-');
-  sandbox = await startTestSandbox();
-  registerSecret(sandbox.key);
-});
-
-afterAll(async () => {
-  await sandbox.close();
-  home.remove();
-});
+useSandboxPerFile(
+  (started, tempHome) => {
+    sandbox = started;
+    home = tempHome;
+  },
+  { homePrefix: 'aerial-async-' },
+);
 
 beforeEach(() => {
-  sandbox.clearRequests();
-  sandbox.setFaults({ failRate: 0, latencyMs: 0, dropRate: 0, webhookFail: 0 });
   dir = mkdtempSync(join(home.path, 'out-'));
 });
 

@@ -4,28 +4,15 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import exifr from 'exifr';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';
+import { runCli, tempDir } from '../helpers/cli.js';
 import { KEYS, ptyAvailable, spawnInPty } from '../helpers/pty.js';
 
 let sandbox: TestSandbox;
-let home: ReturnType<typeof tempDir>;
 
-beforeAll(async () => {
-  home = tempDir();
-  sandbox = await startTestSandbox();
-  registerSecret(sandbox.key);
-});
-
-afterAll(async () => {
-  await sandbox.close();
-  home.remove();
-});
-
-beforeEach(() => {
-  sandbox.clearRequests();
-  sandbox.setFaults({ latencyMs: 0, failRate: 0 });
+useSandboxPerFile((started) => {
+  sandbox = started;
 });
 
 /** A fresh config dir and working dir per test, with the sandbox as the service. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import exifr from 'exifr';
 import jpeg from 'jpeg-js';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram, type ActionFactory } from '../../src/cli.js';
 import { resolveSettings } from '../../src/config.js';
 import { buildGenerationRequest } from '../../src/request.js';
@@ -15,25 +15,14 @@ import { sceneInputFrom } from '../../src/commands/scene-options.js';
 import { startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 import { execa } from 'execa';
 import { BIN, cliEnv, registerSecret, ROOT, runCli, spawnCli, tempDir } from '../helpers/cli.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';
 
 let sandbox: TestSandbox;
 let home: ReturnType<typeof tempDir>;
 
-beforeAll(async () => {
-  home = tempDir();
-  sandbox = await startTestSandbox();
-  registerSecret(sandbox.key);
-});
-
-afterAll(async () => {
-  await sandbox.close();
-  home.remove();
-});
-
-beforeEach(() => {
-  sandbox.clearRequests();
-  sandbox.setFaults({ latencyMs: 0, failRate: 0 });
+useSandboxPerFile((started, dir) => {
+  sandbox = started;
+  home = dir;
 });
 
 function cli(args: string[], env: Record<string, string | undefined> = sandbox.env(), configDir = home.path) {

@@ -3,8 +3,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { GenerationRequest } from '../../src/api/schema.js';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/server.js';
+import { registerSecret, tempDir } from './cli.js';
+
+type TempDir = ReturnType<typeof tempDir>;
 
 export const API_PATH = '/api/external/v1/image-generation';
 
@@ -118,4 +122,32 @@ export function jpegInfo(bytes: Uint8Array): JpegInfo {
     offset += 2 + length;
   }
   throw new Error('not a JPEG: no frame header');
+}
+
+/**
+ * The usual end-to-end file setup: one sandbox and one temporary home for the
+ * whole file, its key registered as a secret, and faults and the request log
+ * reset before each test. `onStart` hands both to the file's own variables.
+ */
+export function useSandboxPerFile(
+  onStart: (sandbox: TestSandbox, home: TempDir) => void,
+  options: TestSandboxOptions & { homePrefix?: string } = {},
+): void {
+  const { homePrefix, ...sandboxOptions } = options;
+  let sandbox: TestSandbox | undefined;
+  let home: TempDir | undefined;
+  beforeAll(async () => {
+    home = tempDir(homePrefix);
+    sandbox = await startTestSandbox(sandboxOptions);
+    registerSecret(sandbox.key);
+    onStart(sandbox, home);
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    home?.remove();
+  });
+  beforeEach(() => {
+    sandbox!.clearRequests();
+    sandbox!.setFaults({ failRate: 0, latencyMs: 0, dropRate: 0, webhookFail: 0, rateLimit: undefined });
+  });
 }
