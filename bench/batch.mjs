@@ -122,10 +122,13 @@ export async function benchBatch({ rows = 200, concurrency = 16, latencyMs = 100
 
     const stub = await startStubServer(readFileSync(join(work, 'out', 'r1.jpg')), latencyMs);
     let stubSeconds;
+    let stubBareSeconds;
     try {
       const env = { ...process.env, AERIAL_CONFIG_DIR: configDir, AERIAL_BASE_URL: `http://127.0.0.1:${stub.address().port}`, AERIAL_API_KEY: 'bench-stub-key', AERIAL_BENCH_STATS: '' };
       const args = ['batch', csv, '--concurrency', String(concurrency), '--resolution', 'HD', '--output-template', 'stub-out/{id}.jpg', '--json'];
       ({ seconds: stubSeconds } = await runTimed(args, env, work));
+      // The floor on this machine: the least any client does, against the same do-nothing server.
+      stubBareSeconds = await runBare({ url: `http://127.0.0.1:${stub.address().port}`, key: 'bench-stub-key' }, rows, concurrency);
     } finally {
       await new Promise((done) => stub.close(done));
     }
@@ -145,12 +148,14 @@ export async function benchBatch({ rows = 200, concurrency = 16, latencyMs = 100
       overheadRatio: seconds / baselineSeconds,
       stubSeconds,
       stubRatio: stubSeconds / idealSeconds,
+      stubBareSeconds,
+      stubBareRatio: stubBareSeconds / idealSeconds,
     };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+if (process.argv[1] && process.argv[1] === fileURLToPath(import.meta.url)) {
   console.log(await benchBatch());
 }

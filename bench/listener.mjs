@@ -40,6 +40,6 @@ export async function benchListener({ runs = 7 } = {}) {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   console.log(await benchListener());
 }

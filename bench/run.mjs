@@ -55,6 +55,9 @@ if (wanted('batch')) {
     results.batch = b;
     row(`batch ${b.rows} rows, concurrency ${b.concurrency}, latency ${b.latencyMs} ms`, `${b.seconds.toFixed(2)} s = ${x(b.ratio)} ideal (${b.idealSeconds.toFixed(2)} s)`, '≤ 1.15× ideal', b.ratio <= 1.15);
     row('batch client CPU per row', ms(b.cpuMsPerRow), '< 10 ms', b.cpuMsPerRow < 10);
+    row('  bare undici loop, same requests, fresh sandbox', `${b.baselineSeconds.toFixed(2)} s = ${x(b.baselineRatio)} ideal`, 'floor with the sandbox');
+    row('  aerial batch against a stub that only waits 100 ms', `${b.stubSeconds.toFixed(2)} s = ${x(b.stubRatio)} ideal`, '');
+    row('  bare undici loop against the same stub', `${b.stubBareSeconds.toFixed(2)} s = ${x(b.stubBareRatio)} ideal`, 'floor of this machine');
   } catch (error) {
     row('batch', `not measured: ${error.message}`, '≤ 1.15× ideal', false);
   }

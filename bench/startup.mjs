@@ -139,7 +139,7 @@ export async function benchStreamingMemory({ megabytes = 50 } = {}) {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   console.log(await benchStartup());
   console.log(await benchStreamingMemory());
 }
