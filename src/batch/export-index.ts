@@ -1,8 +1,9 @@
 // index.jsonl of `aerial export`: one JSON line per image file in the
 // directory, rewritten whole and atomically at the end of every export.
-import { open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ImageRecord } from '../api/schema.js';
+import { TEMP_SUFFIX, writeFileAtomic } from '../atomic-file.js';
 import { isCompleteJpeg } from './files.js';
 
 export const INDEX_NAME = 'index.jsonl';
@@ -46,27 +47,14 @@ export async function writeIndex(
     seen.add(record.id);
     lines.push(line);
   }
-  const temp = `${path}.${process.pid}.tmp`;
-  const handle = await open(temp, 'w', 0o644);
-  try {
-    await handle.writeFile(lines.length ? `${lines.join('\n')}\n` : '');
-    await handle.datasync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temp, path);
-  } catch (error) {
-    await unlink(temp).catch(() => {});
-    throw error;
-  }
+  await writeFileAtomic(path, lines.length ? `${lines.join('\n')}\n` : '', 0o644);
   return lines.length;
 }
 
-/** An export killed while rewriting the index leaves its temp file (index.jsonl.<pid>.tmp); the next one removes it. */
+/** An export killed while rewriting the index leaves writeFileAtomic's temp file (.index.jsonl.…tmp); the next one removes it. */
 export async function removeStaleIndexTemps(dir: string): Promise<void> {
   for (const entry of await readdir(dir).catch(() => [] as string[])) {
-    if (entry.startsWith(`${INDEX_NAME}.`) && /^\.\d+\.tmp$/.test(entry.slice(INDEX_NAME.length))) {
+    if (entry.startsWith(`.${INDEX_NAME}.`) && entry.endsWith(TEMP_SUFFIX)) {
       await unlink(join(dir, entry)).catch(() => {});
     }
   }

@@ -1,5 +1,6 @@
-// Crash-safe file replacement: a reader (or the next process) sees either the
-// old file or the new one, never a torn write. Temp file, fsync, rename, fsync dir.
+// Crash-safe file replacement (the sandbox's state, the export index): a reader,
+// or the next process, sees either the old file or the new one, never a torn
+// write. Temp file, fsync, rename, fsync of the directory.
 import { randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
