@@ -1,12 +1,28 @@
 #!/usr/bin/env node
-// Kept tiny on purpose: startup time is a product goal. `--version` is answered
-// without loading the CLI bundle at all.
+// Kept tiny on purpose: startup time is a product goal. `--version` and the
+// plain `--help` pages are answered without loading the CLI bundle at all.
 import { readFileSync } from 'node:fs';
 
 const args = process.argv.slice(2);
+const isHelpFlag = (arg) => arg === '--help' || arg === '-h';
+
+/** `aerial --help` and `aerial <command> --help` at full width, as the build rendered them from the program. */
+function precomputedHelp() {
+  const name = args.length === 1 && isHelpFlag(args[0]) ? '' : args.length === 2 && isHelpFlag(args[1]) ? args[0] : undefined;
+  if (name === undefined || (process.stdout.isTTY && process.stdout.columns < 80)) return undefined;
+  try {
+    return JSON.parse(readFileSync(new URL('../dist/help.json', import.meta.url), 'utf8'))[name];
+  } catch {
+    return undefined;
+  }
+}
+
+const help = precomputedHelp();
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   process.stdout.write(`aerial ${version} (node ${process.version})\n`);
+} else if (typeof help === 'string') {
+  process.stdout.write(help);
 } else {
   const { main } = await import('../dist/cli.js');
   const exitCode = await main(process.argv);

@@ -2,7 +2,7 @@
 // `--help` and `--version` need; every heavy dependency sits in a chunk that
 // is loaded the first time a command reaches for it (startup is a goal).
 import { build } from 'esbuild';
-import { readFileSync, renameSync, rmSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -58,5 +58,10 @@ try {
 } catch (error) {
   if (error.code !== 'ENOENT') throw error;
 }
+// Precomputed help for bin/aerial.js (see renderHelpTexts in src/cli.ts), written
+// into the staged bundle so it always matches the code beside it.
+const { renderHelpTexts } = await import(new URL('cli.js', `${staging.href}/`).href);
+writeFileSync(new URL('help.json', `${staging.href}/`), JSON.stringify(renderHelpTexts()));
+
 renameSync(staging, dist);
 rmSync(retired, { recursive: true, force: true });

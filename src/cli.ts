@@ -25,6 +25,44 @@ const lazyStdin = (proc: Process) => () => proc.stdin;
 export type CommandBody<O> = (ctx: Context, options: O, args: string[]) => Promise<void>;
 export type ActionFactory = <O>(body: CommandBody<O>) => (...args: unknown[]) => Promise<void>;
 
+/**
+ * Help is laid out for 80 columns, narrower only on a narrower terminal: the
+ * same text everywhere else, which is what lets the build precompute it.
+ */
+export const HELP_WIDTH = 80;
+function helpWidth(this: void): number {
+  const columns = process.stdout.isTTY ? process.stdout.columns : undefined;
+  return columns && columns < HELP_WIDTH ? columns : HELP_WIDTH;
+}
+
+/**
+ * The help of the program and of each top-level command (by name and alias), as
+ * `--help` prints it at full width. The build writes these to dist/help.json so
+ * bin/aerial.js can answer `aerial --help` and `aerial <command> --help` without
+ * loading commander; a test holds them to what commander prints live.
+ */
+export function renderHelpTexts(): Record<string, string> {
+  const noAction: ActionFactory = () => async () => {};
+  let captured = '';
+  const program = buildProgram(noAction, {
+    writeOut: (text) => (captured += text),
+    writeErr: (text) => (captured += text),
+    getOutHelpWidth: () => HELP_WIDTH,
+    getErrHelpWidth: () => HELP_WIDTH,
+  });
+  const capture = (command: Command): string => {
+    captured = '';
+    command.outputHelp();
+    return captured;
+  };
+  const texts: Record<string, string> = { '': capture(program) };
+  for (const command of program.commands) {
+    const text = capture(command);
+    for (const name of [command.name(), ...command.aliases()]) texts[name] = text;
+  }
+  return texts;
+}
+
 export function buildProgram(action: ActionFactory, output?: OutputConfiguration): Command {
   const program = new Command('aerial')
     .description('Generate AI aerial images of any coordinates with the GenAerial v1 API')
@@ -54,7 +92,7 @@ Exit codes: 0 ok, 1 unexpected, 2 usage/validation, 3 auth, 4 credits, 5 not fou
     );
   // Set before the subcommands exist: they inherit both when created.
   program.exitOverride();
-  if (output) program.configureOutput(output);
+  program.configureOutput({ getOutHelpWidth: helpWidth, getErrHelpWidth: helpWidth, ...output });
   for (const register of registrations) register(program, action);
   // The implicit `help` command joins the Setup group instead of a "Commands:" heading of its own.
   program.commandsGroup('Setup:').helpCommand(true);
