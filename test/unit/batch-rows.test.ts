@@ -1,20 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/api/errors.js';
 import { resolveSettings } from '../../src/config.js';
 import { buildGenerationRequest } from '../../src/request.js';
 import { detectFormat, mapColumns, parseCsv, parseJsonLines, rowSceneInput, sceneFieldOf } from '../../src/batch/rows.js';
+import { usageMessage } from '../helpers/usage-error.js';
 
 const defaults = resolveSettings({}, {}, {}).sceneDefaults;
 
-function usageMessage(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(UsageError);
-    return (error as UsageError).message;
-  }
-  throw new Error('expected a UsageError');
-}
 
 describe('column names', () => {
   it('accept camelCase, kebab-case, snake_case and any case for scene fields', () => {

@@ -4,18 +4,10 @@ import { UsageError } from '../../src/api/errors.js';
 import { GenerationRequestSchema } from '../../src/api/schema.js';
 import { resolveSettings } from '../../src/config.js';
 import { buildGenerationRequest, parseLocation } from '../../src/request.js';
+import { usageMessage } from '../helpers/usage-error.js';
 
 const defaults = resolveSettings({}, {}, {}).sceneDefaults;
 
-function usageMessage(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(UsageError);
-    return (error as UsageError).message;
-  }
-  throw new Error('expected a UsageError');
-}
 
 describe('parseSceneEnum', () => {
   it('accepts any case and separators, returning the wire form', () => {
