@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../api/errors.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
+import type { SandboxOptions } from '../sandbox/server.js';
 
 interface SandboxCommandOptions {
   port: string;
@@ -21,19 +22,8 @@ interface SandboxCommandOptions {
 }
 
 /** The flags, checked and typed: what startSandbox receives (besides the data dir default). */
-export interface SandboxFlags {
-  port: number;
-  host: string;
-  dataDir?: string;
-  credits?: number;
-  key?: string;
-  latencyMs?: number;
-  failRate?: number;
-  rateLimit?: number;
-  dropRate?: number;
-  webhookFail?: number;
-  seed?: number;
-}
+export type SandboxFlags = Required<Pick<SandboxOptions, 'port' | 'host'>> &
+  Partial<Pick<SandboxOptions, 'dataDir' | 'credits' | 'key' | 'latencyMs' | 'failRate' | 'rateLimit' | 'dropRate' | 'webhookFail' | 'seed'>>;
 
 export function register(program: Command, action: ActionFactory): void {
   program
