@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // Kept tiny on purpose: startup time is a product goal. `--version` and the
-// plain `--help` pages are answered without loading the CLI bundle at all.
-import { readFileSync } from 'node:fs';
+// plain `--help` pages are answered without loading the CLI bundle at all;
+// everything else loads the bundle through V8's code cache (code-cache.js).
+// CommonJS, like the bundle: Node starts its ES module loader only for ES modules.
+'use strict';
+const { readFileSync } = require('node:fs');
+const { join } = require('node:path');
 
 const args = process.argv.slice(2);
 const isHelpFlag = (arg) => arg === '--help' || arg === '-h';
@@ -11,7 +15,7 @@ function precomputedHelp() {
   const name = args.length === 1 && isHelpFlag(args[0]) ? '' : args.length === 2 && isHelpFlag(args[1]) ? args[0] : undefined;
   if (name === undefined || (process.stdout.isTTY && process.stdout.columns < 80)) return undefined;
   try {
-    return JSON.parse(readFileSync(new URL('../dist/help.json', import.meta.url), 'utf8'))[name];
+    return JSON.parse(readFileSync(join(__dirname, '..', 'dist', 'help.json'), 'utf8'))[name];
   } catch {
     return undefined;
   }
@@ -19,14 +23,16 @@ function precomputedHelp() {
 
 const help = precomputedHelp();
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  const { version } = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8'));
   process.stdout.write(`aerial ${version} (node ${process.version})\n`);
 } else if (typeof help === 'string') {
   process.stdout.write(help);
 } else {
-  const { main } = await import('../dist/cli.js');
-  const exitCode = await main(process.argv);
-  // Everything the command started has been closed by now; exit without waiting on
-  // V8's background compile threads.
-  process.exit(exitCode);
+  const bundle = join(__dirname, '..', 'dist');
+  require('./code-cache.js').useCodeCache(bundle);
+  require(join(bundle, 'cli.js'))
+    .main(process.argv)
+    // Everything the command started has been closed by now; exit without waiting on
+    // V8's background compile threads.
+    .then((exitCode) => process.exit(exitCode));
 }

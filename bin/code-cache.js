@@ -1,0 +1,75 @@
+// Loads the CommonJS bundle in dist/ with V8 code caches beside its files.
+//
+// Compiling the bundle's JavaScript is a good part of every command's start-up
+// (startup is a product goal), and Node 20 has no compile cache of its own
+// (module.enableCompileCache arrives in Node 22). The build runs a few commands
+// once with `record` on and saves, next to each bundle file, the bytecode V8
+// compiled for it (`<file>.cache`); later runs hand that to V8 instead of
+// compiling again. V8 checks each cache against its own version, flags and the
+// source, and silently compiles from source when it does not match: a stale or
+// missing cache only costs the time it would have saved.
+'use strict';
+const Module = require('node:module');
+const { readFileSync, renameSync, writeFileSync } = require('node:fs');
+const { dirname, join, sep } = require('node:path');
+const { debuglog } = require('node:util');
+const { setFlagsFromString } = require('node:v8');
+const vm = require('node:vm');
+
+/** NODE_DEBUG=aerial-code-cache tells, file by file, whether V8 took the cache. */
+const debug = debuglog('aerial-code-cache');
+
+const CACHE_SUFFIX = '.cache';
+
+/**
+ * undici parses HTTP in WebAssembly; src/api/undici-agent.ts explains why V8's
+ * baseline compiler is used for it. The flag is part of what a code cache is
+ * checked against, so it is set before anything is compiled, for recording and
+ * loading alike.
+ */
+function setEngineFlags() {
+  setFlagsFromString('--liftoff-only');
+}
+
+/**
+ * Compiles every module required from `bundleDir` through V8's code cache.
+ * With `record`, keeps the compiled scripts so saveCodeCache() can write their
+ * caches once the commands of interest have run (V8 includes every function
+ * compiled by then, not only the top level).
+ */
+function useCodeCache(bundleDir, { record = false } = {}) {
+  setEngineFlags();
+  const prefix = bundleDir.endsWith(sep) ? bundleDir : bundleDir + sep;
+  const recorded = [];
+  const compile = Module.prototype._compile;
+  Module.prototype._compile = function compileWithCache(content, filename) {
+    if (!filename.startsWith(prefix)) return compile.call(this, content, filename);
+    const cacheFile = filename + CACHE_SUFFIX;
+    let cachedData;
+    if (!record) {
+      try {
+        cachedData = readFileSync(cacheFile);
+      } catch {
+        // No cache (a build without one, or a read-only copy): compile from source.
+      }
+    }
+    const script = new vm.Script(Module.wrap(content), { filename, cachedData });
+    if (record) recorded.push({ script, cacheFile });
+    else debug('%s %s', cachedData === undefined ? 'none' : script.cachedDataRejected ? 'rejected' : 'used', filename);
+    const wrapper = script.runInThisContext({ displayErrors: true });
+    return wrapper.call(this.exports, this.exports, Module.createRequire(filename), this, filename, dirname(filename));
+  };
+  return {
+    /** Writes each recorded script's cache (temp file, then rename: a concurrent reader never sees half of one). */
+    saveCodeCache() {
+      for (const [index, { script, cacheFile }] of recorded.entries()) {
+        const temp = join(dirname(cacheFile), `.${process.pid}.${index}.tmp`);
+        writeFileSync(temp, script.createCachedData());
+        renameSync(temp, cacheFile);
+      }
+      return recorded.length;
+    },
+  };
+}
+
+module.exports = { useCodeCache, CACHE_SUFFIX };
