@@ -89,6 +89,12 @@ export interface WriteJpegOptions {
   expectedLength?: number;
   /** Extra stages between verification and disk (e.g. metadata insertion). */
   transforms?: Transform[];
+  /**
+   * How many bytes may wait in memory for the disk (Node's default is 16 KiB).
+   * More lets a response be read off the connection at network speed, so the
+   * connection is free for the next request sooner; the image is still never held whole.
+   */
+  diskBufferBytes?: number;
 }
 
 export interface WrittenJpeg {
@@ -101,7 +107,7 @@ export async function writeJpegAtomically(source: Readable, path: string, option
   const temp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.part`);
   const verifier = new JpegVerifier();
   try {
-    await pipeline([source, verifier, ...(options.transforms ?? []), createWriteStream(temp, { flags: 'wx', mode: 0o644 })], {
+    await pipeline([source, verifier, ...(options.transforms ?? []), createWriteStream(temp, { flags: 'wx', mode: 0o644, highWaterMark: options.diskBufferBytes })], {
       signal: options.signal,
     });
     if (options.expectedLength !== undefined && verifier.bytes !== options.expectedLength) {

@@ -25,6 +25,8 @@ import { compileTemplate } from './template.js';
 export const DEFAULT_TEMPLATE = 'aerial-batch/{row}-{lat}_{lng}.jpg';
 export const DEFAULT_CONCURRENCY = 4;
 export const MAX_CONCURRENCY = 256;
+/** Per row in flight: an HD image fits, so its connection is free as soon as it has arrived. */
+const DISK_BUFFER_BYTES = 1024 * 1024;
 
 export interface BatchOptions {
   format?: string;
@@ -139,23 +141,33 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     const { writeJpegAtomically } = await import('../jpeg-file.js');
     const metadata = options.metadata === false ? undefined : await import('../metadata.js');
     const { VERSION } = await import('../version.js');
-    const writeRow = async (body: Readable, job: Job, expectedLength: number | undefined, signal: AbortSignal): Promise<WrittenJpeg> => {
+    const newInserter = (job: Job) => metadata?.createMetadataTransform({ request: job.plan.request, software: `aerial ${VERSION}` });
+    const writeRow = async (
+      body: Readable,
+      job: Job,
+      expectedLength: number | undefined,
+      signal: AbortSignal,
+      inserter = newInserter(job),
+    ): Promise<WrittenJpeg> => {
       // The same GPS EXIF and AI-generated note as `aerial generate` writes.
-      const inserter = metadata?.createMetadataTransform({ request: job.plan.request, software: `aerial ${VERSION}` });
       const written = await writeJpegAtomically(body, job.plan.target, {
         force: Boolean(options.force),
         signal,
         expectedLength,
         transforms: inserter ? [inserter] : [],
+        diskBufferBytes: DISK_BUFFER_BYTES,
       });
       return { ...written, bytes: written.bytes + (inserter?.insertedBytes ?? 0) };
     };
     const produce: RowProducer = asyncSetup
       ? await import('./async-rows.js').then((m) => m.asyncProducer(ctx, { client, setup: asyncSetup, policy, write: writeRow }))
-      : async (job, attempt, signal) => {
+      : async (job, attempt, signal, received) => {
+          // Built before the request is sent, while there is nothing else to do: not once the image is arriving.
+          const inserter = newInserter(job);
           const image = await client.generate(job.plan.request, { signal });
           attempt.phase = 'response';
-          return writeRow(image.body, job, image.contentLength, signal);
+          image.body.once('end', received);
+          return writeRow(image.body, job, image.contentLength, signal, inserter);
         };
     const progress = await createProgress(io, { intervalMs: progressIntervalMs });
     ctx.onCleanup(() => progress.stop());

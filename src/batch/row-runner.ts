@@ -1,6 +1,8 @@
 // Runs a batch's rows through the bounded pool: for each row a "started"
 // manifest line, attempts with the retry rules of retry.ts, and a "done" or
 // "failed" line; a 401/402 stops the pool and leaves the rest "skipped".
+// --concurrency bounds the requests on the wire (Slots); a row whose response
+// has arrived gives its slot to the next while its file is finished.
 import type { CliError } from '../api/errors.js';
 import { sleep } from '../api/client.js';
 import type { GenerationRequest } from '../api/schema.js';
@@ -8,9 +10,9 @@ import type { WrittenJpeg } from '../jpeg-file.js';
 import type { ManifestWriter } from './manifest.js';
 import type { PlannedRow } from './plan.js';
 import { formatDuration, type Progress, type ProgressCounts } from './progress.js';
-import { decide, describeFailure, type Phase, type RetryPolicy } from './retry.js';
+import { decide, describeFailure, type Decision, type Phase, type RetryPolicy } from './retry.js';
 import type { ResumeEntry } from './resume.js';
-import { PauseGate, runPool } from './runner.js';
+import { PauseGate, runPool, Slots } from './runner.js';
 import type { RowOutcome } from './summary.js';
 
 export interface Job {
@@ -18,8 +20,12 @@ export interface Job {
   resume: ResumeEntry;
 }
 
-/** What one attempt at a row does: send it and write its image, noting when the service has answered. */
-export type RowProducer = (job: Job, attempt: { phase: Phase; requestId?: string }, signal: AbortSignal) => Promise<WrittenJpeg>;
+/**
+ * What one attempt at a row does: send it and write its image, noting when the
+ * service has answered (`attempt.phase`) and calling `received` once the whole
+ * response is off the wire (its file may still be being finished).
+ */
+export type RowProducer = (job: Job, attempt: { phase: Phase; requestId?: string }, signal: AbortSignal, received: () => void) => Promise<WrittenJpeg>;
 
 /** Runs the jobs through the pool, one row at a time per worker, with the retry rules of retry.ts. */
 export class RowRunner {
@@ -41,7 +47,9 @@ export class RowRunner {
 
   async run(concurrency: number): Promise<void> {
     this.progress.update(this.counts);
-    const { notStarted } = await runPool(this.jobs, concurrency, (job) => this.runRow(job), () => this.stopError !== undefined);
+    const slots = new Slots(concurrency);
+    // Twice as many rows under way as slots: one on the wire and one finishing its file, per slot.
+    const { notStarted } = await runPool(this.jobs, concurrency * 2, (job) => this.runRow(job, slots), () => this.stopError !== undefined);
     for (const job of notStarted) this.skip(job);
   }
 
@@ -69,58 +77,85 @@ export class RowRunner {
     return [...this.results.values()];
   }
 
-  private async runRow(job: Job): Promise<void> {
+  private async runRow(job: Job, slots: Slots): Promise<void> {
     const { row, key, file, target } = job.plan;
     const attempt: { phase: Phase; requestId?: string } = { phase: 'request' };
     for (let retry = 0; ; retry++) {
+      const outcome = await this.attempt(job, attempt, slots, retry);
+      if (outcome === 'skipped') return this.skip(job);
+      if ('written' in outcome) {
+        const { bytes } = outcome.written;
+        this.manifest.append({ row, key, status: 'done', file, bytes, attempts: retry + 1 }, true);
+        this.finish({ row, status: 'done', file: target, bytes, attempts: retry + 1, requestId: attempt.requestId });
+        return;
+      }
+      const { decision } = outcome;
+      if (decision.action === 'retry' && !this.stopError) {
+        await this.waitToRetry(decision.delayMs, decision.pauseAll);
+        if (!this.stopError) continue;
+      }
+      const failure =
+        decision.action === 'retry'
+          ? `not retried: the batch stopped early (${this.stopError!.code})`
+          : describeFailure(decision.error, retry + 1);
+      const exitCode = decision.action === 'retry' ? this.stopError!.exitCode : decision.error.exitCode;
+      this.manifest.append({ row, key, status: 'failed', file, attempts: retry + 1, error: failure }, true);
+      if (decision.action !== 'stop') this.progress.log(`row ${row} failed: ${failure}`);
+      this.finish({ row, status: 'failed', file: target, attempts: retry + 1, error: failure, exitCode, requestId: attempt.requestId });
+      return;
+    }
+  }
+
+  /**
+   * One attempt, holding a slot from before the request until its response is
+   * received (or the attempt ends): never through a retry's wait. A failure's
+   * consequences for the other rows (a 429 pause, a 401/402 stop) take effect
+   * before the slot is handed on, so the next row in line sees them.
+   */
+  private async attempt(
+    job: Job,
+    attempt: { phase: Phase; requestId?: string },
+    slots: Slots,
+    retry: number,
+  ): Promise<'skipped' | { written: WrittenJpeg } | { decision: Decision }> {
+    const release = await slots.acquire(this.signal);
+    try {
       // A 429 pauses every worker, first attempts included: they would only be refused too.
       await this.gate.wait(this.signal);
       if (retry === 0) {
-        if (this.stopError) return this.skip(job);
+        if (this.stopError) return 'skipped';
+        const { row, key, file } = job.plan;
         this.manifest.append({ row, key, status: 'started', file }, false);
       }
       attempt.phase = 'request';
-      try {
-        const written = await this.produce(job, attempt, this.signal);
-        this.manifest.append({ row, key, status: 'done', file, bytes: written.bytes, attempts: retry + 1 }, true);
-        this.finish({ row, status: 'done', file: target, bytes: written.bytes, attempts: retry + 1, requestId: attempt.requestId });
-        return;
-      } catch (error) {
-        if (this.signal.aborted) throw this.signal.reason ?? error;
-        const decision = decide(error, attempt.phase, retry, this.policy);
-        if (decision.action === 'retry' && !this.stopError) {
-          await this.waitToRetry(decision.delayMs, decision.pauseAll);
-          if (!this.stopError) continue;
-        }
-        if (decision.action === 'stop' && !this.stopError) {
-          this.stopError = decision.error;
-          this.progress.log(`stopping the batch: ${decision.error.code} — ${decision.error.message}; rows not yet started are skipped`);
-        }
-        const failure =
-          decision.action === 'retry'
-            ? `not retried: the batch stopped early (${this.stopError!.code})`
-            : describeFailure(decision.error, retry + 1);
-        const exitCode = decision.action === 'retry' ? this.stopError!.exitCode : decision.error.exitCode;
-        this.manifest.append({ row, key, status: 'failed', file, attempts: retry + 1, error: failure }, true);
-        if (decision.action !== 'stop') this.progress.log(`row ${row} failed: ${failure}`);
-        this.finish({ row, status: 'failed', file: target, attempts: retry + 1, error: failure, exitCode, requestId: attempt.requestId });
-        return;
+      return { written: await this.produce(job, attempt, this.signal, release) };
+    } catch (error) {
+      if (this.signal.aborted) throw this.signal.reason ?? error;
+      const decision = decide(error, attempt.phase, retry, this.policy);
+      if (decision.action === 'retry' && decision.pauseAll && !this.stopError) this.pauseAll(decision.delayMs);
+      if (decision.action === 'stop' && !this.stopError) {
+        this.stopError = decision.error;
+        this.progress.log(`stopping the batch: ${decision.error.code} — ${decision.error.message}; rows not yet started are skipped`);
       }
+      return { decision };
+    } finally {
+      release();
     }
+  }
+
+  private pauseAll(delayMs: number): void {
+    const wasPaused = this.gate.remaining() > 0;
+    this.gate.pause(delayMs);
+    if (!wasPaused) this.progress.log(`rate limited (429): pausing all requests for ${formatDuration(delayMs / 1000)}`);
   }
 
   private async waitToRetry(delayMs: number, pauseAll: boolean): Promise<void> {
     this.counts.retrying++;
     this.progress.update(this.counts);
     try {
-      if (pauseAll) {
-        const wasPaused = this.gate.remaining() > 0;
-        this.gate.pause(delayMs);
-        if (!wasPaused) this.progress.log(`rate limited (429): pausing all requests for ${formatDuration(delayMs / 1000)}`);
-        await this.gate.wait(this.signal);
-      } else {
-        await sleep(delayMs, this.signal);
-      }
+      // The pause itself was set when the 429 arrived (see attempt).
+      if (pauseAll) await this.gate.wait(this.signal);
+      else await sleep(delayMs, this.signal);
     } finally {
       this.counts.retrying--;
     }

@@ -83,12 +83,12 @@ describe('RowRunner', () => {
   });
 
   it('retries a reset only before the body could be processed, and records the reason otherwise', async () => {
-    let calls = 0;
+    let callsForRow1 = 0;
     const { outcomes, lines } = await runner(
       2,
       async (job) => {
-        calls++;
-        if (job.plan.row === 1 && calls < 3) throw new NetworkError('could not connect (ECONNREFUSED)', 'ECONNREFUSED', false);
+        if (job.plan.row === 1) callsForRow1++;
+        if (job.plan.row === 1 && callsForRow1 < 3) throw new NetworkError('could not connect (ECONNREFUSED)', 'ECONNREFUSED', false);
         if (job.plan.row === 2) throw new NetworkError('connection failed (ECONNRESET)', 'ECONNRESET', true);
         return written;
       },
@@ -99,4 +99,51 @@ describe('RowRunner', () => {
     expect(outcomes[1]!.error).toMatch(/--retry-unsafe/);
     expect(lines.filter((l) => l.row === 2).map((l) => l.status)).toEqual(['started', 'failed']);
   });
+
+  it('bounds the requests on the wire, not the files being finished: a received row gives its slot to the next', async () => {
+    let onWire = 0;
+    let peakOnWire = 0;
+    let finishing = 0;
+    let sentWhileFinishing = 0;
+    const { outcomes } = await runner(
+      9,
+      async (_job, _attempt, _signal, received) => {
+        onWire++;
+        peakOnWire = Math.max(peakOnWire, onWire);
+        if (finishing > 0) sentWhileFinishing++;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        onWire--;
+        received();
+        finishing++;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        finishing--;
+        return written;
+      },
+      3,
+    );
+    expect(outcomes.every((o) => o.status === 'done')).toBe(true);
+    expect(peakOnWire).toBe(3);
+    expect(sentWhileFinishing).toBeGreaterThan(0);
+  });
+
+  it('holds no slot while a row waits to retry', async () => {
+    const sent: number[] = [];
+    let failedOnce = false;
+    const { outcomes } = await runner(
+      2,
+      async (job) => {
+        sent.push(job.plan.row);
+        if (job.plan.row === 1 && !failedOnce) {
+          failedOnce = true;
+          throw new ApiError(500, 'InternalError', 'try again');
+        }
+        return written;
+      },
+      1,
+    );
+    expect(outcomes.map((o) => o.status)).toEqual(['done', 'done']);
+    // Row 2 went out during row 1's backoff, with the only slot.
+    expect(sent).toEqual([1, 2, 1]);
+  });
 });
+

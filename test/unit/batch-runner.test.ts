@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PauseGate, runPool } from '../../src/batch/runner.js';
+import { PauseGate, runPool, Slots } from '../../src/batch/runner.js';
 
 describe('runPool', () => {
   it('never runs more than the concurrency at once, and runs everything once', async () => {
@@ -77,5 +77,42 @@ describe('PauseGate', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('interrupted')), 5);
     await expect(gate.wait(controller.signal)).rejects.toThrow('interrupted');
+  });
+});
+
+describe('Slots', () => {
+  it('never has more holders than slots, and serves waiters first come, first served', async () => {
+    const slots = new Slots(2);
+    const order: number[] = [];
+    const releases = await Promise.all([slots.acquire(), slots.acquire()]);
+    expect(slots.inUse()).toBe(2);
+    const waiting = [3, 4, 5].map((n) => slots.acquire().then((release) => (order.push(n), release)));
+    await Promise.resolve();
+    expect(order).toEqual([]);
+    releases[0]!();
+    releases[0]!(); // a second call gives nothing back
+    const third = await waiting[0]!;
+    expect(order).toEqual([3]);
+    expect(slots.inUse()).toBe(2);
+    releases[1]!();
+    third();
+    const [fourth, fifth] = await Promise.all([waiting[1]!, waiting[2]!]);
+    expect(order).toEqual([3, 4, 5]);
+    fourth();
+    fifth();
+    expect(slots.inUse()).toBe(0);
+  });
+
+  it('stops waiting when the signal aborts, without taking a slot', async () => {
+    const slots = new Slots(1);
+    const held = await slots.acquire();
+    const controller = new AbortController();
+    const waiter = slots.acquire(controller.signal);
+    controller.abort(new Error('interrupted'));
+    await expect(waiter).rejects.toThrow('interrupted');
+    held();
+    expect(slots.inUse()).toBe(0);
+    await expect(slots.acquire(controller.signal)).rejects.toThrow('interrupted');
+    expect(slots.inUse()).toBe(0);
   });
 });
