@@ -27,11 +27,12 @@ const retired = new URL(`../dist.${process.pid}.old`, import.meta.url);
 const SHIMS = [
   { importer: /[\\/]commander[\\/]/, module: 'node:child_process', shim: 'commander-child-process.cjs' },
   { importer: /[\\/]undici[\\/]/, module: 'node:http2', shim: 'undici-http2.cjs' },
+  { importer: /[\\/]undici[\\/]/, module: 'node:assert', shim: 'undici-assert.cjs' },
 ];
 const builtinShims = {
   name: 'builtin-shims',
   setup(build) {
-    build.onResolve({ filter: /^node:(child_process|http2)$/ }, (args) => {
+    build.onResolve({ filter: /^node:(assert|child_process|http2)$/ }, (args) => {
       const shim = SHIMS.find((s) => s.module === args.path && s.importer.test(args.importer));
       return shim ? { path: fileURLToPath(new URL(`./shims/${shim.shim}`, import.meta.url)) } : undefined;
     });

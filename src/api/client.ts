@@ -72,6 +72,11 @@ const TRANSFER_TIMEOUT_MS = 10 * 60 * 1000;
 /** A delete's 200 body is ignored; it is drained only briefly so the connection can be reused. */
 const DRAIN_TIMEOUT_MS = 1000;
 
+/** Milliseconds since a process.hrtime.bigint() reading (the global `performance` costs a module load at first use). */
+function msSince(started: bigint): number {
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -310,7 +315,7 @@ export class GenAerialClient {
     }
 
     for (let attempt = 1; ; attempt++) {
-      const started = performance.now();
+      const started = process.hrtime.bigint();
       let res: Dispatcher.ResponseData;
       try {
         const target = new URL(url);
@@ -324,7 +329,7 @@ export class GenAerialClient {
         });
       } catch (error) {
         const failure = toNetworkError(error, payload !== undefined);
-        this.trace({ method, url, status: 'error', ms: performance.now() - started, attempt, detail: failure.message });
+        this.trace({ method, url, status: 'error', ms: msSince(started), attempt, detail: failure.message });
         const safeToRetry = opts.retryOnServerError && failure instanceof NetworkError;
         if (safeToRetry && attempt <= 2) {
           await wait(250 * 2 ** attempt, opts.signal);
@@ -333,7 +338,7 @@ export class GenAerialClient {
         throw failure;
       }
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        this.trace({ method, url, status: res.statusCode, ms: performance.now() - started, attempt });
+        this.trace({ method, url, status: res.statusCode, ms: msSince(started), attempt });
         return res;
       }
 
@@ -347,7 +352,7 @@ export class GenAerialClient {
       // The trace shows the wait actually taken, so a capped Retry-After is visible with --verbose.
       const capped = asked !== undefined && asked > maxRetryAfter ? ` (Retry-After ${Math.round(asked)}s capped at ${maxRetryAfter}s)` : '';
       const detail = retryable ? `retrying in ${(waitMs / 1000).toFixed(1)}s${capped}` : undefined;
-      this.trace({ method, url, status: res.statusCode, ms: performance.now() - started, attempt, detail });
+      this.trace({ method, url, status: res.statusCode, ms: msSince(started), attempt, detail });
       if (!retryable) throw error;
       await wait(waitMs, opts.signal);
     }
