@@ -288,7 +288,15 @@ async function handleExchange(
   } catch {
     url = new URL('http://sandbox.invalid/');
   }
-  const ex: Exchange = { req, res, url, notes, signal: AbortSignal.any([shutdown, clientGone.signal]) };
+  const ex: Exchange = {
+    req,
+    res,
+    url,
+    notes,
+    signal: AbortSignal.any([shutdown, clientGone.signal]),
+    arrivedAt: started,
+    earliestAnswer: Promise.resolve(),
+  };
 
   res.once('close', () => {
     if (!res.writableFinished) clientGone.abort();
@@ -317,17 +325,18 @@ async function handleExchange(
     else if (path.startsWith(`${CONTROL_PREFIX}/`)) await handleControl(app, ex);
     else throw notFound(`no such endpoint ${path}; the API lives under ${API_BASE_PATH}`);
   } catch (error) {
-    respondWithError(app, ex, error);
+    await respondWithError(app, ex, error);
   }
 }
 
-function respondWithError(app: SandboxApp, ex: Exchange, error: unknown): void {
+async function respondWithError(app: SandboxApp, ex: Exchange, error: unknown): Promise<void> {
   const httpError =
     error instanceof HttpError
       ? error
       : new HttpError(500, 'InternalError', `the sandbox failed unexpectedly: ${(error as Error)?.message ?? String(error)}`);
   if (!(error instanceof HttpError)) app.warn(`${ex.req.method} ${ex.url.pathname}: ${(error as Error)?.stack ?? String(error)}`);
-  if (ex.res.headersSent || ex.res.destroyed) {
+  if (!ex.res.headersSent && !ex.res.destroyed) await ex.earliestAnswer;
+  if (ex.res.headersSent || ex.res.destroyed || ex.signal.aborted) {
     ex.res.destroy();
     return;
   }
