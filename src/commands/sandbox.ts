@@ -127,6 +127,8 @@ export async function runSandbox(ctx: Context, options: SandboxCommandOptions): 
     sandbox = await startSandbox({
       ...flags,
       dataDir,
+      // Ready means ready: the first requests find the render threads started and compiled.
+      warmUp: true,
       onWarning: (message) => io.warn(message),
       onRequest: (entry) => {
         const who = entry.keyId ? ` ${entry.keyId}` : '';
