@@ -217,7 +217,7 @@ complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l host -x -d 'address to
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l data-dir -r -F -d 'where accounts and images persist (default: <config dir>/sandbox)'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l credits -x -d 'set the default account\'s credits (a new account starts with 1000)'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l key -x -d 'use this API key for the default account (created if new)'
-complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l latency -x -d 'delay every API response (and each async generation) by this many ms'
+complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l latency -x -d 'send no API answer (nor webhook) sooner than this many ms'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l fail-rate -x -d 'share of generations that fail with ErrorGeneratingImage'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l rate-limit -x -d 'requests per second per account before 429 with Retry-After'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l drop-rate -x -d 'share of API requests whose connection is reset'

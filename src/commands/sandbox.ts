@@ -35,7 +35,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--data-dir <dir>', 'where accounts and images persist (default: <config dir>/sandbox)')
     .option('--credits <n>', 'set the default account\'s credits (a new account starts with 1000)')
     .option('--key <key>', 'use this API key for the default account (created if new)')
-    .option('--latency <ms>', 'delay every API response (and each async generation) by this many ms')
+    .option('--latency <ms>', 'send no API answer (nor webhook) sooner than this many ms')
     .option('--fail-rate <0..1>', 'share of generations that fail with ErrorGeneratingImage')
     .option('--rate-limit <n>', 'requests per second per account before 429 with Retry-After')
     .option('--drop-rate <0..1>', 'share of API requests whose connection is reset')
@@ -127,6 +127,8 @@ export async function runSandbox(ctx: Context, options: SandboxCommandOptions): 
     sandbox = await startSandbox({
       ...flags,
       dataDir,
+      // Ready means ready: the first requests find the render threads started and compiled.
+      warmUp: true,
       onWarning: (message) => io.warn(message),
       onRequest: (entry) => {
         const who = entry.keyId ? ` ${entry.keyId}` : '';

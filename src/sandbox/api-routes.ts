@@ -32,6 +32,13 @@ import type { SandboxState, StoredImage } from './store.js';
 
 export const API_BASE_PATH = '/api/external/v1/image-generation';
 
+/**
+ * --latency is a floor under every answer, counted from the request's arrival:
+ * the work (authentication, rendering, persistence) happens while it runs, and
+ * each route waits for `ex.earliestAnswer` just before it answers (server.ts
+ * does the same for error answers). Work whose answer never goes out because
+ * the client left meanwhile is undone where it charged anything.
+ */
 export async function handleApi(app: SandboxApp, ex: Exchange): Promise<void> {
   if (app.faults.shouldDrop()) {
     // Reset before anything is read or charged: the client sees a network error.
@@ -39,8 +46,7 @@ export async function handleApi(app: SandboxApp, ex: Exchange): Promise<void> {
     resetConnection(ex);
     return;
   }
-  await app.faults.delay(ex.signal);
-  if (ex.signal.aborted) return;
+  ex.earliestAnswer = app.faults.latencyElapsed(ex.arrivedAt, ex.signal);
 
   const account = await authenticate(app, ex);
   const allowed = app.faults.rateLimit(account.id);
@@ -127,6 +133,8 @@ function newStoredImage(state: SandboxState, accountId: string, request: Generat
 /**
  * Credits are checked before rendering and charged after it, atomically with
  * storing the record: a failed generation costs nothing, and a 402 never charges.
+ * The charge is made before the latency floor has passed; if the answer then
+ * cannot be sent (the client left, the sandbox is closing), it is taken back.
  */
 async function generateSync(app: SandboxApp, ex: Exchange, account: StoredAccount): Promise<void> {
   const request = await readGenerationRequest(ex);
@@ -152,6 +160,11 @@ async function generateSync(app: SandboxApp, ex: Exchange, account: StoredAccoun
     throw error;
   }
 
+  await ex.earliestAnswer;
+  if (ex.signal.aborted) {
+    await takeBack(app, account.id, price, save ? id : undefined);
+    return;
+  }
   if (save) ex.notes.imageId = id;
   ex.res.writeHead(200, {
     'content-type': 'image/jpeg',
@@ -201,6 +214,12 @@ async function generateAsync(app: SandboxApp, ex: Exchange, account: StoredAccou
     if (current.credits < price) throw insufficientCredits(current.credits, price);
     current.credits -= price;
   });
+  await ex.earliestAnswer;
+  if (ex.signal.aborted) {
+    // Nobody hears of this request: no job, no charge.
+    await takeBack(app, account.id, price);
+    return;
+  }
 
   const job: AsyncJob = {
     requestId: randomUUID(),
@@ -218,44 +237,63 @@ async function generateAsync(app: SandboxApp, ex: Exchange, account: StoredAccou
   sendJson(ex.res, 202, { requestId: job.requestId, status: 'processing' });
 }
 
-async function refund(app: SandboxApp, job: AsyncJob): Promise<void> {
+/**
+ * Undoes a charge whose result nobody received: the credits go back, and the
+ * image (when one was stored) leaves the history before its file is removed.
+ */
+async function takeBack(app: SandboxApp, accountId: string, price: number, imageId?: string): Promise<void> {
   await app.store.update((state) => {
-    const account = state.accounts.find((candidate) => candidate.id === job.accountId);
-    if (account) account.credits += job.price;
+    const account = state.accounts.find((candidate) => candidate.id === accountId);
+    if (account) account.credits += price;
+    const index = imageId === undefined ? -1 : state.images.findIndex((image) => image.id === imageId);
+    if (index >= 0) state.images.splice(index, 1);
   });
+  if (imageId !== undefined) await app.store.removeImageFile(imageId);
 }
 
-async function completeAsyncGeneration(app: SandboxApp, job: AsyncJob, signal: AbortSignal): Promise<void> {
-  await app.faults.delay(signal);
-  if (signal.aborted) {
-    // The sandbox is closing before the image was made: nothing to charge for.
-    await refund(app, job);
-    return;
-  }
-  let payload: WebhookSuccess | WebhookError;
+type AsyncOutcome = { imageId: string; signingSecret: string } | { error: unknown };
+
+/** Renders and stores the image of an accepted request; a failure is refunded at once. */
+async function makeAsyncImage(app: SandboxApp, job: AsyncJob, signal: AbortSignal): Promise<AsyncOutcome> {
   try {
     if (app.faults.shouldFailGeneration()) throw generationFailed(INJECTED_FAILURE_MESSAGE);
     const image = await app.renderer.render(job.request, signal);
     const id = randomUUID();
     await app.store.writeImage(id, image.jpeg);
-    const secret = await app.store.update((state) => {
+    const signingSecret = await app.store.update((state) => {
       state.images.push(newStoredImage(state, job.accountId, job.request, image, id, app.now(), job.request.saveImage !== false));
       return state.signingSecret;
     });
-    payload = {
-      requestId: job.requestId,
-      signedUrl: signedImageUrl(job.baseUrl, secret, id, app.now()),
-      generatedImageId: id,
-      creditsUsed: job.price,
-    };
+    return { imageId: id, signingSecret };
   } catch (error) {
-    await refund(app, job);
-    payload = {
-      requestId: job.requestId,
-      errorCode: error instanceof HttpError ? error.code : 'ErrorGeneratingImage',
-      errorMessage: (error as Error).message,
-    };
+    await takeBack(app, job.accountId, job.price);
+    return { error };
   }
+}
+
+/** The webhook goes out no sooner than --latency after the 202; the image is made meanwhile. */
+async function completeAsyncGeneration(app: SandboxApp, job: AsyncJob, signal: AbortSignal): Promise<void> {
+  const latencyElapsed = app.faults.latencyElapsed(performance.now(), signal);
+  const outcome = await makeAsyncImage(app, job, signal);
+  await latencyElapsed;
+  if (signal.aborted) {
+    // The sandbox is closing before the result was sent: nothing to charge for (a failure is already refunded).
+    if ('imageId' in outcome) await takeBack(app, job.accountId, job.price, outcome.imageId);
+    return;
+  }
+  const payload: WebhookSuccess | WebhookError =
+    'imageId' in outcome
+      ? {
+          requestId: job.requestId,
+          signedUrl: signedImageUrl(job.baseUrl, outcome.signingSecret, outcome.imageId, app.now()),
+          generatedImageId: outcome.imageId,
+          creditsUsed: job.price,
+        }
+      : {
+          requestId: job.requestId,
+          errorCode: outcome.error instanceof HttpError ? outcome.error.code : 'ErrorGeneratingImage',
+          errorMessage: (outcome.error as Error).message,
+        };
   await app.webhooks.deliver(job.callbackUrl, payload, signal);
 }
 
@@ -265,6 +303,8 @@ async function listImages(app: SandboxApp, ex: Exchange, account: StoredAccount)
   const mine = state.images.filter((image) => image.accountId === account.id && image.inHistory);
   const page = pageOf(sortImages(mine, query.sort), query.page, query.size);
   const baseUrl = publicBaseUrl(ex.req, app.url);
+  await ex.earliestAnswer;
+  // Signed when answered: the URLs live 2 hours from the answer, not from the request.
   const retrievedAt = app.now();
   sendJson(ex.res, 200, {
     ...page,
@@ -290,5 +330,7 @@ async function deleteImage(app: SandboxApp, ex: Exchange, account: StoredAccount
   });
   await app.store.removeImageFile(id);
   ex.notes.imageId = id;
+  // A deletion stands even when its client leaves before the answer: it charged nothing.
+  await ex.earliestAnswer;
   sendEmpty(ex.res, 200);
 }

@@ -38,4 +38,11 @@ export interface Exchange {
   /** Aborted when the client goes away or the sandbox closes. */
   signal: AbortSignal;
   notes: ExchangeNotes;
+  /** When the request arrived (performance.now()). */
+  arrivedAt: number;
+  /**
+   * Resolves once an answer may be sent. Every answer, error answers included,
+   * waits for it. handleApi makes it the --latency floor; other routes answer at once.
+   */
+  earliestAnswer: Promise<void>;
 }

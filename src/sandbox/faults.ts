@@ -4,7 +4,7 @@
 // a given --seed replays the same faults; rates of 0 and 1 are exact.
 
 export interface FaultSettings {
-  /** Added before every API response, and the time an async generation takes. */
+  /** No API answer is sent sooner than this after its request arrived, and no webhook sooner than this after its 202. */
   latencyMs: number;
   /** Share of generations that fail with ErrorGeneratingImage (sync 500, async error payload). */
   failRate: number;
@@ -104,8 +104,14 @@ export class Faults {
     return true;
   }
 
-  delay(signal: AbortSignal): Promise<void> {
-    return sleep(this.settings.latencyMs, signal);
+  /**
+   * Resolves once --latency has passed since `since` (a performance.now() time),
+   * or as soon as `signal` aborts. Measured against the clock rather than left to
+   * one timer, which can fire a little early: the latency is a floor.
+   */
+  async latencyElapsed(since: number, signal: AbortSignal): Promise<void> {
+    const left = () => since + this.settings.latencyMs - performance.now();
+    while (left() > 0 && !signal.aborted) await sleep(Math.ceil(left()), signal);
   }
 }
 

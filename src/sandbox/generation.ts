@@ -4,7 +4,7 @@
 import { BEARING_ABBREVIATIONS, imageDimensions, SANDBOX_PRICE } from '../api/enums.js';
 import { describeIssues, GenerationRequestSchema, type GenerationRequest } from '../api/schema.js';
 import { HttpError, validationFailed } from './http-io.js';
-import type { RenderPool } from './render-pool.js';
+import { WARM_UP_REQUEST, WARM_UP_SIZE, type RenderPool } from './render-pool.js';
 import type { StoredScene } from './store.js';
 
 /**
@@ -112,6 +112,13 @@ export class SceneRenderer {
       ).finally(() => this.underWay.delete(key));
     }
     return { jpeg: await unlessAborted(rendering, signal), width, height };
+  }
+
+  /** Readies rendering before the first request: the pool's threads (see RenderPool.warmUp), or the main thread's renderer. */
+  async warmUp(): Promise<void> {
+    if (this.pool) return this.pool.warmUp();
+    const { renderAerialJpeg } = await import('./render.js');
+    renderAerialJpeg(WARM_UP_REQUEST, WARM_UP_SIZE);
   }
 
   close(): Promise<void> {

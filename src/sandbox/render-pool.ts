@@ -2,9 +2,9 @@
 // keeps serving (and an in-process `--sandbox` run keeps its spinner and
 // Ctrl-C) while a frame takes 50 ms (HD) to seconds (UHD) of CPU.
 //
-// Workers start on demand, one job at a time each, and hold the event loop
-// open only while they render: an idle pool never keeps a process alive.
-// close() terminates them.
+// Workers start on demand (or all at once, warmUp), one job at a time each,
+// and hold the event loop open only while they render: an idle pool never
+// keeps a process alive. close() terminates them.
 //
 // A worker needs a JavaScript file to run. The bundle has one
 // (dist/render-worker.js, its own esbuild entry point); the TypeScript sources
@@ -14,9 +14,32 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { GenerationRequest } from '../api/schema.js';
+import type { FrameSize } from './render.js';
 import type { RenderJob, RenderReply } from './render-worker.js';
 
 export const DEFAULT_RENDER_THREADS = Math.min(2, availableParallelism());
+
+/**
+ * The warm-up frame: an ordinary request (rainy, so the cloud and rain overlays
+ * run too) drawn at a tiny size. Every stage of a full frame runs, scene,
+ * overlays and JPEG encoding, so V8 has loaded and compiled the renderer
+ * afterwards. With the thread's own start that is about 100 ms of CPU per
+ * thread, most of it fixed costs (the thread, jpeg-js building its tables)
+ * that a larger frame would not reduce.
+ */
+export const WARM_UP_REQUEST: GenerationRequest = {
+  coordinates: { lat: 48.8584, lng: 2.2945 },
+  resolution: 'HD',
+  zoom: 'Medium',
+  bearing: 'North',
+  angle: 'High',
+  weather: 'Rainy',
+  daytime: 'Day',
+  aspectRatio: 'Landscape',
+  epoch: 'Nowadays',
+  tags: [],
+};
+export const WARM_UP_SIZE: FrameSize = { width: 64, height: 36 };
 
 /** True when this module runs from its TypeScript source (vitest), not from the bundle. */
 export const RUNNING_FROM_SOURCES = import.meta.url.endsWith('.ts');
@@ -64,6 +87,25 @@ export class RenderPool {
     });
   }
 
+  /**
+   * Starts every thread and has each idle one render the warm-up frame, so the
+   * first real renders pay neither for starting a thread nor for compiling the
+   * renderer. Nothing is cached or returned.
+   */
+  async warmUp(): Promise<void> {
+    if (this.closed) return;
+    while (this.workers.length < this.size) this.spawn();
+    const idle = this.workers.filter((entry) => !entry.job);
+    await Promise.all(
+      idle.map(
+        (entry) =>
+          new Promise<Buffer>((resolve, reject) =>
+            this.give(entry, { id: this.nextId++, request: WARM_UP_REQUEST, size: WARM_UP_SIZE, resolve, reject }),
+          ),
+      ),
+    );
+  }
+
   /** Terminates the workers; renders still running or waiting fail. */
   async close(): Promise<void> {
     this.closed = true;
@@ -81,12 +123,15 @@ export class RenderPool {
         if (this.workers.length >= this.size) return;
         entry = this.spawn();
       }
-      const job = this.queue.shift()!;
-      entry.job = job;
-      entry.worker.ref();
-      const message: RenderJob = { id: job.id, request: job.request };
-      entry.worker.postMessage(message);
+      this.give(entry, this.queue.shift()!);
     }
+  }
+
+  private give(entry: PooledWorker, job: Job): void {
+    entry.job = job;
+    entry.worker.ref();
+    const message: RenderJob = { id: job.id, request: job.request, ...(job.size ? { size: job.size } : {}) };
+    entry.worker.postMessage(message);
   }
 
   private spawn(): PooledWorker {

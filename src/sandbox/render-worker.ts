@@ -4,11 +4,13 @@
 // dist/render-worker.js (scripts/build.mjs).
 import { parentPort } from 'node:worker_threads';
 import type { GenerationRequest } from '../api/schema.js';
-import { renderAerialJpeg } from './render.js';
+import { renderAerialJpeg, type FrameSize } from './render.js';
 
 export interface RenderJob {
   id: number;
   request: GenerationRequest;
+  /** Only for warm-up frames: otherwise the request's own dimensions. */
+  size?: FrameSize;
 }
 
 export type RenderReply = { id: number; jpeg: ArrayBuffer } | { id: number; error: string };
@@ -23,10 +25,10 @@ function ownArrayBuffer(bytes: Buffer): ArrayBuffer {
 
 if (parentPort) {
   const port = parentPort;
-  port.on('message', ({ id, request }: RenderJob) => {
+  port.on('message', ({ id, request, size }: RenderJob) => {
     let reply: RenderReply;
     try {
-      reply = { id, jpeg: ownArrayBuffer(renderAerialJpeg(request)) };
+      reply = { id, jpeg: ownArrayBuffer(renderAerialJpeg(request, size)) };
     } catch (error) {
       reply = { id, error: (error as Error)?.message ?? String(error) };
     }

@@ -30,9 +30,12 @@ const JPEG_QUALITY = 78;
  * A baseline JPEG of imageDimensions(resolution, aspectRatio) pixels showing a
  * made-up aerial scene for the request. Pure and deterministic: the same request
  * (whatever its key order) always gives the same bytes.
+ *
+ * `size` overrides the dimensions; the sandbox only uses that for warm-up
+ * frames, which run every code path of a full frame on a few pixels.
  */
-export function renderAerialJpeg(request: GenerationRequest): Buffer {
-  const { width, height } = imageDimensions(request.resolution, request.aspectRatio);
+export function renderAerialJpeg(request: GenerationRequest, size: FrameSize = imageDimensions(request.resolution, request.aspectRatio)): Buffer {
+  const { width, height } = size;
   const frame: Frame = { width, height, rgba: new Uint8ClampedArray(width * height * 4) };
   const look = describeLook(request);
   const layout = planLayout(placeSeed(request), request.epoch);
@@ -48,9 +51,12 @@ export function renderAerialJpeg(request: GenerationRequest): Buffer {
   return jpeg.encode({ width, height, data: frame.rgba }, JPEG_QUALITY).data;
 }
 
-interface Frame {
+export interface FrameSize {
   width: number;
   height: number;
+}
+
+interface Frame extends FrameSize {
   /** RGBA, as jpeg-js reads it; alpha is ignored by the encoder. Clamped so writes need no range checks. */
   rgba: Uint8ClampedArray;
 }

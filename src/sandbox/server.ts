@@ -69,6 +69,14 @@ export interface SandboxOptions {
    * the main thread unless a test passes a script it built.
    */
   renderWorker?: URL;
+  /**
+   * Starts the render threads and has each render a tiny frame before
+   * startSandbox resolves, so the first requests do not pay for starting them
+   * (which moves about 150 ms of a 2-core machine's time before the start).
+   * `aerial sandbox` does this; in-process `--sandbox` runs, which render once
+   * if at all, do not.
+   */
+  warmUp?: boolean;
   onWarning?: (message: string) => void;
   /** Called with each request-log entry as it is recorded (the CLI prints them). */
   onRequest?: (entry: RequestLogEntry) => void;
@@ -148,6 +156,17 @@ function chooseDefaultAccount(state: SandboxState, options: SandboxOptions, nowM
   return { ...account };
 }
 
+/** Opens the data directory, settles the default account, and sweeps what expired or a crash left behind. */
+async function openStore(options: SandboxOptions, now: () => number, warn: (message: string) => void): Promise<{ store: SandboxStore; defaultAccount: StoredAccount }> {
+  const store = await SandboxStore.open(options.dataDir, { onWarning: warn });
+  const { defaultAccount, dropped } = await store.update((state) => ({
+    defaultAccount: chooseDefaultAccount(state, options, now()),
+    dropped: dropExpiredUnlisted(state, now()),
+  }));
+  await store.sweepFiles(dropped);
+  return { store, defaultAccount };
+}
+
 function renderPool(threads: number, script: URL | undefined, warn: (message: string) => void): RenderPool | undefined {
   if (threads === 0) return undefined;
   const chosen = script ?? bundledRenderWorker();
@@ -193,18 +212,18 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   const renderThreads = options.renderThreads ?? DEFAULT_RENDER_THREADS;
   if (!Number.isSafeInteger(renderThreads) || renderThreads < 0) throw new RangeError(`renderThreads must be a whole number ≥ 0; got ${renderThreads}`);
 
-  const store = await SandboxStore.open(options.dataDir, { onWarning: warn });
-  const { defaultAccount, dropped } = await store.update((state) => ({
-    defaultAccount: chooseDefaultAccount(state, options, now()),
-    dropped: dropExpiredUnlisted(state, now()),
-  }));
-  await store.sweepFiles(dropped);
+  const renderer = new SceneRenderer(renderPool(renderThreads, options.renderWorker, warn));
+  // The render threads warm up while this thread opens the store and the port; settles with the failure, if any.
+  const warmingUp = options.warmUp ? renderer.warmUp().then(() => undefined, (error: unknown) => ({ error })) : undefined;
+  const { store, defaultAccount } = await openStore(options, now, warn).catch(async (error: unknown) => {
+    await renderer.close();
+    throw error;
+  });
 
   const faults = new Faults(faultSettings, seed, now);
   const log = new RequestLog();
   const webhooks = new WebhookSender({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhook }, faults, now);
   const background = new BackgroundWork();
-  const renderer = new SceneRenderer(renderPool(renderThreads, options.renderWorker, warn));
   const shutdown = new AbortController();
   const inFlight = new Set<Promise<void>>();
 
@@ -225,6 +244,11 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   }
   const port = (server.address() as AddressInfo).port;
   app.url = `http://${urlHost(host)}:${port}`;
+  const warmUpFailure = await warmingUp;
+  if (warmUpFailure) {
+    const { error } = warmUpFailure;
+    warn(`warming up the renderer failed, so the first request starts it: ${(error as Error)?.message ?? String(error)}`);
+  }
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -288,7 +312,15 @@ async function handleExchange(
   } catch {
     url = new URL('http://sandbox.invalid/');
   }
-  const ex: Exchange = { req, res, url, notes, signal: AbortSignal.any([shutdown, clientGone.signal]) };
+  const ex: Exchange = {
+    req,
+    res,
+    url,
+    notes,
+    signal: AbortSignal.any([shutdown, clientGone.signal]),
+    arrivedAt: started,
+    earliestAnswer: Promise.resolve(),
+  };
 
   res.once('close', () => {
     if (!res.writableFinished) clientGone.abort();
@@ -317,17 +349,18 @@ async function handleExchange(
     else if (path.startsWith(`${CONTROL_PREFIX}/`)) await handleControl(app, ex);
     else throw notFound(`no such endpoint ${path}; the API lives under ${API_BASE_PATH}`);
   } catch (error) {
-    respondWithError(app, ex, error);
+    await respondWithError(app, ex, error);
   }
 }
 
-function respondWithError(app: SandboxApp, ex: Exchange, error: unknown): void {
+async function respondWithError(app: SandboxApp, ex: Exchange, error: unknown): Promise<void> {
   const httpError =
     error instanceof HttpError
       ? error
       : new HttpError(500, 'InternalError', `the sandbox failed unexpectedly: ${(error as Error)?.message ?? String(error)}`);
   if (!(error instanceof HttpError)) app.warn(`${ex.req.method} ${ex.url.pathname}: ${(error as Error)?.stack ?? String(error)}`);
-  if (ex.res.headersSent || ex.res.destroyed) {
+  if (!ex.res.headersSent && !ex.res.destroyed) await ex.earliestAnswer;
+  if (ex.res.headersSent || ex.res.destroyed || ex.signal.aborted) {
     ex.res.destroy();
     return;
   }

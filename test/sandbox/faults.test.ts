@@ -35,7 +35,7 @@ describe('--latency', () => {
     expect(res.status).toBe(200);
     await res.arrayBuffer();
     expect(performance.now() - started).toBeGreaterThanOrEqual(240);
-    // The body is read after the delay: a POST still arrives whole.
+    // A POST's body is read while the latency runs, and the answer still waits for it (see latency.test.ts).
     const posted = await generate(sb);
     expect(posted.status).toBe(200);
     await posted.arrayBuffer();

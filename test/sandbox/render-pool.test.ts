@@ -2,7 +2,7 @@
 // close, an idle pool letting the process exit) and the SceneRenderer in front
 // of it (cache, shared renders, cancellation, the main-thread fallback).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { GenerationRequest } from '../../src/api/schema.js';
 import { SceneRenderer } from '../../src/sandbox/generation.js';
 import { HttpError } from '../../src/sandbox/http-io.js';
-import { bundledRenderWorker, RenderPool, RUNNING_FROM_SOURCES } from '../../src/sandbox/render-pool.js';
+import { bundledRenderWorker, RenderPool, RUNNING_FROM_SOURCES, WARM_UP_REQUEST, WARM_UP_SIZE } from '../../src/sandbox/render-pool.js';
 import { renderAerialJpeg } from '../../src/sandbox/render.js';
-import { generationRequest } from '../helpers/sandbox.js';
-import { buildRenderWorker, writeStandInWorker } from './worker-scripts.js';
+import { generationRequest, jpegInfo } from '../helpers/sandbox.js';
+import { buildRenderWorker, writeRecordingWorker, writeStandInWorker } from './worker-scripts.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let work: string;
@@ -100,6 +100,30 @@ describe('the render worker pool', () => {
     await expect(renderer.render(freshScene({ tags: ['throw'] }))).rejects.toThrow('stand-in worker blew up');
     const third = (await renderer.render(freshScene())).toString();
     expect(new Set([first, second, third]).size).toBe(3);
+  });
+
+  it('warmUp() starts every thread and has each render the tiny warm-up frame, once', async () => {
+    const log = join(work, 'warm-up-pool.log');
+    const renderer = pool(writeRecordingWorker(work, log), 2);
+    await renderer.warmUp();
+    const lines = readFileSync(log, 'utf8').trim().split('\n');
+    const started = lines.filter((line) => line.startsWith('start ')).map((line) => line.split(' ')[1]);
+    expect(new Set(started).size).toBe(2);
+    const size = `${WARM_UP_SIZE.width}x${WARM_UP_SIZE.height}`;
+    expect(lines.filter((line) => line.startsWith('job ')).sort()).toEqual(started.map((thread) => `job ${thread} ${size}`).sort());
+    // Real work goes to the threads already running: no third one starts.
+    const answers = await Promise.all([renderer.render(freshScene()), renderer.render(freshScene())]);
+    expect(new Set(answers.map((answer) => answer.toString()))).toEqual(new Set(started));
+    expect(readFileSync(log, 'utf8').match(/^start /gm)).toHaveLength(2);
+  });
+
+  it('warms up with the real renderer at the tiny size, and renders full frames after it', async () => {
+    expect(jpegInfo(renderAerialJpeg(WARM_UP_REQUEST, WARM_UP_SIZE))).toEqual({ baseline: true, ...WARM_UP_SIZE });
+    const renderer = pool(renderWorker, 2);
+    await renderer.warmUp();
+    const jpeg = await renderer.render(WARM_UP_REQUEST);
+    expect(jpegInfo(jpeg)).toEqual({ baseline: true, width: 1280, height: 720 });
+    expect(jpeg.equals(renderAerialJpeg(WARM_UP_REQUEST))).toBe(true);
   });
 
   it('close() fails running and queued renders, stops its threads and refuses new work', async () => {

@@ -3,7 +3,7 @@
 // bundled with esbuild the way scripts/build.mjs bundles dist/render-worker.js.
 // The stand-in workers exercise the pool's bookkeeping without rendering.
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
@@ -46,6 +46,31 @@ parentPort.on('message', ({ id, request }) => {
     const jpeg = new TextEncoder().encode(String(threadId)).buffer;
     parentPort.postMessage({ id, jpeg }, [jpeg]);
   }, ${delayMs});
+});
+`,
+  );
+  return pathToFileURL(file);
+}
+
+/**
+ * A stand-in worker that writes what happens to it into `logFile`, one line per
+ * event: "start <threadId>" when it starts, "job <threadId> <width>x<height>"
+ * (or "full" for a request's own size) per job. It answers like
+ * writeStandInWorker's, with its threadId; a job tagged "exit" makes it exit.
+ */
+export function writeRecordingWorker(dir: string, logFile: string): URL {
+  const file = join(dir, `recording-${basename(logFile)}.mjs`);
+  writeFileSync(
+    file,
+    `import { appendFileSync } from 'node:fs';
+import { parentPort, threadId } from 'node:worker_threads';
+const log = ${JSON.stringify(logFile)};
+appendFileSync(log, 'start ' + threadId + '\\n');
+parentPort.on('message', ({ id, request, size }) => {
+  appendFileSync(log, 'job ' + threadId + ' ' + (size ? size.width + 'x' + size.height : 'full') + '\\n');
+  if ((request.tags ?? []).includes('exit')) process.exit(3);
+  const jpeg = new TextEncoder().encode(String(threadId)).buffer;
+  parentPort.postMessage({ id, jpeg }, [jpeg]);
 });
 `,
   );
