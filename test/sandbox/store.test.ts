@@ -5,7 +5,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as atomicFile from '../../src/atomic-file.js';
-import { SandboxStore, type SandboxState } from '../../src/sandbox/store.js';
+import { SandboxStore, serializeState, type SandboxState, type StoredImage } from '../../src/sandbox/store.js';
 import { tempDataDir } from '../helpers/sandbox.js';
 
 vi.mock('../../src/atomic-file.js', async (importOriginal) => {
@@ -129,5 +129,49 @@ describe('SandboxStore group commit', () => {
     expect(await store.update(charge(5))).toBe(94);
     expect(onDisk(store).accounts[0]!.credits).toBe(94);
     expect(readFileSync(join(store.dataDir, 'state.json'), 'utf8').endsWith('\n')).toBe(true);
+  });
+});
+
+describe('serializeState', () => {
+  const image = (n: number): StoredImage => ({
+    id: `img-${n}`,
+    seq: n,
+    accountId: 'acct_a',
+    createdAt: '2030-01-01T00:00:00.000Z',
+    inHistory: n % 2 === 0,
+    width: 1280,
+    height: 720,
+    bytes: 1000 + n,
+    scene: { coordinates: { lat: n, lng: -n }, resolution: 'HD', tags: [`t"${n}`], prompt: 'ünïcode ✓' } as never,
+  });
+
+  it('writes exactly what JSON.stringify writes, however often a record is written again', () => {
+    const state: SandboxState = {
+      version: 1,
+      signingSecret: 'secret',
+      defaultAccountId: 'acct_a',
+      nextSeq: 4,
+      accounts: [{ id: 'acct_a', keyId: 'key_a', key: 'sbx_a', credits: 7, createdAt: '2030-01-01T00:00:00.000Z' }],
+      images: [image(1), image(2)],
+    };
+    expect(serializeState(state).toString('utf8')).toBe(`${JSON.stringify(state)}\n`);
+    // A later write shares the stored records and changes everything around them.
+    const later = { ...state, nextSeq: 5, accounts: [{ ...state.accounts[0]!, credits: 6 }], images: [...state.images.slice(1), image(3)] };
+    expect(serializeState(later).toString('utf8')).toBe(`${JSON.stringify(later)}\n`);
+    expect(serializeState({ ...later, images: [] }).toString('utf8')).toBe(`${JSON.stringify({ ...later, images: [] })}\n`);
+  });
+
+  it('is what the store writes, so a state read back from disk is the one written', async () => {
+    const store = await openStore();
+    await Promise.all(
+      [1, 2, 3].map((n) =>
+        store.update((state) => {
+          state.images.push({ ...image(n), seq: state.nextSeq++ });
+        }),
+      ),
+    );
+    const text = readFileSync(store.statePath, 'utf8');
+    expect(text).toBe(`${JSON.stringify(JSON.parse(text))}\n`);
+    expect(onDisk(store).images.map((stored) => stored.id)).toEqual(['img-1', 'img-2', 'img-3']);
   });
 });
