@@ -110,7 +110,7 @@ describe('--latency is a floor under every API answer', () => {
 
   it('renders and persists while the latency runs: a step shorter than it adds nothing', async () => {
     const latency = 1_500;
-    const renderMs = 400;
+    const renderMs = 500;
     // A stand-in render thread that takes renderMs per image: the injected slow step.
     sb = await startTestSandbox({ latencyMs: latency, renderThreads: 1, renderWorker: writeStandInWorker(work, renderMs) });
     const before = (await sb.credits(sb.key))!;

@@ -35,7 +35,7 @@ beforeAll(async () => {
     const sync: DirectorySync = { entries: new Set(readdirSync(currentDir)), startedAt: ++events };
     directorySyncs.push(sync);
     await realSync.call(this);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 150));
     sync.finishedAt = ++events;
   };
 });
