@@ -69,8 +69,8 @@ function coordinatesKey(body: unknown): string {
 
 /**
  * Images the service generated per row (by coordinates): the account's history,
- * read through the list endpoint. Every sync generation is saved there and
- * charged, including one whose answer never reached a client that died.
+ * read through the list endpoint. Every sync generation whose answer was sent
+ * is saved there and charged, including one whose client died before reading it.
  */
 async function generatedPerRow(sandbox: TestSandbox, key = sandbox.key): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
