@@ -18,6 +18,7 @@ const commands = [
   ['list', '--sandbox'],
   ['generate', '--sandbox', '--lat', '48.8584', '--lng', '2.2945', '--resolution', 'HD', '-o', join(scratch, 'eiffel.jpg')],
   ['batch', rows, '--dry-run', '--sandbox'],
+  ['batch', rows, '--sandbox', '--concurrency', '2', '--output-template', join(scratch, 'batch', '{row}.jpg')],
   ['config', 'list'],
 ];
 
