@@ -2,13 +2,13 @@
 // sent, skip what earlier runs finished, then generate the rest through one
 // keep-alive pool with bounded concurrency, retries and a manifest.
 import { setMaxListeners } from 'node:events';
-import { resolve } from 'node:path';
+import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
 import type { Context } from '../context.js';
 import type { WrittenJpeg } from '../jpeg-file.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
-import { removeStaleParts } from './files.js';
+import { makeDirectory, pathProblem, removeStaleParts } from './files.js';
 import { ManifestWriter, readManifest } from './manifest.js';
 import { parseCount } from './options.js';
 import { planBatch, type PlannedRow } from './plan.js';
@@ -83,7 +83,19 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     throw new UsageError(describeInvalid(invalidAnywhere));
   }
 
-  const manifest = await readManifest(plan.manifestPath);
+  // A manifest path that cannot hold a file is the user's to fix: --manifest, or the outputs' directory it defaults to.
+  const manifestUnusable = (error: unknown): unknown => {
+    const problem = pathProblem(error);
+    if (!problem) return error;
+    return new UsageError(
+      options.manifest !== undefined
+        ? `--manifest ${options.manifest}: ${problem}`
+        : `the manifest's place beside the outputs, ${displayPath(plan.manifestPath)}, is unusable: ${problem}; pass --manifest to put it elsewhere`,
+    );
+  };
+  const manifest = await readManifest(plan.manifestPath).catch((error: unknown) => {
+    throw manifestUnusable(error);
+  });
   const valid = plan.rows.filter((row): row is Job['plan'] => !row.error);
   const state = await resumeState(valid, manifest, Boolean(options.force));
   const conflicts = valid.filter((row) => state.get(row)!.action === 'conflict');
@@ -116,9 +128,13 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const previously = outcomes.filter((o) => o.previously).length;
   if (previously > 0) io.info(`${previously} row${previously > 1 ? 's' : ''} already done by an earlier run (manifest ${displayPath(plan.manifestPath)})`);
 
+  // The outputs' directories before the manifest: a path that cannot be one stops the batch with nothing written.
+  for (const dir of new Set(jobs.map((job) => dirname(job.plan.target)))) await makeDirectory(dir, '--output-template');
   let writer: ManifestWriter | undefined;
   if (jobs.length > 0 || adopted > 0) {
-    writer = await ManifestWriter.open(plan.manifestPath);
+    writer = await ManifestWriter.open(plan.manifestPath).catch((error: unknown) => {
+      throw manifestUnusable(error);
+    });
     ctx.onCleanup(() => writer!.close());
     for (const row of valid) {
       const entry = state.get(row)!;
@@ -131,8 +147,6 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const started = Date.now();
   let ending: { interrupted?: boolean; stoppedWith?: number; stopError?: CliError } = {};
   if (jobs.length > 0) {
-    const { mkdir } = await import('node:fs/promises');
-    for (const dir of new Set(jobs.map((job) => resolve(job.plan.target, '..')))) await mkdir(dir, { recursive: true });
     await removeStaleParts(jobs.map((job) => job.plan.target));
 
     // Each row in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).

@@ -3,7 +3,6 @@
 // written atomically; a file already there (a whole JPEG) is kept, so an
 // interrupted export resumes. A URL that has expired (past its two hours, or
 // refused with 403) is refreshed by listing again.
-import { mkdir } from 'node:fs/promises';
 import { setMaxListeners } from 'node:events';
 import { join, resolve } from 'node:path';
 import { ApiError, CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
@@ -11,7 +10,7 @@ import type { GenAerialClient } from '../api/client.js';
 import type { ImageRecord } from '../api/schema.js';
 import type { Context } from '../context.js';
 import { INDEX_NAME, removeStaleIndexTemps, writeIndex } from './export-index.js';
-import { isCompleteJpeg, removeStaleParts } from './files.js';
+import { isCompleteJpeg, makeDirectory, removeStaleParts } from './files.js';
 import { parseCount } from './options.js';
 import { createProgress, formatDuration, type Progress, type ProgressCounts } from './progress.js';
 import { decide, describeFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
@@ -90,9 +89,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const progressIntervalMs = parseCount(options.progressInterval, '--progress-interval', 1, 3600, 5) * 1000;
   if (dirArg.trim() === '') throw new UsageError('export needs a directory to write into');
   const dir = resolve(dirArg);
-  await mkdir(dir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
-    throw new UsageError(`cannot create directory ${dirArg}: ${error.code === 'EEXIST' ? 'a file has that name' : error.message}`);
-  });
+  await makeDirectory(dir, 'export');
 
   // Each download in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
   setMaxListeners(concurrency * 4 + 10, ctx.signal);

@@ -1,7 +1,30 @@
 // Small file-system facts the batch and export need when resuming: is a file
-// on disk a whole JPEG, and which temp files did a killed run leave behind.
-import { open, readdir, unlink } from 'node:fs/promises';
+// on disk a whole JPEG, and which temp files did a killed run leave behind;
+// and making the directories they write into.
+import { mkdir, open, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { UsageError } from '../api/errors.js';
+
+/** Why a path the user chose cannot hold files, in their terms; undefined for errors that are not theirs to fix. */
+export function pathProblem(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'EEXIST' || code === 'ENOTDIR') return 'a file is in the way, where a directory must be';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EROFS') return 'the file system is read-only';
+  if (code === 'ENAMETOOLONG') return 'the name is too long';
+  return undefined;
+}
+
+/** mkdir -p; a path that cannot be a directory is the user's to fix, so a usage error naming `what` (the flag). */
+export async function makeDirectory(dir: string, what: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (error) {
+    const problem = pathProblem(error);
+    if (problem) throw new UsageError(`${what}: cannot create directory ${dir}: ${problem}`);
+    throw error;
+  }
+}
 
 /**
  * True when `path` is a regular file that starts with the JPEG signature and

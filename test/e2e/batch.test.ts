@@ -364,6 +364,25 @@ describe('batch', () => {
     expect(generations(sandbox)).toHaveLength(1);
   });
 
+  it('refuses output and manifest paths that run through a file, naming the flag, before sending or writing anything', async () => {
+    const sandbox = await sandboxFor();
+    const csv = writeCsv('rows.csv', rows(2));
+    writeFileSync(join(work, 'blocker'), 'a file where a directory must be');
+    const cases = [
+      { args: ['--output-template', 'blocker/{id}.jpg'], message: /^error: the manifest's place beside the outputs, blocker\/aerial-batch-manifest\.jsonl, is unusable: a file is in the way, where a directory must be; pass --manifest to put it elsewhere$/m },
+      { args: ['--output-template', 'blocker/sub/{id}.jpg', '--manifest', 'm.jsonl'], message: /^error: --output-template: cannot create directory .*blocker\/sub: a file is in the way/m },
+      { args: ['--output-template', 'fine/{id}.jpg', '--manifest', 'blocker/m.jsonl'], message: /^error: --manifest blocker\/m\.jsonl: a file is in the way/m },
+    ];
+    for (const { args, message } of cases) {
+      const result = await cli(sandbox, [csv, ...CHEAP, ...args]);
+      expect(result.exitCode).toBe(2);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    expect(sandbox.requests()).toEqual([]);
+    expect(readdirSync(work).sort()).toEqual(['blocker', 'rows.csv']);
+  });
+
   it('stops early on 402: finished rows stay, rows not started are skipped, exit 4', async () => {
     const sandbox = await sandboxFor();
     const poor = await sandbox.createAccount({ credits: 3 });

@@ -116,6 +116,16 @@ describe('export', () => {
     expect(indexRecords(dir)).toHaveLength(45);
   });
 
+  it('refuses a directory that runs through a file before asking the service for anything', async () => {
+    const sandbox = await sandboxFor();
+    const blocker = join(home.path, 'export-blocker');
+    writeFileSync(blocker, 'a file');
+    const result = await runCli(['export', join(blocker, 'backup')], { configDir: home.path, env: sandbox.env() });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(/^error: export: cannot create directory .*export-blocker\/backup: a file is in the way, where a directory must be\n$/);
+    expect(sandbox.requests()).toEqual([]);
+  });
+
   it('refreshes expired URLs by listing again', async () => {
     const clock = manualClock();
     let expireOnce = true;
