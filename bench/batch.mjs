@@ -59,7 +59,11 @@ function runBare(sandbox, rows, concurrency) {
     });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.once('exit', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - started) / 1e9) : reject(new Error(`bare client failed: ${stderr.slice(-300)}`))));
+    child.once('exit', (code) =>
+      code === 0
+        ? resolve({ seconds: Number(process.hrtime.bigint() - started) / 1e9, exitedAt: Date.now() })
+        : reject(new Error(`bare client failed: ${stderr.slice(-300)}`)),
+    );
   });
 }
 
@@ -161,14 +165,20 @@ export async function benchBatch({ rows = 200, concurrency = 16, latencyMs = 100
     const seconds = median(cliRuns.map((r) => r.seconds));
     const runSeconds = median(cliRuns.map((r) => r.runSeconds));
     const cpuMs = median(cliRuns.map((r) => r.cpuMs));
-    const baselineSeconds = median(
-      await sequence(runs, (run) => withSandbox(work, `sandbox-bare-${run}`, latencyMs, rows * 10, (sandbox) => runBare(sandbox, rows, concurrency))),
+    const bareRuns = await sequence(runs, (run) =>
+      withSandbox(work, `sandbox-bare-${run}`, latencyMs, rows * 10, async (sandbox) => {
+        const bare = await runBare(sandbox, rows, concurrency);
+        return { seconds: bare.seconds, runSeconds: (bare.exitedAt - (await firstArrival(sandbox))) / 1000 };
+      }),
     );
+    const baselineSeconds = median(bareRuns.map((r) => r.seconds));
+    const baselineRunSeconds = median(bareRuns.map((r) => r.runSeconds));
 
     const stub = await startStubServer(readFileSync(join(work, 'out-0', 'r1.jpg')), latencyMs);
     let stubSeconds;
     let stubRunSeconds;
     let stubBareSeconds;
+    let stubBareRunSeconds;
     try {
       const env = { ...process.env, AERIAL_CONFIG_DIR: configDir, AERIAL_BASE_URL: `http://127.0.0.1:${stub.address().port}`, AERIAL_API_KEY: 'bench-stub-key', AERIAL_BENCH_STATS: '' };
       const stubRuns = await sequence(runs, async (run) => {
@@ -179,7 +189,12 @@ export async function benchBatch({ rows = 200, concurrency = 16, latencyMs = 100
       stubSeconds = median(stubRuns.map((r) => r.seconds));
       stubRunSeconds = median(stubRuns.map((r) => r.runSeconds));
       // The floor on this machine: the least any client does, against the same do-nothing server.
-      stubBareSeconds = median(await sequence(runs, () => runBare({ url: `http://127.0.0.1:${stub.address().port}`, key: 'bench-stub-key' }, rows, concurrency)));
+      const stubBareRuns = await sequence(runs, async () => {
+        const bare = await runBare({ url: `http://127.0.0.1:${stub.address().port}`, key: 'bench-stub-key' }, rows, concurrency);
+        return { seconds: bare.seconds, runSeconds: (bare.exitedAt - stub.firstArrival()) / 1000 };
+      });
+      stubBareSeconds = median(stubBareRuns.map((r) => r.seconds));
+      stubBareRunSeconds = median(stubBareRuns.map((r) => r.runSeconds));
     } finally {
       await new Promise((done) => stub.close(done));
     }
@@ -200,6 +215,8 @@ export async function benchBatch({ rows = 200, concurrency = 16, latencyMs = 100
       cliRuns,
       baselineSeconds,
       baselineRatio: baselineSeconds / idealSeconds,
+      baselineRunSeconds,
+      baselineRunRatio: baselineRunSeconds / idealSeconds,
       overheadRatio: seconds / baselineSeconds,
       stubSeconds,
       stubRatio: stubSeconds / idealSeconds,
@@ -207,6 +224,8 @@ export async function benchBatch({ rows = 200, concurrency = 16, latencyMs = 100
       stubRunRatio: stubRunSeconds / idealSeconds,
       stubBareSeconds,
       stubBareRatio: stubBareSeconds / idealSeconds,
+      stubBareRunSeconds,
+      stubBareRunRatio: stubBareRunSeconds / idealSeconds,
     };
   } finally {
     rmSync(work, { recursive: true, force: true });
