@@ -2,33 +2,31 @@
 // close, an idle pool letting the process exit) and the SceneRenderer in front
 // of it (cache, shared renders, cancellation, the main-thread fallback).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { GenerationRequest } from '../../src/api/schema.js';
 import { SceneRenderer } from '../../src/sandbox/generation.js';
 import { HttpError } from '../../src/sandbox/http-io.js';
 import { bundledRenderWorker, RenderPool, RUNNING_FROM_SOURCES, WARM_UP_REQUEST, WARM_UP_SIZE } from '../../src/sandbox/render-pool.js';
 import { renderAerialJpeg } from '../../src/sandbox/render.js';
 import { generationRequest, jpegInfo } from '../helpers/sandbox.js';
-import { buildRenderWorker, writeRecordingWorker, writeStandInWorker } from './worker-scripts.js';
+import { useRenderWorkerPerFile, writeRecordingWorker, writeStandInWorker } from './worker-scripts.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let work: string;
 let renderWorker: URL;
 const pools: RenderPool[] = [];
 
-beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'aerial-render-pool-'));
-  renderWorker = await buildRenderWorker(work);
+useRenderWorkerPerFile('aerial-render-pool-', (dir, worker) => {
+  work = dir;
+  renderWorker = worker;
 });
 
 afterAll(async () => {
   await Promise.all(pools.splice(0).map((pool) => pool.close()));
-  rmSync(work, { recursive: true, force: true });
 });
 
 function pool(script: URL, size = 2): RenderPool {

@@ -3,8 +3,8 @@
 // TypeScript worker), and through the built CLI, whose bundle carries its own
 // dist/render-worker.js (run `npm run build` first).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import jpeg from 'jpeg-js';
@@ -14,18 +14,16 @@ import { renderAerialJpeg } from '../../src/sandbox/render.js';
 import { startSandbox } from '../../src/sandbox/server.js';
 import { BIN, cliEnv, registerSecret, runCli, spawnCli } from '../helpers/cli.js';
 import { API_PATH, generationRequest, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { buildRenderWorker } from './worker-scripts.js';
+import { useRenderWorkerPerFile } from './worker-scripts.js';
 
 const EXPECTED_THREADS = Math.min(2, availableParallelism());
 let work: string;
 let renderWorker: URL;
 
-beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'aerial-render-threads-'));
-  renderWorker = await buildRenderWorker(work);
+useRenderWorkerPerFile('aerial-render-threads-', (dir, worker) => {
+  work = dir;
+  renderWorker = worker;
 });
-
-afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 let unique = 0;
 /** A scene nothing else asks for: really rendered, never answered from the render cache. */

@@ -2,23 +2,21 @@
 // (startSandbox's warmUp, which `aerial sandbox` sets): the render threads are
 // started and have each rendered a tiny frame by the time startSandbox
 // resolves, and the warm-up leaves no trace a client could see.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { WARM_UP_REQUEST, WARM_UP_SIZE } from '../../src/sandbox/render-pool.js';
 import { renderAerialJpeg } from '../../src/sandbox/render.js';
 import { jpegInfo, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { buildRenderWorker, writeRecordingWorker } from './worker-scripts.js';
+import { useRenderWorkerPerFile, writeRecordingWorker } from './worker-scripts.js';
 
 let work: string;
 let renderWorker: URL;
-beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'aerial-warm-up-'));
-  renderWorker = await buildRenderWorker(work);
+useRenderWorkerPerFile('aerial-warm-up-', (dir, worker) => {
+  work = dir;
+  renderWorker = worker;
 });
-afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 let sb: TestSandbox | undefined;
 afterEach(async () => {

@@ -2,10 +2,12 @@
 // and a worker thread cannot load TypeScript, so the real render worker is
 // bundled with esbuild the way scripts/build.mjs bundles dist/render-worker.js.
 // The stand-in workers exercise the pool's bookkeeping without rendering.
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { afterAll, beforeAll } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** CommonJS dependencies (jpeg-js) inside an ESM bundle need a require of their own, as in scripts/build.mjs. */
@@ -25,6 +27,22 @@ export async function buildRenderWorker(dir: string): Promise<URL> {
     banner: { js: REQUIRE_BANNER },
   });
   return pathToFileURL(outfile);
+}
+
+/**
+ * The usual setup of a test file that renders on threads: one scratch
+ * directory and the real render worker bundled into it, for the whole file.
+ * `onReady` hands both to the file's own variables.
+ */
+export function useRenderWorkerPerFile(prefix: string, onReady: (dir: string, renderWorker: URL) => void): void {
+  let dir: string | undefined;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), prefix));
+    onReady(dir, await buildRenderWorker(dir));
+  });
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
 }
 
 /**
