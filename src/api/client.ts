@@ -1,11 +1,12 @@
 // The HTTP layer: one method per GenAerial v1 endpoint, typed results, typed
 // errors. It knows nothing of terminals; `onTrace` is how callers observe it.
-import { Readable, Transform } from 'node:stream';
+import { Readable, Transform, type TransformCallback } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { Agent } from './undici-agent.js';
 import type { z } from 'zod';
 import { printable } from '../printable.js';
 import { ApiError, CliError, defaultCodeForStatus, ExitCode, NetworkError } from './errors.js';
+import { JpegVerifier } from './jpeg-verifier.js';
 import {
   AsyncAcceptedSchema,
   ErrorBodySchema,
@@ -116,29 +117,47 @@ interface BodyLimits {
   deadlineMs: number;
 }
 
+function tooLarge(maxBytes: number): CliError {
+  return new CliError(`response body exceeds ${formatSize(maxBytes)}`, ExitCode.Server, 'ResponseTooLarge');
+}
+
+/** Passes a body through, refusing it once it grows past `maxBytes`. */
+class SizeLimit extends Transform {
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.maxBytes) return callback(tooLarge(this.maxBytes));
+    callback(null, chunk);
+  }
+}
+
+/** An image body: size-limited like any other and verified as a JPEG in the same stage. */
+class LimitedJpeg extends JpegVerifier {
+  constructor(private readonly maxBytes: number) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, encoding: BufferEncoding, callback: TransformCallback): void {
+    if (this.bytes + chunk.length > this.maxBytes) return callback(tooLarge(this.maxBytes));
+    super._transform(chunk, encoding, callback);
+  }
+}
+
 /**
- * Watches a response body as it streams: one that never finishes (endless or
- * drip-fed, which the idle body timeout never catches) meets a deadline, one
- * that is too big meets a size cap, and a connection lost mid-body becomes a
+ * Watches a response body as it streams, through `guard` (which caps its size):
+ * one that never finishes (endless or drip-fed, which the idle body timeout
+ * never catches) meets a deadline, and a connection lost mid-body becomes a
  * NetworkError (exit 7) instead of an unexpected crash.
  */
-function guardBody(body: Readable, limits: BodyLimits): Readable {
-  let size = 0;
-  // A plain Transform, not an async generator: one stage less buffering on the image path.
-  const guard = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      size += chunk.length;
-      if (size > limits.maxBytes) {
-        return callback(new CliError(`response body exceeds ${formatSize(limits.maxBytes)}`, ExitCode.Server, 'ResponseTooLarge'));
-      }
-      callback(null, chunk);
-    },
-  });
+function guardBody<T extends Transform>(body: Readable, deadlineMs: number, guard: T): T {
   const timer = setTimeout(() => {
-    guard.destroy(
-      new NetworkError(`request timed out: the response did not finish within ${limits.deadlineMs / 1000}s`, 'ResponseTimeout', true),
-    );
-  }, limits.deadlineMs);
+    guard.destroy(new NetworkError(`request timed out: the response did not finish within ${deadlineMs / 1000}s`, 'ResponseTimeout', true));
+  }, deadlineMs);
   // Never the reason the process stays alive; the socket it guards is.
   timer.unref();
   // Registered before anything else listens, so the mapped error is the one the reader sees.
@@ -160,7 +179,7 @@ function discard(body: Readable | Dispatcher.ResponseData['body']): void {
 /** A whole body, within its limits. */
 async function readBytes(body: Readable, limits: BodyLimits): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of guardBody(body, limits)) chunks.push(chunk as Buffer);
+  for await (const chunk of guardBody(body, limits.deadlineMs, new SizeLimit(limits.maxBytes))) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
 }
 
@@ -455,7 +474,8 @@ export class GenAerialClient {
       throw new CliError(`image of ${formatSize(length)} exceeds the ${formatSize(maxBytes)} limit`, ExitCode.Server, 'ResponseTooLarge', res.statusCode);
     }
     return {
-      body: guardBody(res.body as unknown as Readable, { maxBytes, deadlineMs: this.transferTimeoutMs }),
+      // Verified as a JPEG as it streams: writing it to disk needs no stage of its own for that.
+      body: guardBody(res.body as unknown as Readable, this.transferTimeoutMs, new LimitedJpeg(maxBytes)),
       contentType,
       contentLength: Number.isFinite(length) && length >= 0 ? length : undefined,
     };
