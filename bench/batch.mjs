@@ -26,6 +26,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { SCENE } from './scene.mjs';
 import { startSandboxProcess } from './startup.mjs';
 
 const INSTRUMENTED = fileURLToPath(new URL('./instrumented-cli.mjs', import.meta.url));
@@ -93,8 +94,6 @@ async function firstArrival(sandbox) {
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-/** The one scene every row asks for (the bare loop sends exactly this body). */
-const SCENE = { coordinates: { lat: 48.8584, lng: 2.2945 }, resolution: 'HD', zoom: 'Medium', bearing: 'North', angle: 'High', weather: 'Sunny', daytime: 'Day', aspectRatio: 'Landscape', epoch: 'Nowadays', tags: [] };
 
 /**
  * A fresh sandbox whose render cache already holds the rows' scene: one
@@ -145,7 +144,7 @@ export async function benchBatch({ rows = 200, concurrency = 16, latencyMs = 100
   const configDir = join(work, 'config');
   try {
     const csv = join(work, 'rows.csv');
-    writeFileSync(csv, `id,lat,lng\n${Array.from({ length: rows }, (_, i) => `r${i + 1},48.8584,2.2945`).join('\n')}\n`);
+    writeFileSync(csv, `id,lat,lng\n${Array.from({ length: rows }, (_, i) => `r${i + 1},${SCENE.coordinates.lat},${SCENE.coordinates.lng}`).join('\n')}\n`);
     const cliRuns = [];
     for (let run = 0; run < runs; run++) {
       const statsFile = join(work, `stats-${run}.json`);

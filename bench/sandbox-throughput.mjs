@@ -20,23 +20,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
+import { SCENE, sceneAt } from './scene.mjs';
 import { startSandboxProcess } from './startup.mjs';
 
 const API_PATH = '/api/external/v1/image-generation';
 
 function scene(index, distinct) {
-  return {
-    coordinates: { lat: 48.8584, lng: distinct ? 2.2945 + index * 0.001 : 2.2945 },
-    resolution: 'HD',
-    zoom: 'Medium',
-    bearing: 'North',
-    angle: 'High',
-    weather: 'Sunny',
-    daytime: 'Day',
-    aspectRatio: 'Landscape',
-    epoch: 'Nowadays',
-    tags: [],
-  };
+  return distinct ? sceneAt(index * 0.001) : SCENE;
 }
 
 /** A preload for the sandbox process: every FileHandle.sync() takes `delayMs` longer. */
