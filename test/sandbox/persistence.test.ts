@@ -5,14 +5,12 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SANDBOX_PRICE } from '../../src/api/enums.js';
 import { defaultSandboxDir } from '../../src/sandbox/server.js';
 import { generationRequest, manualClock, startTestSandbox, tempDataDir, type TestSandbox } from '../helpers/sandbox.js';
+import { bundleForNode } from './worker-scripts.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dirs: string[] = [];
 const running: TestSandbox[] = [];
 
@@ -198,22 +196,9 @@ describe('a sandbox process killed mid-write', () => {
     const work = tempDataDir('aerial-sandbox-child-');
     dirs.push(work);
     const script = join(work, 'child.mjs');
-    await build({
-      stdin: {
-        contents: `import { startSandbox } from './src/sandbox/server.ts';
+    await bundleForNode({ script: `import { startSandbox } from './src/sandbox/server.ts';
           const sb = await startSandbox({ port: 0, dataDir: process.argv[2], seed: 1 });
-          process.stdout.write(JSON.stringify({ url: sb.url, key: sb.defaultKey }) + '\\n');`,
-        resolveDir: ROOT,
-        loader: 'ts',
-      },
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      outfile: script,
-      logLevel: 'silent',
-      banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
-    });
+          process.stdout.write(JSON.stringify({ url: sb.url, key: sb.defaultKey }) + '\\n');` }, script);
 
     const child = spawn(process.execPath, [script, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
     const { url, key } = await new Promise<{ url: string; key: string }>((resolve, reject) => {

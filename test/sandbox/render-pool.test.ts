@@ -4,8 +4,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { GenerationRequest } from '../../src/api/schema.js';
 import { SceneRenderer } from '../../src/sandbox/generation.js';
@@ -13,9 +11,8 @@ import { HttpError } from '../../src/sandbox/http-io.js';
 import { bundledRenderWorker, RenderPool, RUNNING_FROM_SOURCES, WARM_UP_REQUEST, WARM_UP_SIZE } from '../../src/sandbox/render-pool.js';
 import { renderAerialJpeg } from '../../src/sandbox/render.js';
 import { generationRequest, jpegInfo } from '../helpers/sandbox.js';
-import { useRenderWorkerPerFile, writeRecordingWorker, writeStandInWorker } from './worker-scripts.js';
+import { bundleForNode, useRenderWorkerPerFile, writeRecordingWorker, writeStandInWorker } from './worker-scripts.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let work: string;
 let renderWorker: URL;
 const pools: RenderPool[] = [];
@@ -142,23 +139,11 @@ describe('the render worker pool', () => {
     // A script that renders twice (the second time on a thread that has been idle)
     // and then neither closes the pool nor exits.
     const script = join(work, 'idle-pool.mjs');
-    await build({
-      stdin: {
-        contents: `import { RenderPool } from './src/sandbox/render-pool.ts';
+    await bundleForNode({ script: `import { RenderPool } from './src/sandbox/render-pool.ts';
           const pool = new RenderPool(new URL(process.argv[2]), 2);
           const first = await pool.render({ tags: [] });
           const second = await pool.render({ tags: [] });
-          process.stdout.write('rendered by threads ' + first.toString() + ' ' + second.toString() + '\\n');`,
-        resolveDir: ROOT,
-        loader: 'ts',
-      },
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      outfile: script,
-      logLevel: 'silent',
-    });
+          process.stdout.write('rendered by threads ' + first.toString() + ' ' + second.toString() + '\\n');` }, script);
     const started = performance.now();
     const child = spawn(process.execPath, [script, writeStandInWorker(work, 300).href], { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';

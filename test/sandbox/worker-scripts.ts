@@ -1,6 +1,6 @@
 // Worker scripts for the render pool tests. vitest runs the TypeScript sources,
-// and a worker thread cannot load TypeScript, so the real render worker is
-// bundled with esbuild the way scripts/build.mjs bundles dist/render-worker.js.
+// and a worker thread (or a child process) cannot load TypeScript, so the real
+// render worker, like any script a test runs apart, is bundled with esbuild.
 // The stand-in workers exercise the pool's bookkeeping without rendering.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,11 +13,14 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** CommonJS dependencies (jpeg-js) inside an ESM bundle need a require of their own, as in scripts/build.mjs. */
 const REQUIRE_BANNER = "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
 
-/** src/sandbox/render-worker.ts bundled into `dir`. */
-export async function buildRenderWorker(dir: string): Promise<URL> {
-  const outfile = join(dir, 'render-worker.mjs');
+/**
+ * TypeScript from src/ bundled into one ES module at `outfile`, for a worker
+ * thread or a child process to run: a source file, or a script of its own
+ * (whose imports are relative to the project root).
+ */
+export async function bundleForNode(source: { file: string } | { script: string }, outfile: string): Promise<URL> {
   await build({
-    entryPoints: [join(ROOT, 'src/sandbox/render-worker.ts')],
+    ...('file' in source ? { entryPoints: [source.file] } : { stdin: { contents: source.script, resolveDir: ROOT, loader: 'ts' } }),
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -27,6 +30,11 @@ export async function buildRenderWorker(dir: string): Promise<URL> {
     banner: { js: REQUIRE_BANNER },
   });
   return pathToFileURL(outfile);
+}
+
+/** src/sandbox/render-worker.ts bundled into `dir`. */
+export function buildRenderWorker(dir: string): Promise<URL> {
+  return bundleForNode({ file: join(ROOT, 'src/sandbox/render-worker.ts') }, join(dir, 'render-worker.mjs'));
 }
 
 /**
