@@ -6,10 +6,10 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import exifr from 'exifr';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RequestLogEntry } from '../../src/sandbox/server.js';
 import { registerSecret, runCli, spawnCli, tempDir } from '../helpers/cli.js';
-import { API_PATH, jpegInfo, startTestSandbox, type TestSandbox, type TestSandboxOptions } from '../helpers/sandbox.js';
+import { API_PATH, jpegInfo, useSandboxPerTest, type TestSandbox } from '../helpers/sandbox.js';
 
 interface Row {
   id: string;
@@ -19,7 +19,6 @@ interface Row {
 
 let home: ReturnType<typeof tempDir>;
 let work: string;
-const sandboxes: TestSandbox[] = [];
 
 beforeAll(() => {
   home = tempDir('aerial-batch-');
@@ -29,16 +28,8 @@ beforeEach(() => {
   work = join(home.path, `w${Math.random().toString(36).slice(2, 8)}`);
   mkdirSync(work);
 });
-afterEach(async () => {
-  while (sandboxes.length) await sandboxes.pop()!.close();
-});
 
-async function sandboxFor(options: TestSandboxOptions = {}): Promise<TestSandbox> {
-  const sandbox = await startTestSandbox(options);
-  registerSecret(sandbox.key);
-  sandboxes.push(sandbox);
-  return sandbox;
-}
+const sandboxFor = useSandboxPerTest();
 
 function rows(count: number, from = 0): Row[] {
   return Array.from({ length: count }, (_, i) => ({ id: `p${from + i + 1}`, lat: 10 + (from + i) * 0.5, lng: 20 + from + i }));

@@ -3,28 +3,19 @@
 // disk, interrupted by SIGKILL and resumed, and expired URLs refreshed.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestLogEntry } from '../../src/sandbox/server.js';
-import { registerSecret, runCli, spawnCli, tempDir } from '../helpers/cli.js';
-import { generationRequest, jpegInfo, manualClock, startTestSandbox, type TestSandbox, type TestSandboxOptions } from '../helpers/sandbox.js';
+import { runCli, spawnCli, tempDir } from '../helpers/cli.js';
+import { generationRequest, jpegInfo, manualClock, useSandboxPerTest, type TestSandbox } from '../helpers/sandbox.js';
 
 let home: ReturnType<typeof tempDir>;
-const sandboxes: TestSandbox[] = [];
 
 beforeAll(() => {
   home = tempDir('aerial-export-');
 });
 afterAll(() => home.remove());
-afterEach(async () => {
-  while (sandboxes.length) await sandboxes.pop()!.close();
-});
 
-async function sandboxFor(options: TestSandboxOptions = {}): Promise<TestSandbox> {
-  const sandbox = await startTestSandbox(options);
-  registerSecret(sandbox.key);
-  sandboxes.push(sandbox);
-  return sandbox;
-}
+const sandboxFor = useSandboxPerTest();
 
 /** Fills the account's history over the API. One scene for all: the sandbox renders it once. */
 async function generateImages(sandbox: TestSandbox, count: number): Promise<string[]> {

@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { GenerationRequest } from '../../src/api/schema.js';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/server.js';
 import { registerSecret, tempDir } from './cli.js';
@@ -150,4 +150,22 @@ export function useSandboxPerFile(
     sandbox!.clearRequests();
     sandbox!.setFaults({ failRate: 0, latencyMs: 0, dropRate: 0, webhookFail: 0, rateLimit: undefined });
   });
+}
+
+/**
+ * For end-to-end files whose tests each want a sandbox of their own (fresh
+ * history, their own options): the returned function starts one, registers its
+ * key as a secret, and the sandbox is closed after the test.
+ */
+export function useSandboxPerTest(): (options?: TestSandboxOptions) => Promise<TestSandbox> {
+  const started: TestSandbox[] = [];
+  afterEach(async () => {
+    while (started.length) await started.pop()!.close();
+  });
+  return async (options = {}) => {
+    const sandbox = await startTestSandbox(options);
+    registerSecret(sandbox.key);
+    started.push(sandbox);
+    return sandbox;
+  };
 }
