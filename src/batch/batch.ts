@@ -144,11 +144,13 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     }
   }
 
+  // Temp files a killed run left beside any of this shard's outputs, finished ones
+  // included: a row killed between moving its file into place and removing the temp.
+  await removeStaleParts(valid.map((row) => row.target));
+
   const started = Date.now();
   let ending: { interrupted?: boolean; stoppedWith?: number; stopError?: CliError } = {};
   if (jobs.length > 0) {
-    await removeStaleParts(jobs.map((job) => job.plan.target));
-
     // Each row in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
     setMaxListeners(concurrency * 4 + 10, ctx.signal);
     const client = await ctx.client({ connections: concurrency, maxRateLimitRetries: 0 });

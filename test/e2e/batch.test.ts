@@ -3,7 +3,7 @@
 // Rows are told apart by their coordinates: the request log shows what the
 // service generated for which row, and each saved file's GPS EXIF (written by
 // the CLI from its row's request) shows which row it belongs to.
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import exifr from 'exifr';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -143,6 +143,25 @@ describe('batch', () => {
     const again = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--json']);
     expect(again.exitCode).toBe(0);
     expect(JSON.parse(again.stdout).rows.every((r: { previously?: boolean; attempts: number }) => r.previously && r.attempts === 0)).toBe(true);
+    expect(sandbox.requests()).toEqual([]);
+  });
+
+  it('removes the temp file a run killed between placing a row\'s image and removing its temp, and sends nothing for that row', async () => {
+    const sandbox = await sandboxFor();
+    const [row] = rows(1);
+    const csv = writeCsv('one.csv', [row!]);
+    expect((await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE])).exitCode).toBe(0);
+    // As the kill leaves it: the image in place, its temp still beside it, and no "done" line yet.
+    const name = `${row!.id}-${row!.lat}_${row!.lng}.jpg`;
+    copyFileSync(join(work, 'out', name), join(work, 'out', `.${name}.0123456789ab.part`));
+    const manifest = join(work, 'out', 'aerial-batch-manifest.jsonl');
+    writeFileSync(manifest, `${manifestLines().filter((l) => l.status !== 'done').map((l) => JSON.stringify(l)).join('\n')}\n`);
+    sandbox.clearRequests();
+
+    const again = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--json']);
+    expect(again.exitCode).toBe(0);
+    expect(JSON.parse(again.stdout).rows).toMatchObject([{ row: 1, status: 'done', adopted: true }]);
+    await expectOneCorrectFilePerRow([row!]);
     expect(sandbox.requests()).toEqual([]);
   });
 
