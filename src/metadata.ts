@@ -151,48 +151,78 @@ export function metadataSegments(meta: ImageMetadata): Buffer {
 }
 
 /**
- * Inserts segments into a streaming JPEG just after SOI — or after a leading
- * JFIF APP0, which readers expect first. Only that header (at most 64 KiB) is
- * held back; every later byte passes straight through. Segments already in
- * the image are left as they are; ours come first, so readers prefer them.
+ * Inserts segments into a JPEG whose chunks pass through edit() — just after
+ * SOI, or after a leading JFIF APP0, which readers expect first. Only that
+ * header (at most 64 KiB) is held back; every later byte passes straight
+ * through. Segments already in the image are left as they are; ours come
+ * first, so readers prefer them. Plain code, so a file writer can apply it to
+ * what it writes without a stream stage of its own.
  */
-export class JpegMetadataInserter extends Transform {
-  /** Bytes added to the stream (0 until the insertion point was reached). */
+export class MetadataSplicer {
+  /** Bytes added to the image (0 until the insertion point was reached). */
   insertedBytes = 0;
   private head: Buffer | undefined = Buffer.alloc(0);
 
-  constructor(private readonly segments: Buffer) {
+  constructor(private readonly segments: Buffer) {}
+
+  /** What to pass on for this chunk: undefined while the header is still being held back. */
+  edit(chunk: Buffer): Buffer | undefined {
+    if (!this.head) return chunk;
+    this.head = Buffer.concat([this.head, chunk]);
+    const at = insertionPoint(this.head);
+    if (at === 'wait') return undefined;
+    const head = this.head;
+    this.head = undefined;
+    if (at === 'none') return head;
+    this.insertedBytes = this.segments.length;
+    return Buffer.concat([head.subarray(0, at), this.segments, head.subarray(at)]);
+  }
+
+  /** At the end: anything still held back (an image that ended inside its header, which verification reports), unchanged. */
+  rest(): Buffer | undefined {
+    const head = this.head?.length ? this.head : undefined;
+    this.head = undefined;
+    return head;
+  }
+}
+
+function insertionPoint(head: Buffer): number | 'wait' | 'none' {
+  if (head.length < 2) return 'wait';
+  if (head[0] !== 0xff || head[1] !== 0xd8) return 'none';
+  if (head.length < 4) return 'wait';
+  if (head[2] !== 0xff || head[3] !== APP0) return 2;
+  if (head.length < 6) return 'wait';
+  const end = 4 + head.readUInt16BE(4);
+  return head.length < end ? 'wait' : end;
+}
+
+/** The splicer as a stream stage, for streams that are not files (standard output). */
+export class JpegMetadataInserter extends Transform {
+  private readonly splicer: MetadataSplicer;
+
+  constructor(segments: Buffer) {
     super();
+    this.splicer = new MetadataSplicer(segments);
+  }
+
+  /** Bytes added to the stream (0 until the insertion point was reached). */
+  get insertedBytes(): number {
+    return this.splicer.insertedBytes;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    if (!this.head) return callback(null, chunk);
-    this.head = Buffer.concat([this.head, chunk]);
-    const at = this.insertionPoint(this.head);
-    if (at === 'wait') return callback();
-    const head = this.head;
-    this.head = undefined;
-    if (at === 'none') return callback(null, head);
-    this.insertedBytes = this.segments.length;
-    callback(null, Buffer.concat([head.subarray(0, at), this.segments, head.subarray(at)]));
+    callback(null, this.splicer.edit(chunk));
   }
 
   override _flush(callback: TransformCallback): void {
-    // Ended inside the header: a broken image the verifier reports; pass it on unchanged.
-    if (this.head?.length) this.push(this.head);
-    this.head = undefined;
+    const rest = this.splicer.rest();
+    if (rest) this.push(rest);
     callback();
   }
+}
 
-  private insertionPoint(head: Buffer): number | 'wait' | 'none' {
-    if (head.length < 2) return 'wait';
-    if (head[0] !== 0xff || head[1] !== 0xd8) return 'none';
-    if (head.length < 4) return 'wait';
-    if (head[2] !== 0xff || head[3] !== APP0) return 2;
-    if (head.length < 6) return 'wait';
-    const end = 4 + head.readUInt16BE(4);
-    return head.length < end ? 'wait' : end;
-  }
+export function createMetadataSplicer(meta: ImageMetadata): MetadataSplicer {
+  return new MetadataSplicer(metadataSegments(meta));
 }
 
 export function createMetadataTransform(meta: ImageMetadata): JpegMetadataInserter {

@@ -1,11 +1,12 @@
 // The HTTP layer: one method per GenAerial v1 endpoint, typed results, typed
 // errors. It knows nothing of terminals; `onTrace` is how callers observe it.
-import { Readable, Transform, type TransformCallback } from 'node:stream';
+import { Readable, Transform, type TransformCallback, type Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { Agent } from './undici-agent.js';
 import type { z } from 'zod';
 import { printable } from '../printable.js';
 import { ApiError, CliError, defaultCodeForStatus, ExitCode, NetworkError } from './errors.js';
+import { download, type DownloadOutcome } from './image-download.js';
 import { JpegVerifier } from './jpeg-verifier.js';
 import {
   AsyncAcceptedSchema,
@@ -148,6 +149,10 @@ class LimitedJpeg extends JpegVerifier {
   }
 }
 
+function responseTimeout(deadlineMs: number): NetworkError {
+  return new NetworkError(`request timed out: the response did not finish within ${deadlineMs / 1000}s`, 'ResponseTimeout', true);
+}
+
 /**
  * Watches a response body as it streams, through `guard` (which caps its size):
  * one that never finishes (endless or drip-fed, which the idle body timeout
@@ -156,7 +161,7 @@ class LimitedJpeg extends JpegVerifier {
  */
 function guardBody<T extends Transform>(body: Readable, deadlineMs: number, guard: T): T {
   const timer = setTimeout(() => {
-    guard.destroy(new NetworkError(`request timed out: the response did not finish within ${deadlineMs / 1000}s`, 'ResponseTimeout', true));
+    guard.destroy(responseTimeout(deadlineMs));
   }, deadlineMs);
   // Never the reason the process stays alive; the socket it guards is.
   timer.unref();
@@ -236,6 +241,56 @@ export class GenAerialClient {
     return this.imageFrom(res);
   }
 
+  /**
+   * Synchronous generation written straight into a sink, for callers that
+   * save many images (batch): `openSink` is called once a JPEG is on its way,
+   * and its bytes go into the sink as undici parses them, verified as they
+   * pass (image-download.ts), with no stream stages in between. Resolves with
+   * the image's size once all of it is in the sink, which is left for the
+   * caller to finish. `onImage` is told when the image starts arriving.
+   */
+  async generateInto(body: GenerationRequest, openSink: () => Writable, call: CallOptions & { onImage?: () => void } = {}): Promise<number> {
+    const url = `${this.baseUrl}${API_PREFIX}`;
+    const target = new URL(url);
+    const payload = JSON.stringify(body);
+    const headers = { ...this.requestHeaders(true), 'content-type': 'application/json' };
+    for (let attempt = 1; ; attempt++) {
+      const started = process.hrtime.bigint();
+      let outcome: DownloadOutcome;
+      try {
+        outcome = await download(
+          this.dispatcher,
+          { origin: target.origin, path: target.pathname, method: 'POST', headers, body: payload },
+          {
+            imageProblem: (answerHeaders) => this.imageProblem(answerHeaders, 200),
+            openSink: () => {
+              call.onImage?.();
+              return openSink();
+            },
+            maxImageBytes: this.maxImageBytes,
+            maxAnswerBytes: MAX_ERROR_BYTES,
+            deadlineMs: this.transferTimeoutMs,
+            networkError: (error) => toNetworkError(error, true),
+            tooLarge: () => tooLarge(this.maxImageBytes),
+            timedOut: () => responseTimeout(this.transferTimeoutMs),
+            signal: call.signal,
+          },
+        );
+      } catch (error) {
+        this.trace({ method: 'POST', url, status: 'error', ms: msSince(started), attempt, detail: (error as Error).message });
+        throw error;
+      }
+      if (outcome.kind === 'image') {
+        this.trace({ method: 'POST', url, status: outcome.statusCode, ms: msSince(started), attempt });
+        return outcome.bytes;
+      }
+      const error = this.errorFromAnswer(outcome.statusCode, outcome.headers, outcome.body);
+      if (!(await this.waitToRetry(error, outcome.statusCode, attempt, { method: 'POST', url, started, retryOnServerError: false, signal: call.signal }))) {
+        throw error;
+      }
+    }
+  }
+
   /** Asynchronous generation: the acceptance record; the image arrives by webhook. */
   async generateAsync(body: GenerationRequest, callbackUrl: string, call: CallOptions = {}): Promise<AsyncAccepted> {
     const res = await this.send('POST', `${API_PREFIX}/async`, {
@@ -291,6 +346,10 @@ export class GenAerialClient {
     return this.imageFrom(res);
   }
 
+  private get maxImageBytes(): number {
+    return this.options.maxImageBytes ?? MAX_IMAGE_BYTES;
+  }
+
   private get transferTimeoutMs(): number {
     return this.options.transferTimeoutMs ?? TRANSFER_TIMEOUT_MS;
   }
@@ -318,15 +377,8 @@ export class GenAerialClient {
       retryOnServerError: boolean;
     },
   ): Promise<Dispatcher.ResponseData> {
-    const maxRateLimitRetries = this.options.maxRateLimitRetries ?? 3;
-    const maxRetryAfter = this.options.maxRetryAfterSeconds ?? 60;
     const wait = this.options.sleep ?? sleep;
-    const headers: Record<string, string> = {
-      'user-agent': this.options.userAgent ?? 'aerial-cli',
-      accept: 'application/json, image/jpeg;q=0.9, */*;q=0.1',
-      ...opts.headers,
-    };
-    if (opts.withKey) headers['x-api-key'] = this.options.apiKey;
+    const headers = { ...this.requestHeaders(opts.withKey), ...opts.headers };
     let payload: string | undefined;
     if (opts.json !== undefined) {
       payload = JSON.stringify(opts.json);
@@ -362,19 +414,46 @@ export class GenAerialClient {
       }
 
       const error = await this.errorFrom(res);
-      const retryable =
-        (res.statusCode === 429 && attempt <= maxRateLimitRetries) ||
-        (opts.retryOnServerError && [502, 503, 504].includes(res.statusCode) && attempt <= 2);
-      const asked = error instanceof ApiError ? error.retryAfterSeconds : undefined;
-      const backoff = Math.min(maxRetryAfter, asked ?? 0.5 * 2 ** (attempt - 1));
-      const waitMs = backoff * 1000 * (asked === undefined ? 0.5 + Math.random() / 2 : 1);
-      // The trace shows the wait actually taken, so a capped Retry-After is visible with --verbose.
-      const capped = asked !== undefined && asked > maxRetryAfter ? ` (Retry-After ${Math.round(asked)}s capped at ${maxRetryAfter}s)` : '';
-      const detail = retryable ? `retrying in ${(waitMs / 1000).toFixed(1)}s${capped}` : undefined;
-      this.trace({ method, url, status: res.statusCode, ms: msSince(started), attempt, detail });
-      if (!retryable) throw error;
-      await wait(waitMs, opts.signal);
+      if (!(await this.waitToRetry(error, res.statusCode, attempt, { method, url, started, retryOnServerError: opts.retryOnServerError, signal: opts.signal }))) {
+        throw error;
+      }
     }
+  }
+
+  /**
+   * After an error answer: traces it and, when it is worth another attempt (a
+   * 429 within the limit, or a 502-504 where repeating is safe), waits the
+   * Retry-After or a backoff and returns true.
+   */
+  private async waitToRetry(
+    error: CliError,
+    statusCode: number,
+    attempt: number,
+    call: { method: string; url: string; started: bigint; retryOnServerError: boolean; signal?: AbortSignal },
+  ): Promise<boolean> {
+    const maxRateLimitRetries = this.options.maxRateLimitRetries ?? 3;
+    const maxRetryAfter = this.options.maxRetryAfterSeconds ?? 60;
+    const retryable =
+      (statusCode === 429 && attempt <= maxRateLimitRetries) ||
+      (call.retryOnServerError && [502, 503, 504].includes(statusCode) && attempt <= 2);
+    const asked = error instanceof ApiError ? error.retryAfterSeconds : undefined;
+    const backoff = Math.min(maxRetryAfter, asked ?? 0.5 * 2 ** (attempt - 1));
+    const waitMs = backoff * 1000 * (asked === undefined ? 0.5 + Math.random() / 2 : 1);
+    // The trace shows the wait actually taken, so a capped Retry-After is visible with --verbose.
+    const capped = asked !== undefined && asked > maxRetryAfter ? ` (Retry-After ${Math.round(asked)}s capped at ${maxRetryAfter}s)` : '';
+    const detail = retryable ? `retrying in ${(waitMs / 1000).toFixed(1)}s${capped}` : undefined;
+    this.trace({ method: call.method, url: call.url, status: statusCode, ms: msSince(call.started), attempt, detail });
+    if (retryable) await (this.options.sleep ?? sleep)(waitMs, call.signal);
+    return retryable;
+  }
+
+  private requestHeaders(withKey: boolean): Record<string, string> {
+    const headers: Record<string, string> = {
+      'user-agent': this.options.userAgent ?? 'aerial-cli',
+      accept: 'application/json, image/jpeg;q=0.9, */*;q=0.1',
+    };
+    if (withKey) headers['x-api-key'] = this.options.apiKey;
+    return headers;
   }
 
   private trace(trace: Trace): void {
@@ -382,28 +461,36 @@ export class GenAerialClient {
   }
 
   private async errorFrom(res: Dispatcher.ResponseData): Promise<CliError> {
-    const retryAfter = parseRetryAfter(res.headers['retry-after']);
     if (res.statusCode >= 300 && res.statusCode < 400) {
       // Discarded, not drained: an endless body would otherwise hold the pool open at exit.
       discard(res.body);
-      const location = header(res.headers, 'location');
-      return new CliError(
-        `unexpected redirect (HTTP ${res.statusCode}${location ? ` to ${oneLine(location, 100)}` : ''}); not followed`,
-        ExitCode.Server,
-        'UnexpectedRedirect',
-        res.statusCode,
-      );
+      return this.errorFromAnswer(res.statusCode, res.headers, Buffer.alloc(0));
     }
-    let text = '';
+    let bytes: Buffer = Buffer.alloc(0);
     try {
-      const bytes = await readBytes(res.body as unknown as Readable, { maxBytes: MAX_ERROR_BYTES, deadlineMs: this.transferTimeoutMs });
-      text = new TextDecoder('utf-8').decode(bytes);
+      bytes = await readBytes(res.body as unknown as Readable, { maxBytes: MAX_ERROR_BYTES, deadlineMs: this.transferTimeoutMs });
     } catch {
       // An unreadable error body still leaves the status to report.
     }
-    let code = defaultCodeForStatus(res.statusCode);
+    return this.errorFromAnswer(res.statusCode, res.headers, bytes);
+  }
+
+  /** The error an answer other than 2xx stands for, from its status, headers and (bounded) body. */
+  private errorFromAnswer(statusCode: number, headers: Dispatcher.ResponseData['headers'], bytes: Buffer): CliError {
+    const retryAfter = parseRetryAfter(headers['retry-after']);
+    if (statusCode >= 300 && statusCode < 400) {
+      const location = header(headers, 'location');
+      return new CliError(
+        `unexpected redirect (HTTP ${statusCode}${location ? ` to ${oneLine(location, 100)}` : ''}); not followed`,
+        ExitCode.Server,
+        'UnexpectedRedirect',
+        statusCode,
+      );
+    }
+    const text = new TextDecoder('utf-8').decode(bytes);
+    let code = defaultCodeForStatus(statusCode);
     let message = '';
-    const contentType = header(res.headers, 'content-type') ?? '';
+    const contentType = header(headers, 'content-type') ?? '';
     if (text.trim()) {
       let parsedJson: unknown;
       try {
@@ -424,8 +511,8 @@ export class GenAerialClient {
         message = `HTML error page${/<title>([^<]*)<\/title>/i.test(text) ? `: ${oneLine(RegExp.$1, 80)}` : ''}`;
       }
     }
-    if (!message) message = `HTTP ${res.statusCode}${res.statusCode === 401 ? ': the API key is missing or invalid' : ''}`;
-    return new ApiError(res.statusCode, code, message, retryAfter);
+    if (!message) message = `HTTP ${statusCode}${statusCode === 401 ? ': the API key is missing or invalid' : ''}`;
+    return new ApiError(statusCode, code, message, retryAfter);
   }
 
   private async jsonFrom<S extends z.ZodTypeAny>(res: Dispatcher.ResponseData, schema: S, what: string): Promise<z.infer<S>> {
@@ -457,27 +544,36 @@ export class GenAerialClient {
   }
 
   private imageFrom(res: Dispatcher.ResponseData): ImageResponse {
-    const contentType = header(res.headers, 'content-type') ?? '';
-    if (!/^image\/(jpeg|jpg|pjpeg)\b/i.test(contentType.trim())) {
+    const problem = this.imageProblem(res.headers, res.statusCode);
+    if (problem) {
       discard(res.body);
-      throw new CliError(
-        `expected an image/jpeg response, got ${contentType ? `'${oneLine(contentType, 60)}'` : 'no content type'}`,
-        ExitCode.Server,
-        'UnexpectedResponse',
-        res.statusCode,
-      );
+      throw problem;
     }
     const length = Number(header(res.headers, 'content-length'));
-    const maxBytes = this.options.maxImageBytes ?? MAX_IMAGE_BYTES;
-    if (Number.isFinite(length) && length > maxBytes) {
-      discard(res.body);
-      throw new CliError(`image of ${formatSize(length)} exceeds the ${formatSize(maxBytes)} limit`, ExitCode.Server, 'ResponseTooLarge', res.statusCode);
-    }
     return {
       // Verified as a JPEG as it streams: writing it to disk needs no stage of its own for that.
-      body: guardBody(res.body as unknown as Readable, this.transferTimeoutMs, new LimitedJpeg(maxBytes)),
-      contentType,
+      body: guardBody(res.body as unknown as Readable, this.transferTimeoutMs, new LimitedJpeg(this.maxImageBytes)),
+      contentType: header(res.headers, 'content-type') ?? '',
       contentLength: Number.isFinite(length) && length >= 0 ? length : undefined,
     };
   }
+
+  /** What is wrong with a 2xx answer that should carry an image: not a JPEG, or announced over the size cap. */
+  private imageProblem(headers: Dispatcher.ResponseData['headers'], statusCode: number): CliError | undefined {
+    const contentType = header(headers, 'content-type') ?? '';
+    if (!/^image\/(jpeg|jpg|pjpeg)\b/i.test(contentType.trim())) {
+      return new CliError(
+        `expected an image/jpeg response, got ${contentType ? `'${oneLine(contentType, 60)}'` : 'no content type'}`,
+        ExitCode.Server,
+        'UnexpectedResponse',
+        statusCode,
+      );
+    }
+    const length = Number(header(headers, 'content-length'));
+    if (Number.isFinite(length) && length > this.maxImageBytes) {
+      return new CliError(`image of ${formatSize(length)} exceeds the ${formatSize(this.maxImageBytes)} limit`, ExitCode.Server, 'ResponseTooLarge', statusCode);
+    }
+    return undefined;
+  }
+
 }

@@ -14,36 +14,51 @@ export class CorruptImageError extends CliError {
   }
 }
 
-/** Checks the JPEG signature at the start and the end-of-image marker near the end, as bytes pass through. */
-export class JpegVerifier extends Transform {
+/** The checks, for code that handles the chunks itself: feed every chunk to add(), then call finish(). */
+export class JpegCheck {
   bytes = 0;
   private head = Buffer.alloc(0);
   private tail = Buffer.alloc(0);
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null, data?: Buffer) => void): void {
+  /** Takes the next chunk; the error once the start is not a JPEG signature. */
+  add(chunk: Buffer): CorruptImageError | undefined {
     if (this.head.length < SOI.length) {
       this.head = Buffer.concat([this.head, chunk.subarray(0, SOI.length - this.head.length)]);
       if (this.head.length >= SOI.length || chunk.length === 0) {
-        if (!SOI.every((byte, i) => this.head[i] === byte)) {
-          return callback(new CorruptImageError('response is not a JPEG (bad signature)'));
-        }
+        if (!SOI.every((byte, i) => this.head[i] === byte)) return new CorruptImageError('response is not a JPEG (bad signature)');
       }
     }
     this.bytes += chunk.length;
     // Copy only the last bytes: slicing a concat of the whole chunk would churn a chunk-sized buffer per chunk.
     this.tail = Buffer.from(Buffer.concat([this.tail, chunk.subarray(-EOI_SEARCH_BYTES)]).subarray(-EOI_SEARCH_BYTES));
+    return undefined;
+  }
+
+  /** At the end of the image: the error when it is too short or has no end-of-image marker. */
+  finish(): CorruptImageError | undefined {
+    if (this.bytes < SOI.length) return new CorruptImageError('response is not a JPEG (too short)');
+    for (let i = this.tail.length - 2; i >= 0; i--) {
+      if (this.tail[i] === 0xff && this.tail[i + 1] === 0xd9) return undefined;
+    }
+    return new CorruptImageError('JPEG is truncated (no end-of-image marker)');
+  }
+}
+
+/** The same checks as a stream stage: bytes pass through unchanged, and a bad image errors the stream. */
+export class JpegVerifier extends Transform {
+  private readonly check = new JpegCheck();
+
+  get bytes(): number {
+    return this.check.bytes;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null, data?: Buffer) => void): void {
+    const error = this.check.add(chunk);
+    if (error) return callback(error);
     callback(null, chunk);
   }
 
   override _flush(callback: (error?: Error | null) => void): void {
-    if (this.bytes < SOI.length) return callback(new CorruptImageError('response is not a JPEG (too short)'));
-    let hasEnd = false;
-    for (let i = this.tail.length - 2; i >= 0; i--) {
-      if (this.tail[i] === 0xff && this.tail[i + 1] === 0xd9) {
-        hasEnd = true;
-        break;
-      }
-    }
-    callback(hasEnd ? null : new CorruptImageError('JPEG is truncated (no end-of-image marker)'));
+    callback(this.check.finish() ?? null);
   }
 }

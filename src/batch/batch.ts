@@ -6,7 +6,7 @@ import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
 import type { Context } from '../context.js';
-import type { WrittenJpeg } from '../jpeg-file.js';
+import type { JpegFileOptions, WrittenJpeg } from '../jpeg-file.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
 import { makeDirectory, pathProblem, removeStaleParts } from './files.js';
 import { ManifestWriter, readManifest } from './manifest.js';
@@ -154,36 +154,30 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     // Each row in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
     setMaxListeners(concurrency * 4 + 10, ctx.signal);
     const client = await ctx.client({ connections: concurrency, maxRateLimitRetries: 0 });
-    const { writeJpegAtomically } = await import('../jpeg-file.js');
+    const { TempJpegFile, writeJpegAtomically } = await import('../jpeg-file.js');
     const metadata = options.metadata === false ? undefined : await import('../metadata.js');
     const { VERSION } = await import('../version.js');
-    const newInserter = (job: Job) => metadata?.createMetadataTransform({ request: job.plan.request, software: `aerial ${VERSION}` });
-    const writeRow = async (
-      body: Readable,
-      job: Job,
-      expectedLength: number | undefined,
-      signal: AbortSignal,
-      inserter = newInserter(job),
-    ): Promise<WrittenJpeg> => {
-      // The same GPS EXIF and AI-generated note as `aerial generate` writes.
-      const written = await writeJpegAtomically(body, job.plan.target, {
-        force: Boolean(options.force),
-        signal,
-        expectedLength,
-        transforms: inserter ? [inserter] : [],
-        diskBufferBytes: DISK_BUFFER_BYTES,
-      });
-      return { ...written, bytes: written.bytes + (inserter?.insertedBytes ?? 0) };
-    };
+    const fileOptions = (job: Job): JpegFileOptions => ({
+      force: Boolean(options.force),
+      // The same GPS EXIF and AI-generated note as `aerial generate` writes, added as the file is written.
+      editor: metadata?.createMetadataSplicer({ request: job.plan.request, software: `aerial ${VERSION}` }),
+      diskBufferBytes: DISK_BUFFER_BYTES,
+    });
+    const writeRow = (body: Readable, job: Job, expectedLength: number | undefined, signal: AbortSignal): Promise<WrittenJpeg> =>
+      writeJpegAtomically(body, job.plan.target, { ...fileOptions(job), signal, expectedLength });
     const produce: RowProducer = asyncSetup
       ? await import('./async-rows.js').then((m) => m.asyncProducer(ctx, { client, setup: asyncSetup, policy, write: writeRow }))
       : async (job, attempt, signal, received) => {
-          // Built before the request is sent, while there is nothing else to do: not once the image is arriving.
-          const inserter = newInserter(job);
-          const image = await client.generate(job.plan.request, { signal });
-          attempt.phase = 'response';
-          image.body.once('end', received);
-          return writeRow(image.body, job, image.contentLength, signal, inserter);
+          // The temp file opens and the metadata is built while the request is on the wire, not once the image is arriving.
+          const file = new TempJpegFile(job.plan.target, fileOptions(job));
+          try {
+            await client.generateInto(job.plan.request, () => file.sink, { signal, onImage: () => (attempt.phase = 'response') });
+          } catch (error) {
+            await file.discard();
+            throw error;
+          }
+          received();
+          return file.commit();
         };
     const progress = await createProgress(io, { intervalMs: progressIntervalMs });
     ctx.onCleanup(() => progress.stop());

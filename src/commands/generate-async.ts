@@ -306,7 +306,7 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
       transforms: metadata ? [metadata] : [],
     });
     await listener.close();
-    const fileBytes = written.bytes + (metadata?.insertedBytes ?? 0);
+    const fileBytes = written.bytes;
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     spinner.succeed(`Saved ${written.path} (${formatBytes(fileBytes)}, ${payload.creditsUsed} credit${payload.creditsUsed === 1 ? '' : 's'}, ${seconds}s)`);
     const result = { requestId, generatedImageId: payload.generatedImageId, creditsUsed: payload.creditsUsed, file: written.path };

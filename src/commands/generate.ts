@@ -102,8 +102,7 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
       expectedLength: image.contentLength,
       transforms: metadata ? [metadata] : [],
     });
-    // written.bytes counts what the service sent; the file also holds the metadata.
-    const fileBytes = written.bytes + (metadata?.insertedBytes ?? 0);
+    const fileBytes = written.bytes;
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     spinner.succeed(`Saved ${written.path} (${formatBytes(fileBytes)}, ${seconds}s)`);
     if (ctx.io.json) {
