@@ -1,0 +1,266 @@
+// The batch's image path: client.generateInto writes an image straight into a
+// sink as undici parses it (no stream stages), and TempJpegFile puts it on
+// disk. The same guarantees as the stream path, over real sockets against a
+// server whose every answer the test decides.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { GenAerialClient, type ClientOptions } from '../../src/api/client.js';
+import { ApiError, CliError, ExitCode, NetworkError } from '../../src/api/errors.js';
+import { resolveSettings } from '../../src/config.js';
+import { TempJpegFile } from '../../src/jpeg-file.js';
+import { createMetadataSplicer } from '../../src/metadata.js';
+import { buildGenerationRequest } from '../../src/request.js';
+import { tempDir } from '../helpers/cli.js';
+import { answer, answerJson, startHostileServer, tinyJpeg, writeForever, type HostileServer } from '../helpers/hostile-server.js';
+
+const request = buildGenerationRequest({ lat: '1', lng: '2' }, resolveSettings({}, {}, {}).sceneDefaults);
+let server: HostileServer;
+let dir: ReturnType<typeof tempDir>;
+
+beforeAll(async () => {
+  server = await startHostileServer();
+});
+afterAll(async () => {
+  dir?.remove();
+  await server.close();
+});
+beforeEach(() => {
+  server.reset();
+  dir?.remove();
+  dir = tempDir('aerial-client-sink-');
+});
+
+/** A sink that keeps what it is given, and how often it was opened. */
+function memorySink(): { opened: number; open: () => Writable; bytes: () => Buffer } {
+  const chunks: Buffer[] = [];
+  const state = {
+    opened: 0,
+    open: () => {
+      state.opened++;
+      return new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          chunks.push(chunk);
+          callback();
+        },
+      });
+    },
+    bytes: () => Buffer.concat(chunks),
+  };
+  return state;
+}
+
+async function withClient<T>(options: Partial<ClientOptions>, use: (client: GenAerialClient) => Promise<T>): Promise<T> {
+  const client = new GenAerialClient({ baseUrl: server.url, apiKey: 'k_sink_test', ...options });
+  try {
+    return await use(client);
+  } finally {
+    await client.close();
+  }
+}
+
+async function failure(promise: Promise<unknown>): Promise<CliError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(CliError);
+  return error as CliError;
+}
+
+describe('generateInto', () => {
+  it('delivers every byte of the image into the sink, says when it starts arriving, and sends the request as generate does', async () => {
+    server.respond(answer(200, tinyJpeg(), 'image/jpeg'));
+    const sink = memorySink();
+    let toldAt = -1;
+    const bytes = await withClient({}, (client) =>
+      client.generateInto(request, () => sink.open(), { onImage: () => (toldAt = sink.opened) }),
+    );
+    expect(bytes).toBe(tinyJpeg().length);
+    expect(sink.bytes().equals(tinyJpeg())).toBe(true);
+    expect(toldAt).toBe(0);
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0]!.method).toBe('POST');
+    expect(server.requests[0]!.url).toBe('/api/external/v1/image-generation');
+    expect(server.requests[0]!.headers['x-api-key']).toBe('k_sink_test');
+    expect(server.requests[0]!.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(server.requests[0]!.body)).toEqual(request);
+  });
+
+  it('image/jpeg that is not a JPEG: InvalidImage, and not a byte reaches the sink', async () => {
+    server.respond(answer(200, Buffer.from('<html>surprise</html>'), 'image/jpeg'));
+    const sink = memorySink();
+    const error = await withClient({}, (client) => failure(client.generateInto(request, () => sink.open())));
+    expect(error.code).toBe('InvalidImage');
+    expect(error.exitCode).toBe(ExitCode.Server);
+    expect(sink.bytes().length).toBe(0);
+  });
+
+  it('a JPEG without its end-of-image marker: InvalidImage (truncated)', async () => {
+    server.respond(answer(200, tinyJpeg().subarray(0, tinyJpeg().length - 2), 'image/jpeg'));
+    const error = await withClient({}, (client) => failure(client.generateInto(request, () => memorySink().open())));
+    expect(error.code).toBe('InvalidImage');
+    expect(error.message).toMatch(/no end-of-image marker/);
+  });
+
+  it('a body cut off before its Content-Length: a network error saying the service may have done the work', async () => {
+    server.respond((res) => {
+      res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': tinyJpeg().length * 2 });
+      res.write(tinyJpeg());
+      setTimeout(() => res.destroy(), 20);
+    });
+    const error = await withClient({}, (client) => failure(client.generateInto(request, () => memorySink().open())));
+    expect(error).toBeInstanceOf(NetworkError);
+    expect((error as NetworkError).maybeProcessed).toBe(true);
+    expect(error.exitCode).toBe(ExitCode.Network);
+  });
+
+  it('an endless image body stops at the size cap', async () => {
+    server.respond((res) => {
+      res.writeHead(200, { 'content-type': 'image/jpeg' });
+      res.write(tinyJpeg().subarray(0, 100));
+      writeForever(res, Buffer.alloc(64 * 1024, 0x42), 0);
+    });
+    const error = await withClient({ maxImageBytes: 1024 * 1024 }, (client) => failure(client.generateInto(request, () => memorySink().open())));
+    expect(error.code).toBe('ResponseTooLarge');
+    expect(error.message).toBe('response body exceeds 1 MiB');
+  });
+
+  it('a drip-fed image meets the transfer deadline', async () => {
+    server.respond((res) => {
+      res.writeHead(200, { 'content-type': 'image/jpeg' });
+      res.write(tinyJpeg().subarray(0, 100));
+      writeForever(res, Buffer.alloc(8, 0x42), 20);
+    });
+    const started = Date.now();
+    const error = await withClient({ transferTimeoutMs: 300, bodyTimeoutMs: 5000 }, (client) =>
+      failure(client.generateInto(request, () => memorySink().open())),
+    );
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error.message).toMatch(/did not finish within 0\.3s/);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('the wrong content type, or an announced size over the cap: refused before the sink is opened', async () => {
+    const sink = memorySink();
+    server.respond(answer(200, '{"id":"x"}', 'application/json'));
+    const wrongType = await withClient({}, (client) => failure(client.generateInto(request, () => sink.open())));
+    expect(wrongType.code).toBe('UnexpectedResponse');
+    expect(wrongType.message).toBe("expected an image/jpeg response, got 'application/json'");
+    server.respond((res) => {
+      res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': 3 * 1024 * 1024 * 1024 });
+      res.write(tinyJpeg().subarray(0, 100));
+    });
+    const tooBig = await withClient({}, (client) => failure(client.generateInto(request, () => sink.open())));
+    expect(tooBig.code).toBe('ResponseTooLarge');
+    expect(sink.opened).toBe(0);
+  });
+
+  it('an error answer becomes the ApiError its body describes; a 429 is retried after its Retry-After', async () => {
+    server.respond(answerJson(402, { error: 'InsufficientCredits', message: 'not enough credits' }));
+    const sink = memorySink();
+    const error = await withClient({}, (client) => failure(client.generateInto(request, () => sink.open())));
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.code).toBe('InsufficientCredits');
+    expect(error.message).toBe('not enough credits');
+    expect(sink.opened).toBe(0);
+
+    let calls = 0;
+    server.respond((res, received, req) => {
+      calls++;
+      if (calls === 1) return answerJson(429, { error: 'RateLimited', message: 'slow down' }, { 'retry-after': '7' })(res, received, req);
+      return answer(200, tinyJpeg(), 'image/jpeg')(res, received, req);
+    });
+    const waits: number[] = [];
+    const bytes = await withClient({ maxRateLimitRetries: 1, sleep: async (ms) => void waits.push(ms) }, (client) =>
+      client.generateInto(request, () => sink.open()),
+    );
+    expect(bytes).toBe(tinyJpeg().length);
+    expect(waits).toEqual([7000]);
+    expect(calls).toBe(2);
+  });
+
+  it('an endless error body is read only as far as a message needs', async () => {
+    server.respond((res) => {
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      res.write('service unavailable ');
+      writeForever(res, 'x'.repeat(16 * 1024), 0);
+    });
+    const error = await withClient({ maxRateLimitRetries: 0 }, (client) => failure(client.generateInto(request, () => memorySink().open())));
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.message).toMatch(/^service unavailable x+/);
+  });
+
+  it('a redirect is not followed', async () => {
+    server.respond(answer(307, '', 'text/plain', { location: 'http://elsewhere.invalid/steal' }));
+    const error = await withClient({}, (client) => failure(client.generateInto(request, () => memorySink().open())));
+    expect(error.code).toBe('UnexpectedRedirect');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('an abort while the image arrives ends the exchange with the abort reason', async () => {
+    server.respond((res) => {
+      res.writeHead(200, { 'content-type': 'image/jpeg' });
+      res.write(tinyJpeg().subarray(0, 100));
+      writeForever(res, Buffer.alloc(8, 0x42), 10);
+    });
+    const controller = new AbortController();
+    const reason = new CliError('stopped by the test', ExitCode.Interrupted, 'Interrupted');
+    const outcome = withClient({}, (client) =>
+      client.generateInto(request, () => memorySink().open(), { signal: controller.signal, onImage: () => setTimeout(() => controller.abort(reason), 30) }),
+    );
+    await expect(outcome).rejects.toBe(reason);
+  });
+});
+
+describe('TempJpegFile', () => {
+  it('with generateInto: the image, its metadata spliced in, lands under its name and nothing else is left', async () => {
+    server.respond(answer(200, tinyJpeg(), 'image/jpeg'));
+    const target = join(dir.path, 'images', 'r1.jpg');
+    const editor = createMetadataSplicer({ request, software: 'aerial test' });
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(join(dir.path, 'images'));
+    const file = new TempJpegFile(target, { force: false, editor });
+    const received = await withClient({}, (client) => client.generateInto(request, () => file.sink));
+    const written = await file.commit();
+    const onDisk = readFileSync(target);
+    expect(received).toBe(tinyJpeg().length);
+    expect(editor.insertedBytes).toBeGreaterThan(0);
+    expect(written).toEqual({ path: target, bytes: tinyJpeg().length + editor.insertedBytes });
+    expect(onDisk.length).toBe(written.bytes);
+    expect(onDisk.includes(Buffer.from('Exif\0\0'))).toBe(true);
+    // The image's own bytes follow its header unchanged, ending with the end-of-image marker.
+    expect(onDisk.subarray(-100).equals(tinyJpeg().subarray(-100))).toBe(true);
+    expect(readdirSync(join(dir.path, 'images'))).toEqual(['r1.jpg']);
+  });
+
+  it('discard() after a failed exchange removes the temp file and never creates the target', async () => {
+    server.respond(answerJson(402, { error: 'InsufficientCredits', message: 'no' }));
+    const target = join(dir.path, 'r2.jpg');
+    const file = new TempJpegFile(target, { force: false });
+    await withClient({}, (client) => failure(client.generateInto(request, () => file.sink)));
+    await file.discard();
+    expect(existsSync(target)).toBe(false);
+    expect(readdirSync(dir.path)).toEqual([]);
+  });
+
+  it('commit() refuses a target that appeared meanwhile without --force, and replaces it with force', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const target = join(dir.path, 'r3.jpg');
+    const file = new TempJpegFile(target, { force: false });
+    file.sink.write(tinyJpeg());
+    writeFileSync(target, 'someone else');
+    const error = await failure(file.commit());
+    expect(error.exitCode).toBe(ExitCode.Usage);
+    expect(error.message).toBe(`${target} already exists; pass --force to overwrite`);
+    expect(readFileSync(target, 'utf8')).toBe('someone else');
+    expect(readdirSync(dir.path)).toEqual(['r3.jpg']);
+
+    const forced = new TempJpegFile(target, { force: true });
+    forced.sink.write(tinyJpeg());
+    await forced.commit();
+    expect(readFileSync(target).equals(tinyJpeg())).toBe(true);
+    expect(readdirSync(dir.path)).toEqual(['r3.jpg']);
+  });
+});
