@@ -1,12 +1,17 @@
-// Runs the built CLI in this process exactly as bin/aerial.js does, then
-// records this process's peak RSS and CPU time to the file named by
-// AERIAL_BENCH_STATS. Benchmarks spawn this instead of bin/aerial.js when
-// they need figures a parent process cannot read from outside.
+// Runs the built CLI in this process exactly as bin/aerial.js does (the bundle
+// loaded through its V8 code caches, process.exit once the command is done),
+// then records this process's peak RSS and CPU time to the file named by
+// AERIAL_BENCH_STATS. Benchmarks spawn this instead of bin/aerial.js when they
+// need figures a parent process cannot read from outside.
 import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
+const require = createRequire(import.meta.url);
+const bundle = fileURLToPath(new URL('../dist', import.meta.url));
+require('../bin/code-cache.js').useCodeCache(bundle);
+const exitCode = await require('../dist/cli.js').main(process.argv);
 const statsFile = process.env.AERIAL_BENCH_STATS;
-const { main } = await import('../dist/cli.js');
-const exitCode = await main(process.argv);
 if (statsFile) {
   const cpu = process.cpuUsage();
   const usage = process.resourceUsage();
@@ -15,3 +20,4 @@ if (statsFile) {
     JSON.stringify({ exitCode, maxRssMb: usage.maxRSS / 1024, cpuUserMs: cpu.user / 1000, cpuSystemMs: cpu.system / 1000 }),
   );
 }
+process.exit(exitCode);
