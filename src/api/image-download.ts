@@ -78,13 +78,17 @@ class ImageExchange implements Dispatcher.DispatchHandler {
     const length = Number(headers['content-length']);
     this.expectedLength = Number.isFinite(length) && length >= 0 ? length : undefined;
     this.check = new JpegCheck();
+    let sink: Writable;
     try {
-      this.sink = this.rules.openSink();
+      sink = this.rules.openSink();
     } catch (error) {
       return this.fail(error as Error);
     }
-    // A sink that fails (a full disk) ends the exchange with its error.
-    this.sink.once('error', (error) => this.fail(error));
+    // A sink that failed already (a file that could not be created) would never drain.
+    if (sink.errored || sink.destroyed) return this.fail(sink.errored ?? new Error('the image sink was closed before the image arrived'));
+    this.sink = sink;
+    // A sink that fails later (a full disk) ends the exchange with its error.
+    sink.once('error', (error) => this.fail(error));
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {

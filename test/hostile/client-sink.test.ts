@@ -264,3 +264,41 @@ describe('TempJpegFile', () => {
     expect(readdirSync(dir.path)).toEqual(['r3.jpg']);
   });
 });
+
+describe('generateInto with a file that pushes back', () => {
+  it('an image larger than the disk buffer pauses the connection while the file catches up, and arrives whole', async () => {
+    // A valid-looking JPEG of 3 MiB: signature, filler, end-of-image marker.
+    const big = Buffer.concat([tinyJpeg().subarray(0, 20), Buffer.alloc(3 * 1024 * 1024, 0x42), Buffer.from([0xff, 0xd9])]);
+    server.respond(answer(200, big, 'image/jpeg'));
+    const target = join(dir.path, 'big.jpg');
+    const file = new TempJpegFile(target, { force: false, diskBufferBytes: 16 * 1024 });
+    let pauses = 0;
+    const write = file.sink.write.bind(file.sink);
+    file.sink.write = ((chunk: Buffer) => {
+      const more = write(chunk);
+      if (!more) pauses++;
+      return more;
+    }) as typeof file.sink.write;
+    const received = await withClient({}, (client) => client.generateInto(request, () => file.sink));
+    await file.commit();
+    expect(received).toBe(big.length);
+    expect(pauses).toBeGreaterThan(0);
+    expect(readFileSync(target).equals(big)).toBe(true);
+  });
+
+  it('a temp file that cannot be created fails the exchange at once with the file error, rather than waiting for a drain', async () => {
+    server.respond(answer(200, tinyJpeg(), 'image/jpeg'));
+    const file = new TempJpegFile(join(dir.path, 'no-such-dir', 'x.jpg'), { force: false });
+    const started = Date.now();
+    const error = await withClient({}, (client) =>
+      client.generateInto(request, () => file.sink).then(
+        () => undefined,
+        (e: unknown) => e as NodeJS.ErrnoException,
+      ),
+    );
+    await file.discard();
+    expect(error?.code).toBe('ENOENT');
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(readdirSync(dir.path)).toEqual([]);
+  });
+});
