@@ -69,7 +69,8 @@ class ImageExchange implements Dispatcher.DispatchHandler {
     this.statusCode = statusCode;
     this.headers = headers;
     // Never the reason the process stays alive; the socket it guards is.
-    this.timer = setTimeout(() => this.fail(this.rules.timedOut()), this.rules.deadlineMs).unref();
+    // An error answer that never ends is still reported with what arrived of it.
+    this.timer = setTimeout(() => (this.sink ? this.fail(this.rules.timedOut()) : this.answered(true)), this.rules.deadlineMs).unref();
     // A redirect's body is of no use, and an error's is read only as far as a message needs.
     if (statusCode >= 300 && statusCode < 400) return this.answered(true);
     if (statusCode >= 300) return;
@@ -92,7 +93,7 @@ class ImageExchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.failure) return;
+    if (this.settled) return;
     if (!this.sink || !this.check) {
       this.answer.push(chunk.subarray(0, this.rules.maxAnswerBytes - this.answerBytes));
       this.answerBytes += chunk.length;
@@ -109,7 +110,7 @@ class ImageExchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    if (this.failure) return;
+    if (this.settled) return;
     if (!this.sink || !this.check) return this.answered(false);
     const problem =
       this.check.finish() ??

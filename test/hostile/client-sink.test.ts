@@ -192,6 +192,20 @@ describe('generateInto', () => {
     expect(error.message).toMatch(/^service unavailable x+/);
   });
 
+  it('an error page dripped forever: the deadline ends it and the status is still what is reported', async () => {
+    server.respond((res) => {
+      res.writeHead(502, { 'content-type': 'text/plain' });
+      res.write('bad gateway');
+      writeForever(res, ' ', 20);
+    });
+    const started = Date.now();
+    const error = await withClient({ transferTimeoutMs: 300, bodyTimeoutMs: 5000 }, (client) => failure(client.generateInto(request, () => memorySink().open())));
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.status).toBe(502);
+    expect(error.message).toBe('bad gateway');
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
   it('a redirect is not followed', async () => {
     server.respond(answer(307, '', 'text/plain', { location: 'http://elsewhere.invalid/steal' }));
     const error = await withClient({}, (client) => failure(client.generateInto(request, () => memorySink().open())));
