@@ -316,3 +316,35 @@ describe('generateInto with a file that pushes back', () => {
     expect(readdirSync(dir.path)).toEqual([]);
   });
 });
+
+describe('TempJpegFile with a metadata editor', () => {
+  it('splices the segments in once, whether chunks come one by one or many at a time while the file opens', async () => {
+    const body = Buffer.concat([tinyJpeg().subarray(0, 20), Buffer.alloc(256 * 1024, 0x42), Buffer.from([0xff, 0xd9])]);
+    const editor = createMetadataSplicer({ request, software: 'aerial test' });
+    const target = join(dir.path, 'tagged.jpg');
+    const file = new TempJpegFile(target, { force: false, editor, diskBufferBytes: 1024 * 1024 });
+    // Written before the file has even opened, in small pieces: they reach the disk together (_writev).
+    for (let at = 0; at < body.length; at += 1000) file.sink.write(body.subarray(at, at + 1000));
+    const written = await file.commit();
+    const onDisk = readFileSync(target);
+    const at = 20; // the tiny JPEG's JFIF APP0 ends at byte 20: the segments go right after it
+    expect(tinyJpeg().readUInt16BE(4) + 4).toBe(at);
+    expect(onDisk.subarray(0, at).equals(body.subarray(0, at))).toBe(true);
+    expect(onDisk.subarray(at + editor.insertedBytes).equals(body.subarray(at))).toBe(true);
+    // What was spliced in is an APP1 segment (the EXIF one comes first).
+    expect([onDisk[at], onDisk[at + 1]]).toEqual([0xff, 0xe1]);
+    expect(onDisk.subarray(at + 4, at + 10).toString('latin1')).toBe('Exif\0\0');
+    expect(written.bytes).toBe(body.length + editor.insertedBytes);
+  });
+
+  it('an image that ends inside its header is written unchanged (verification, not the writer, reports it)', async () => {
+    const editor = createMetadataSplicer({ request, software: 'aerial test' });
+    const target = join(dir.path, 'short.jpg');
+    const file = new TempJpegFile(target, { force: false, editor });
+    const head = tinyJpeg().subarray(0, 10); // SOI and part of APP0
+    file.sink.write(head);
+    await file.commit();
+    expect(readFileSync(target).equals(head)).toBe(true);
+    expect(editor.insertedBytes).toBe(0);
+  });
+});
