@@ -77,8 +77,6 @@ export interface WriteJpegOptions extends JpegFileOptions {
   signal?: AbortSignal;
   /** When the server announced a length, anything else means the transfer broke. */
   expectedLength?: number;
-  /** Extra stages between verification and disk. */
-  transforms?: Transform[];
 }
 
 export interface WrittenJpeg {
@@ -188,7 +186,7 @@ export async function writeJpegAtomically(source: Readable, path: string, option
   const file = new TempJpegFile(path, options);
   const verifier = verifierOf(source);
   try {
-    await pipeline([...verifier.stages, ...(options.transforms ?? []), file.sink], { signal: options.signal });
+    await pipeline([...verifier.stages, file.sink], { signal: options.signal });
     if (options.expectedLength !== undefined && verifier.bytes() !== options.expectedLength) {
       throw new CorruptImageError(`JPEG is truncated: got ${verifier.bytes()} of ${options.expectedLength} bytes`);
     }

@@ -262,7 +262,7 @@ export class GenAerialClient {
           this.dispatcher,
           { origin: target.origin, path: target.pathname, method: 'POST', headers, body: payload },
           {
-            imageProblem: (answerHeaders) => this.imageProblem(answerHeaders, 200),
+            imageProblem: (statusCode, answerHeaders) => this.imageProblem(answerHeaders, statusCode),
             openSink: () => {
               call.onImage?.();
               return openSink();

@@ -15,7 +15,7 @@ export type DownloadOutcome =
 
 export interface DownloadRules {
   /** Checks a 2xx answer's headers; a problem ends the exchange before any body is read. */
-  imageProblem(headers: Dispatcher.ResponseData['headers']): CliError | undefined;
+  imageProblem(statusCode: number, headers: Dispatcher.ResponseData['headers']): CliError | undefined;
   /** Called once an image is on its way; returns where its bytes go. Not ended here: the caller finishes it. */
   openSink(): Writable;
   maxImageBytes: number;
@@ -74,7 +74,7 @@ class ImageExchange implements Dispatcher.DispatchHandler {
     // A redirect's body is of no use, and an error's is read only as far as a message needs.
     if (statusCode >= 300 && statusCode < 400) return this.answered(true);
     if (statusCode >= 300) return;
-    const problem = this.rules.imageProblem(headers);
+    const problem = this.rules.imageProblem(statusCode, headers);
     if (problem) return this.fail(problem);
     const length = Number(headers['content-length']);
     this.expectedLength = Number.isFinite(length) && length >= 0 ? length : undefined;

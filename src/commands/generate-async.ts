@@ -294,16 +294,16 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
       throw new AsyncGenerationFailedError(requestId, payload.errorCode, payload.errorMessage);
     }
     spinner.update(`Downloading image ${payload.generatedImageId}…`);
-    const metadata =
+    const editor =
       options.metadata === false
         ? undefined
-        : await import('../metadata.js').then((m) => m.createMetadataTransform({ request, software: `aerial ${VERSION}` }));
+        : await import('../metadata.js').then((m) => m.createMetadataSplicer({ request, software: `aerial ${VERSION}` }));
     const image = await client.fetchImage(payload.signedUrl, { signal: ctx.signal });
     const written = await writeJpegAtomically(image.body, target, {
       force: Boolean(options.force),
       signal: ctx.signal,
       expectedLength: image.contentLength,
-      transforms: metadata ? [metadata] : [],
+      editor,
     });
     await listener.close();
     const fileBytes = written.bytes;

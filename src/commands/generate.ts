@@ -75,11 +75,9 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
     ? '-'
     : await checkOutputPath(output ?? defaultOutputName(request.coordinates.lat, request.coordinates.lng), Boolean(options.force));
   // The EXIF writer (piexifjs) loads while the image is being generated, not before the request.
-  const metadataReady =
-    options.metadata === false
-      ? undefined
-      : import('../metadata.js').then((m) => m.createMetadataTransform({ request, software: `aerial ${VERSION}` }));
+  const metadataReady = options.metadata === false ? undefined : import('../metadata.js');
   metadataReady?.catch(() => {}); // a failed request must not leave an unhandled rejection behind
+  const metadataOf = { request, software: `aerial ${VERSION}` };
 
   const client = await ctx.client();
   const where = `${request.coordinates.lat}, ${request.coordinates.lng}`;
@@ -91,7 +89,8 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
     const metadata = await metadataReady;
     spinner.update(`Downloading ${request.resolution} image of ${where}…`);
     if (target === '-') {
-      const bytes = (await pipeJpeg(image.body, ctx.io.stdout, ctx.signal, metadata ? [metadata] : [])) + (metadata?.insertedBytes ?? 0);
+      const inserter = metadata?.createMetadataTransform(metadataOf);
+      const bytes = (await pipeJpeg(image.body, ctx.io.stdout, ctx.signal, inserter ? [inserter] : [])) + (inserter?.insertedBytes ?? 0);
       spinner.stop();
       ctx.io.info(`${ctx.io.style.green('✔')} Wrote ${formatBytes(bytes)} JPEG to stdout`);
       return;
@@ -100,7 +99,7 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
       force: Boolean(options.force),
       signal: ctx.signal,
       expectedLength: image.contentLength,
-      transforms: metadata ? [metadata] : [],
+      editor: metadata?.createMetadataSplicer(metadataOf),
     });
     const fileBytes = written.bytes;
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
