@@ -5,10 +5,11 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GenAerialClient, type ClientOptions } from '../../src/api/client.js';
-import { CliError, ExitCode, NetworkError } from '../../src/api/errors.js';
+import { ExitCode, NetworkError } from '../../src/api/errors.js';
 import { resolveSettings } from '../../src/config.js';
 import { writeJpegAtomically } from '../../src/jpeg-file.js';
 import { buildGenerationRequest } from '../../src/request.js';
+import { failure, withClientAt } from '../helpers/client.js';
 import { tempDir } from '../helpers/cli.js';
 import { answer, startHostileServer, tinyJpeg, writeForever, type HostileServer } from '../helpers/hostile-server.js';
 
@@ -29,22 +30,8 @@ beforeEach(() => {
   dir = tempDir('aerial-client-limits-');
 });
 
-async function withClient<T>(options: Partial<ClientOptions>, use: (client: GenAerialClient) => Promise<T>): Promise<T> {
-  const client = new GenAerialClient({ baseUrl: server.url, apiKey: 'k_limits_test', ...options });
-  try {
-    return await use(client);
-  } finally {
-    await client.close();
-  }
-}
-
-async function failure(promise: Promise<unknown>): Promise<CliError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(CliError);
-  return error as CliError;
+function withClient<T>(options: Partial<ClientOptions>, use: (client: GenAerialClient) => Promise<T>): Promise<T> {
+  return withClientAt(server.url, { apiKey: 'k_limits_test', ...options }, use);
 }
 
 describe('client limits over real sockets', () => {

@@ -12,6 +12,7 @@ import { resolveSettings } from '../../src/config.js';
 import { TempJpegFile } from '../../src/jpeg-file.js';
 import { createMetadataSplicer } from '../../src/metadata.js';
 import { buildGenerationRequest } from '../../src/request.js';
+import { failure, withClientAt } from '../helpers/client.js';
 import { tempDir } from '../helpers/cli.js';
 import { answer, answerJson, startHostileServer, tinyJpeg, writeForever, type HostileServer } from '../helpers/hostile-server.js';
 
@@ -51,22 +52,8 @@ function memorySink(): { opened: number; open: () => Writable; bytes: () => Buff
   return state;
 }
 
-async function withClient<T>(options: Partial<ClientOptions>, use: (client: GenAerialClient) => Promise<T>): Promise<T> {
-  const client = new GenAerialClient({ baseUrl: server.url, apiKey: 'k_sink_test', ...options });
-  try {
-    return await use(client);
-  } finally {
-    await client.close();
-  }
-}
-
-async function failure(promise: Promise<unknown>): Promise<CliError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(CliError);
-  return error as CliError;
+function withClient<T>(options: Partial<ClientOptions>, use: (client: GenAerialClient) => Promise<T>): Promise<T> {
+  return withClientAt(server.url, { apiKey: 'k_sink_test', ...options }, use);
 }
 
 describe('generateInto', () => {
