@@ -21,18 +21,30 @@ function precomputedHelp() {
   }
 }
 
+/**
+ * Writes text the shim answers by itself. A reader that went away (`| head`)
+ * ends it quietly with 141, as it does every command (ExitCode.BrokenPipe).
+ */
+function answer(text) {
+  process.stdout.on('error', (error) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(141);
+  });
+  process.stdout.write(text);
+}
+
 const help = precomputedHelp();
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const { version } = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8'));
-  process.stdout.write(`aerial ${version} (node ${process.version})\n`);
+  answer(`aerial ${version} (node ${process.version})\n`);
 } else if (typeof help === 'string') {
-  process.stdout.write(help);
+  answer(help);
 } else {
   const bundle = join(__dirname, '..', 'dist');
   require('./code-cache.js').useCodeCache(bundle);
   require(join(bundle, 'cli.js'))
     .main(process.argv)
-    // Everything the command started has been closed by now; exit without waiting on
-    // V8's background compile threads.
+    // main resolves once the command has ended and stdout and stderr have handed their data to
+    // the reader; exiting now skips only the wait for V8's background compile threads.
     .then((exitCode) => process.exit(exitCode));
 }

@@ -2,10 +2,11 @@
 // module under commands/ and keeps its heavy imports inside its action, so
 // `--help` loads nothing but commander.
 import { Command, CommanderError, Option, type OutputConfiguration } from 'commander';
-import { CliError, ExitCode, InterruptedError, UsageError } from './api/errors.js';
+import { BrokenPipeError, CliError, ExitCode, InterruptedError, UsageError } from './api/errors.js';
 import { Context, type GlobalOptions } from './context.js';
 import { colorEnabled, loadStyle, Terminal } from './io.js';
 import { registrations } from './commands/index.js';
+import { Shutdown } from './shutdown.js';
 import { VERSION } from './version.js';
 
 export { VERSION };
@@ -101,24 +102,21 @@ Exit codes: 0 ok, 1 unexpected, 2 usage/validation, 3 auth, 4 credits, 5 not fou
 
 function errorFromUnknown(error: unknown, signal: AbortSignal): CliError {
   if (error instanceof CliError) return error;
-  if (signal.aborted) return new InterruptedError();
+  if (signal.aborted) return signal.reason instanceof CliError ? signal.reason : new InterruptedError();
   // Ctrl-C inside an inquirer prompt is a keypress in raw mode, not a SIGINT: inquirer rejects instead.
   if (error instanceof Error && ['ExitPromptError', 'AbortPromptError'].includes(error.name)) return new InterruptedError();
   const message = error instanceof Error ? error.message : String(error);
   return new CliError(`unexpected: ${message}`, ExitCode.Unexpected, 'Unexpected');
 }
 
+/**
+ * Runs the command line and resolves with the exit code once the command has
+ * ended and stdout and stderr have handed all their data to the reader, so the
+ * caller may exit the process at once.
+ */
 export async function main(argv: string[], proc: Process = process): Promise<number> {
-  const controller = new AbortController();
-  let interrupts = 0;
-  const onSigint = () => {
-    interrupts += 1;
-    // A second Ctrl-C means "now": skip the orderly cleanup.
-    if (interrupts > 1) process.exit(ExitCode.Interrupted);
-    controller.abort(new InterruptedError());
-  };
-  process.on('SIGINT', onSigint);
-  process.on('SIGTERM', onSigint);
+  const shutdown = new Shutdown();
+  shutdown.attach({ stdout: proc.stdout, stderr: proc.stderr });
 
   const jsonErrors = argv.includes('--json');
   const bootIo = new Terminal({ stdout: proc.stdout, stderr: proc.stderr, stdin: lazyStdin(proc), env: proc.env, json: jsonErrors, color: !argv.includes('--no-color') });
@@ -142,7 +140,7 @@ export async function main(argv: string[], proc: Process = process): Promise<num
         color,
         style: await loadStyle(color),
       });
-      const ctx = new Context(io, globals, proc.env, controller.signal);
+      const ctx = new Context(io, globals, proc.env, shutdown);
       activeContext = ctx;
       if (globals.apiKey) {
         io.addSecret(globals.apiKey);
@@ -164,26 +162,40 @@ export async function main(argv: string[], proc: Process = process): Promise<num
     },
   });
 
+  /** Says what went wrong, once; nothing when the reader is gone (there may be nobody left to tell). */
+  let reported: CliError | undefined;
+  const report = (failure: CliError, cause?: unknown) => {
+    reported = failure;
+    if (failure instanceof BrokenPipeError) return;
+    (activeContext?.io ?? bootIo).error(failure);
+    if (failure.exitCode === ExitCode.Unexpected && cause instanceof Error && activeContext?.io.verbose) {
+      activeContext.io.debug(cause.stack ?? '');
+    }
+  };
   try {
     await program.parseAsync(argv);
-    if (controller.signal.aborted) exitCode = ExitCode.Interrupted;
+    if (shutdown.signal.aborted) exitCode = ExitCode.Interrupted;
   } catch (error) {
     if (error instanceof CommanderError) {
       exitCode = ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(error.code)
         ? ExitCode.Ok
         : ExitCode.Usage;
     } else {
-      const failure = errorFromUnknown(error, controller.signal);
-      (activeContext?.io ?? bootIo).error(failure);
-      if (failure.exitCode === ExitCode.Unexpected && error instanceof Error && activeContext?.io.verbose) {
-        activeContext.io.debug(error.stack ?? '');
-      }
+      // A stream that failed under the command (a reader gone, stdout on a full disk) is the cause of whatever it threw.
+      const failure = shutdown.outputFailure ?? errorFromUnknown(error, shutdown.signal);
+      report(failure, error);
       exitCode = failure.exitCode;
     }
-  } finally {
-    process.off('SIGINT', onSigint);
-    process.off('SIGTERM', onSigint);
   }
+  shutdown.end();
+  await shutdown.drain();
+  // The last write may be the one that failed (the whole --json document, to a reader already gone).
+  if (shutdown.outputFailure && reported !== shutdown.outputFailure) {
+    report(shutdown.outputFailure);
+    await shutdown.drain();
+  }
+  exitCode = shutdown.exitCode(exitCode);
+  shutdown.detach();
   process.exitCode = exitCode;
   return exitCode;
 }

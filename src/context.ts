@@ -1,9 +1,11 @@
-// What every command receives: the terminal, the resolved settings, an abort
-// signal for Ctrl-C, and a lazily built API client (real service or sandbox).
+// What every command receives: the terminal, the resolved settings, the
+// signals that stop it (Ctrl-C, SIGTERM, SIGHUP, a reader gone; see
+// shutdown.ts), and a lazily built API client (real service or sandbox).
 import type { GenAerialClient, Trace } from './api/client.js';
 import { UsageError } from './api/errors.js';
 import { readConfig, resolveSettings, validateBaseUrl, type Settings } from './config.js';
 import { Terminal } from './io.js';
+import type { InFlight, Shutdown } from './shutdown.js';
 
 export interface GlobalOptions {
   apiKey?: string;
@@ -31,8 +33,26 @@ export class Context {
     readonly io: Terminal,
     readonly globals: GlobalOptions,
     readonly env: Record<string, string | undefined>,
-    readonly signal: AbortSignal,
+    private readonly shutdown: Shutdown,
   ) {}
+
+  /** Aborted when the command must end now: whatever is in flight is abandoned. */
+  get signal(): AbortSignal {
+    return this.shutdown.signal;
+  }
+
+  /** Aborted when the command must start nothing new (the first signal in batch and export); always with `signal`. */
+  get stopSignal(): AbortSignal {
+    return this.shutdown.stopSignal;
+  }
+
+  /**
+   * For work that has been paid for once it is on the wire: the first signal
+   * then only stops new work (stopSignal) and lets this finish, for a while.
+   */
+  finishInFlightOnStop(inFlight: InFlight): void {
+    this.shutdown.finishInFlight(inFlight);
+  }
 
   settings(): Settings {
     if (!this.settingsCache) {

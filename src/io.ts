@@ -1,7 +1,7 @@
 // The terminal layer in one injectable object: streams, TTY facts, colour,
 // spinners and message levels. Commands talk only to this, never to `process`.
 import type { Readable, Writable } from 'node:stream';
-import { CliError, NetworkError } from './api/errors.js';
+import { CliError, FileSystemError, NetworkError } from './api/errors.js';
 
 export interface Style {
   bold(text: string): string;
@@ -144,8 +144,8 @@ export class Terminal {
       this.stderr.write(`${this.redact(JSON.stringify(error.toJSON()))}\n`);
       return;
     }
-    // A network failure's code (UND_ERR_SOCKET, ResponseTimeout) is already in its message, or says nothing to a person.
-    const generic = ['UsageError', 'NetworkError', 'Unexpected', 'Interrupted'].includes(error.code) || error instanceof NetworkError;
+    // A network or file failure's code (UND_ERR_SOCKET, ResponseTimeout, NoSpace) is already in its message, or says nothing to a person.
+    const generic = ['UsageError', 'NetworkError', 'Unexpected', 'Interrupted'].includes(error.code) || error instanceof NetworkError || error instanceof FileSystemError;
     const text = generic ? error.message : `${error.code} — ${error.message}`;
     this.stderr.write(`${this.style.red('error:')} ${this.redact(text)}\n`);
   }

@@ -12,6 +12,8 @@ export const ExitCode = {
   Network: 7,
   RateLimited: 8,
   Interrupted: 130,
+  /** The reader of stdout or stderr went away (`| head`): what a shell reports for a process ended by SIGPIPE. */
+  BrokenPipe: 141,
 } as const;
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
@@ -77,6 +79,54 @@ export class InterruptedError extends CliError {
   constructor() {
     super('interrupted', ExitCode.Interrupted, 'Interrupted');
   }
+}
+
+/** stdout or stderr lost its reader; the command ends quietly (there may be nobody left to tell). */
+export class BrokenPipeError extends CliError {
+  constructor() {
+    super('the reader of the output went away', ExitCode.BrokenPipe, 'BrokenPipe');
+  }
+}
+
+/**
+ * A file the CLI must write cannot be written: disk full, read-only, no
+ * permission, name too long. Not a bug, and not fixed by trying again: the user
+ * must make room or choose another place, so exit 2 like other client-side problems.
+ */
+export class FileSystemError extends CliError {
+  constructor(message: string, code: string) {
+    super(message, ExitCode.Usage, code);
+  }
+}
+
+/** The file-system errors a user must fix, by errno code: what they mean, and the error code scripts see. */
+const FILE_SYSTEM_PROBLEMS: Record<string, [problem: string, code: string]> = {
+  ENOSPC: ['no space left on the device', 'NoSpace'],
+  EDQUOT: ['disk quota exceeded', 'QuotaExceeded'],
+  EROFS: ['the file system is read-only', 'ReadOnlyFileSystem'],
+  EACCES: ['permission denied', 'PermissionDenied'],
+  EPERM: ['operation not permitted', 'PermissionDenied'],
+  ENAMETOOLONG: ['the name is too long for the file system', 'NameTooLong'],
+};
+
+/**
+ * `error` as a FileSystemError about `what` ("cannot write out.jpg: no space
+ * left on the device"), or undefined when it is not one a user must fix.
+ */
+export function fileSystemError(error: unknown, what: string): FileSystemError | undefined {
+  if (error instanceof FileSystemError) return error;
+  const known = knownProblem(error);
+  return known && new FileSystemError(`${what}: ${known[0]}`, known[1]);
+}
+
+/** What a file-system error means to a user ("permission denied"), or undefined when it is not one they must fix. */
+export function fileSystemProblem(error: unknown): string | undefined {
+  return knownProblem(error)?.[0];
+}
+
+function knownProblem(error: unknown): [problem: string, code: string] | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === undefined ? undefined : FILE_SYSTEM_PROBLEMS[code];
 }
 
 export function exitCodeForStatus(status: number): ExitCodeValue {

@@ -1,6 +1,7 @@
 // Runs the real bin/aerial.js in a child process with an isolated config
 // directory. Every run checks that no API key it knows of appears in stdout or
 // stderr, so secret hygiene is asserted by every end-to-end test.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,4 +79,56 @@ export function spawnCli(args: string[], options: RunOptions): ResultPromise {
     reject: false,
     timeout: options.timeout ?? 30_000,
   });
+}
+
+export interface PipedResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: Buffer;
+  stderr: string;
+}
+
+export interface PipeReader {
+  /** Milliseconds before the first read: the CLI has long finished its work and waits on the pipe. */
+  startAfterMs?: number;
+  /** Milliseconds between reads of one chunk each. */
+  pauseMs?: number;
+  /** Close the reading end of stdout (or stderr) at once, as `| head` does once it has had enough. */
+  closeStdout?: boolean;
+  closeStderr?: boolean;
+}
+
+/**
+ * Runs the CLI with stdout and stderr on real pipes read as a slow reader
+ * reads (or closed early), unlike execa, which reads everything at once.
+ */
+export async function runPiped(args: string[], options: RunOptions & PipeReader): Promise<PipedResult> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: cliEnv(options.configDir, options.env) as NodeJS.ProcessEnv,
+    cwd: options.cwd ?? options.configDir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeout ?? 60_000);
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
+  let stderr = '';
+  const readStderr = (async () => {
+    if (options.closeStderr) return child.stderr.destroy();
+    for await (const chunk of child.stderr) stderr += String(chunk);
+  })();
+  const stdout: Buffer[] = [];
+  const readStdout = (async () => {
+    if (options.closeStdout) return child.stdout.destroy();
+    child.stdout.pause();
+    await new Promise((resolve) => setTimeout(resolve, options.startAfterMs ?? 0));
+    for await (const chunk of child.stdout) {
+      stdout.push(chunk as Buffer);
+      if (options.pauseMs) await new Promise((resolve) => setTimeout(resolve, options.pauseMs));
+    }
+  })();
+  const [[exitCode, signal]] = await Promise.all([exited, readStdout, readStderr]);
+  clearTimeout(timer);
+  const out = Buffer.concat(stdout);
+  assertNoSecrets(out.toString('latin1'), `stdout of aerial ${args.join(' ')}`);
+  assertNoSecrets(stderr, `stderr of aerial ${args.join(' ')}`);
+  return { exitCode, signal, stdout: out, stderr };
 }

@@ -11,13 +11,14 @@ import type { ActionFactory, CommandBody } from '../../src/cli.js';
 import { register } from '../../src/commands/sandbox.js';
 import { Context, type GlobalOptions } from '../../src/context.js';
 import { Terminal } from '../../src/io.js';
+import { Shutdown } from '../../src/shutdown.js';
 import { tempDataDir } from '../helpers/sandbox.js';
 
 interface Harness {
   program: Command;
   stdout: PassThrough;
   stderr: PassThrough;
-  controller: AbortController;
+  shutdown: Shutdown;
   /** Resolves with the first line printed on stdout. */
   firstLine(): Promise<string>;
   stdoutText(): string;
@@ -30,14 +31,14 @@ function harness(): Harness {
   const stdin = new PassThrough();
   let errText = '';
   stderr.on('data', (chunk: Buffer) => (errText += chunk.toString('utf8')));
-  const controller = new AbortController();
+  const shutdown = new Shutdown();
   const action: ActionFactory =
     <O,>(body: CommandBody<O>) =>
     async (...args: unknown[]) => {
       const command = args[args.length - 1] as Command;
       const globals = command.optsWithGlobals() as GlobalOptions & O;
       const io = new Terminal({ stdout, stderr, stdin, env: {}, json: globals.json, quiet: globals.quiet, color: false });
-      const ctx = new Context(io, globals, { AERIAL_CONFIG_DIR: '/nonexistent' }, controller.signal);
+      const ctx = new Context(io, globals, { AERIAL_CONFIG_DIR: '/nonexistent' }, shutdown);
       try {
         await body(ctx, globals, command.args);
       } finally {
@@ -57,7 +58,7 @@ function harness(): Harness {
     program,
     stdout,
     stderr,
-    controller,
+    shutdown,
     firstLine: () => new Promise((resolve) => (outText.includes('\n') ? resolve(outText.split('\n')[0]!) : lineWaiters.push(resolve))),
     stdoutText: () => outText,
     stderrText: () => errText,
@@ -85,7 +86,7 @@ describe('aerial sandbox', () => {
     expect(listed.status).toBe(200);
     await listed.arrayBuffer();
 
-    h.controller.abort();
+    h.shutdown.abort();
     await run;
     await expect(fetch(info.url)).rejects.toThrow();
     expect(h.stderrText()).toMatch(/Sandbox serving GenAerial v1 at/);
@@ -99,7 +100,7 @@ describe('aerial sandbox', () => {
     const h = harness();
     const run = h.program.parseAsync(['node', 'aerial', 'sandbox', '--port', '0', '--data-dir', dir, '--key', 'sbx_my-own-sandbox-key', '-q']);
     expect(await h.firstLine()).toMatch(/^url: http:\/\/127\.0\.0\.1:\d+$/);
-    h.controller.abort();
+    h.shutdown.abort();
     await run;
     expect(h.stdoutText()).toMatch(/^url: http:\/\/127\.0\.0\.1:\d+\nkey: sbx_my-own-sandbox-key\n$/);
     expect(h.stderrText()).toBe('');

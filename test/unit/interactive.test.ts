@@ -6,6 +6,7 @@ import { resolveSettings } from '../../src/config.js';
 import { Context } from '../../src/context.js';
 import { equivalentFlags, mustPrompt, preselectedScene, validateLocation } from '../../src/interactive.js';
 import { Terminal } from '../../src/io.js';
+import { Shutdown } from '../../src/shutdown.js';
 
 const builtIn = resolveSettings({}, {}, {}).sceneDefaults;
 const withHighZoom = resolveSettings({}, {}, { profiles: { default: { defaults: { zoom: 'High' } } } }).sceneDefaults;
@@ -13,7 +14,7 @@ const withHighZoom = resolveSettings({}, {}, { profiles: { default: { defaults: 
 function context(tty: { stdin: boolean; stderr: boolean }, json = false): Context {
   const stream = (isTTY: boolean) => Object.assign(new PassThrough(), { isTTY });
   const io = new Terminal({ stdout: stream(false), stderr: stream(tty.stderr), stdin: stream(tty.stdin), env: {}, json });
-  return new Context(io, { json }, {}, new AbortController().signal);
+  return new Context(io, { json }, {}, new Shutdown());
 }
 
 describe('mustPrompt', () => {

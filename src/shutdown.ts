@@ -1,0 +1,159 @@
+// How a command ends early: on SIGINT, SIGTERM or SIGHUP (Ctrl-C, CI cancel,
+// `docker stop`, a closed terminal), and when the reader of its output goes
+// away (`| head`). And how every command ends: not before stdout and stderr
+// have handed everything written to them to the operating system.
+//
+// The first signal aborts the command: its cleanups remove temp files and
+// close listeners. Commands with paid-for requests on the wire (batch, export)
+// register them (finishInFlight): there the first signal only stops new work,
+// and what is in flight gets STOP_GRACE_MS to finish and be recorded. The next
+// signal aborts; one more, or any signal once the command has ended, exits at
+// once.
+import type { Writable } from 'node:stream';
+import { BrokenPipeError, CliError, ExitCode, fileSystemError, InterruptedError } from './api/errors.js';
+
+export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+/** How long requests in flight may take to finish after the first signal. */
+export const STOP_GRACE_MS = 30_000;
+
+/** Work on the wire that the first signal lets finish. */
+export interface InFlight {
+  /** How many are on the wire now. */
+  count(): number;
+  /** What they are, singular: "request", "download". */
+  noun: string;
+  /** Shows a notice (through the progress display, so a bar is not torn). */
+  notice(message: string): void;
+}
+
+export type OutputStream = Writable & { isTTY?: boolean };
+
+/** Errors of a stream whose reader has gone: a closed pipe or socket. */
+const READER_GONE = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED']);
+
+export interface ShutdownOptions {
+  graceMs?: number;
+  /** Ends the process; a test may catch it. */
+  exit?: (code: number) => void;
+}
+
+export class Shutdown {
+  private readonly aborter = new AbortController();
+  private readonly stopper = new AbortController();
+  /** Aborted when the command must end now: requests in flight are abandoned, cleanups run. */
+  readonly signal = this.aborter.signal;
+  /** Aborted when the command must start nothing new; always aborted with `signal` too. */
+  readonly stopSignal = this.stopper.signal;
+  /** The signal that stopped the command, if one did. */
+  interruptedBy?: NodeJS.Signals;
+  /** Why output could not be delivered: its reader went away, or its stream failed (a full disk). */
+  outputFailure?: CliError;
+  private inFlight?: InFlight;
+  private graceTimer?: NodeJS.Timeout;
+  private ended = false;
+  private readonly detachers: Array<() => void> = [];
+  private streams: Record<string, OutputStream> = {};
+  private readonly graceMs: number;
+  private readonly exit: (code: number) => void;
+
+  constructor(options: ShutdownOptions = {}) {
+    this.graceMs = options.graceMs ?? STOP_GRACE_MS;
+    this.exit = options.exit ?? ((code) => process.exit(code));
+  }
+
+  /** Starts listening for the stop signals and for failures of the output streams. */
+  attach(streams: { stdout: OutputStream; stderr: OutputStream }): void {
+    this.streams = streams;
+    const onSignal = (name: NodeJS.Signals) => this.onSignal(name);
+    for (const name of STOP_SIGNALS) {
+      process.on(name, onSignal);
+      this.detachers.push(() => process.off(name, onSignal));
+    }
+    for (const [name, stream] of Object.entries(streams)) {
+      const onError = (error: NodeJS.ErrnoException) => this.onOutputError(error, name);
+      stream.on('error', onError);
+      this.detachers.push(() => stream.off('error', onError));
+    }
+  }
+
+  /** The command has ended: a signal now exits at once, and no timer may outlive it. */
+  end(): void {
+    this.ended = true;
+    clearTimeout(this.graceTimer);
+  }
+
+  /** Waits until stdout and stderr have handed everything to the OS, and notes a failure they met doing it. */
+  async drain(): Promise<void> {
+    const streams = Object.entries(this.streams);
+    await Promise.all(streams.map(([, stream]) => drained(stream)));
+    // A write that failed at once has its error event still to come.
+    for (const [name, stream] of streams) if (stream.errored) this.onOutputError(stream.errored, name);
+  }
+
+  detach(): void {
+    this.end();
+    while (this.detachers.length) this.detachers.pop()!();
+  }
+
+  /** Lets the first signal stop new work only, while `inFlight` finishes (see the top of this file). */
+  finishInFlight(inFlight: InFlight): void {
+    this.inFlight = inFlight;
+  }
+
+  /** The exit code of a command that ended with `code`, given how it was stopped. */
+  exitCode(code: number): number {
+    if (this.interruptedBy) return ExitCode.Interrupted;
+    return this.outputFailure?.exitCode ?? code;
+  }
+
+  private onSignal(name: NodeJS.Signals): void {
+    // Already aborting (or done): no more waiting, no more cleanup.
+    if (this.ended || this.signal.aborted) return this.exit(ExitCode.Interrupted);
+    this.interruptedBy ??= name;
+    const again = name === 'SIGINT' ? 'press Ctrl-C again' : `send ${name} again`;
+    this.stop(new InterruptedError(), (count, noun) => `${name === 'SIGINT' ? 'interrupted' : name}: finishing ${count} ${noun} in flight (at most ${this.graceMs / 1000}s); ${again} to abort`);
+  }
+
+  private onOutputError(error: NodeJS.ErrnoException, stream: string): void {
+    if (this.outputFailure) return;
+    const what = stream === 'stdout' ? 'standard output' : 'standard error';
+    this.outputFailure = READER_GONE.has(error.code ?? '')
+      ? new BrokenPipeError()
+      : (fileSystemError(error, `cannot write to ${what}`) ?? new CliError(`unexpected: cannot write to ${what}: ${error.message}`, ExitCode.Unexpected, 'Unexpected'));
+    // Nothing written from now on can arrive: the command stops as it would for a signal, quietly.
+    if (!this.ended && !this.signal.aborted) this.stop(this.outputFailure);
+  }
+
+  /** Stops new work; aborts at once unless work in flight is registered, which gets the grace period. */
+  private stop(reason: CliError, notice?: (count: number, noun: string) => string): void {
+    const inFlight = this.inFlight;
+    if (!inFlight || this.stopSignal.aborted) return this.abort(reason);
+    this.stopper.abort(reason);
+    const count = inFlight.count();
+    const noun = (n: number) => `${inFlight.noun}${n === 1 ? '' : 's'}`;
+    if (count > 0 && notice) inFlight.notice(notice(count, noun(count)));
+    this.graceTimer = setTimeout(() => {
+      const left = inFlight.count();
+      if (left > 0) inFlight.notice(`${left} ${noun(left)} still in flight after ${this.graceMs / 1000}s: abandoned`);
+      this.abort(reason);
+    }, this.graceMs);
+  }
+
+  /** Ends the command now, as a second signal does. */
+  abort(reason: CliError = new InterruptedError()): void {
+    clearTimeout(this.graceTimer);
+    if (!this.stopSignal.aborted) this.stopper.abort(reason);
+    this.aborter.abort(reason);
+  }
+}
+
+/**
+ * Resolves once `stream` has handed everything written to it to the operating
+ * system (or has failed). A pipe to a slow reader holds data in the process
+ * until the reader takes it: exiting before then loses it.
+ */
+export function drained(stream: Writable): Promise<void> {
+  if (stream.destroyed || stream.writableLength === 0) return Promise.resolve();
+  // Writes complete in order: this one's callback runs once every earlier one is done.
+  return new Promise((resolve) => stream.write('', () => resolve()));
+}
