@@ -64,8 +64,8 @@ export class Shutdown {
   /** Starts listening for the stop signals and for failures of the output streams. */
   attach(streams: { stdout: OutputStream; stderr: OutputStream }): void {
     this.streams = streams;
-    const onSignal = (name: NodeJS.Signals) => this.onSignal(name);
     for (const name of STOP_SIGNALS) {
+      const onSignal = () => this.onSignal(name);
       process.on(name, onSignal);
       this.detachers.push(() => process.off(name, onSignal));
     }

@@ -181,10 +181,13 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
         };
     const progress = await createProgress(io, { intervalMs: progressIntervalMs });
     ctx.onCleanup(() => progress.stop());
-    const run = new RowRunner(jobs, writer!, produce, policy, progress, ctx.signal);
+    const run = new RowRunner(jobs, writer!, produce, policy, progress, ctx.signal, ctx.stopSignal);
+    // The requests on the wire have been paid for: the first signal lets them finish and be recorded.
+    ctx.finishInFlightOnStop({ count: () => run.inFlight(), noun: 'request', notice: (message) => progress.log(message) });
     io.info(`Generating ${jobs.length} image${jobs.length > 1 ? 's' : ''} with concurrency ${concurrency}${shardNote}…`);
     try {
       await run.run(concurrency);
+      if (ctx.stopSignal.aborted) ending = { interrupted: true };
     } catch (error) {
       if (!ctx.signal.aborted) throw error;
       ending = { interrupted: true };

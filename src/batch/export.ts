@@ -150,9 +150,18 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     const counts: ProgressCounts = { total: pending.length, done: 0, failed: 0, retrying: 0 };
     const { writeJpegAtomically } = await import('../jpeg-file.js');
     io.info(`Downloading ${pending.length} image${pending.length > 1 ? 's' : ''} to ${dirArg} with concurrency ${concurrency}…`);
+    let inFlight = 0;
+    // The first signal starts no new download and lets those under way finish and be indexed.
+    ctx.finishInFlightOnStop({ count: () => inFlight, noun: 'download', notice: (message) => progress.log(message) });
     const download = async (id: string): Promise<void> => {
       const file = join(dir, imageFileName(id));
-      const outcome = await downloadOne(id, file, { client, refresher, gate, policy, progress, counts, signal: ctx.signal, write: writeJpegAtomically });
+      inFlight++;
+      let outcome: ExportOutcome;
+      try {
+        outcome = await downloadOne(id, file, { client, refresher, gate, policy, progress, counts, signal: ctx.signal, stopSignal: ctx.stopSignal, write: writeJpegAtomically });
+      } finally {
+        inFlight--;
+      }
       outcomes.set(id, outcome);
       if (outcome.status === 'done') counts.done++;
       else if (outcome.status === 'failed') counts.failed++;
@@ -160,7 +169,8 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     };
     try {
       progress.update(counts);
-      await runPool(pending, concurrency, download, () => false);
+      await runPool(pending, concurrency, download, () => ctx.stopSignal.aborted);
+      interrupted = ctx.stopSignal.aborted;
     } catch (error) {
       if (!ctx.signal.aborted) throw error;
       interrupted = true;
@@ -264,15 +274,21 @@ interface DownloadDeps {
   progress: Progress;
   counts: ProgressCounts;
   signal: AbortSignal;
+  /** Once aborted, no new request (a retry, a re-listing) is started. */
+  stopSignal: AbortSignal;
   write: typeof import('../jpeg-file.js').writeJpegAtomically;
 }
 
+const NOT_FINISHED: Omit<ExportOutcome, 'id' | 'file' | 'attempts'> = { status: 'skipped', error: 'not finished: interrupted' };
+
 async function downloadOne(id: string, file: string, deps: DownloadDeps): Promise<ExportOutcome> {
-  const { refresher, signal } = deps;
+  const { refresher, signal, stopSignal } = deps;
   let refreshes = 0;
   let attempts = 0;
   for (let retry = 0; ; ) {
-    await deps.gate.wait(signal);
+    await deps.gate.wait(stopSignal).catch(() => {});
+    if (signal.aborted) throw signal.reason;
+    if (stopSignal.aborted) return { id, file, attempts, ...NOT_FINISHED };
     let listed = refresher.current(id);
     if (listed && refresher.expired(listed)) {
       await refresher.refresh(refresher.version);
@@ -302,7 +318,7 @@ async function downloadOne(id: string, file: string, deps: DownloadDeps): Promis
         deps.progress.update(deps.counts);
         try {
           if (decision.pauseAll) deps.gate.pause(decision.delayMs);
-          else await sleepFor(decision.delayMs, signal);
+          else await sleepFor(decision.delayMs, stopSignal).catch(() => {});
         } finally {
           deps.counts.retrying--;
         }

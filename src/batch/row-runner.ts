@@ -1,6 +1,7 @@
 // Runs a batch's rows through the bounded pool: for each row a "started"
 // manifest line, attempts with the retry rules of retry.ts, and a "done" or
-// "failed" line; a 401/402 stops the pool and leaves the rest "skipped".
+// "failed" line; a 401/402 stops the pool and leaves the rest "skipped", and
+// so does the first signal, while the requests already on the wire finish.
 // --concurrency bounds the requests on the wire (Slots); a row whose response
 // has arrived gives its slot to the next while its file is finished.
 import type { CliError } from '../api/errors.js';
@@ -32,6 +33,7 @@ export class RowRunner {
   private readonly results = new Map<number, RowOutcome>();
   private readonly gate = new PauseGate();
   private readonly counts: ProgressCounts;
+  private slots?: Slots;
   stopError?: CliError;
 
   constructor(
@@ -40,17 +42,25 @@ export class RowRunner {
     private readonly produce: RowProducer,
     private readonly policy: RetryPolicy,
     private readonly progress: Progress,
+    /** Aborts everything, requests on the wire included. */
     private readonly signal: AbortSignal,
+    /** Stops new work: no request is sent, and no retry waited for, once it is aborted. */
+    private readonly stopSignal: AbortSignal = signal,
   ) {
     this.counts = { total: jobs.length, done: 0, failed: 0, retrying: 0 };
   }
 
   async run(concurrency: number): Promise<void> {
     this.progress.update(this.counts);
-    const slots = new Slots(concurrency);
+    const slots = (this.slots = new Slots(concurrency));
     // Twice as many rows under way as slots: one on the wire and one finishing its file, per slot.
-    const { notStarted } = await runPool(this.jobs, concurrency * 2, (job) => this.runRow(job, slots), () => this.stopError !== undefined);
+    const { notStarted } = await runPool(this.jobs, concurrency * 2, (job) => this.runRow(job, slots), () => this.stopError !== undefined || this.stopSignal.aborted);
     for (const job of notStarted) this.skip(job);
+  }
+
+  /** Requests on the wire now (a row holds its slot until its response has arrived). */
+  inFlight(): number {
+    return this.slots?.inUse() ?? 0;
   }
 
   private skip(job: Job): void {
@@ -62,6 +72,18 @@ export class RowRunner {
       error: `not started: the batch stopped early (${this.stopError?.code ?? 'interrupted'})`,
       exitCode: this.stopError?.exitCode,
     });
+  }
+
+  /**
+   * A row the stop reached before its next request: never sent (no manifest
+   * line), or sent before and now not retried, recorded as failed so that a
+   * re-run sends it again without taking it for one that was in flight.
+   */
+  private interrupted(job: Job, attempts: number): void {
+    const { row, key, file, target } = job.plan;
+    const error = attempts === 0 ? 'not started: interrupted' : 'not retried: interrupted';
+    if (attempts > 0) this.manifest.append({ row, key, status: 'failed', file, attempts, error }, true);
+    this.results.set(row, { row, status: 'skipped', file: target, attempts, error });
   }
 
   /** Rows in flight or not started when the run was cut short. */
@@ -83,6 +105,7 @@ export class RowRunner {
     for (let retry = 0; ; retry++) {
       const outcome = await this.attempt(job, attempt, slots, retry);
       if (outcome === 'skipped') return this.skip(job);
+      if (outcome === 'stopped') return this.interrupted(job, retry);
       if ('written' in outcome) {
         const { bytes } = outcome.written;
         this.manifest.append({ row, key, status: 'done', file, bytes, attempts: retry + 1 }, true);
@@ -91,7 +114,7 @@ export class RowRunner {
       }
       const { decision } = outcome;
       if (decision.action === 'retry' && !this.stopError) {
-        await this.waitToRetry(decision.delayMs, decision.pauseAll);
+        if (!(await this.waitToRetry(decision.delayMs, decision.pauseAll))) return this.interrupted(job, retry + 1);
         if (!this.stopError) continue;
       }
       const failure =
@@ -110,18 +133,28 @@ export class RowRunner {
    * One attempt, holding a slot from before the request until its response is
    * received (or the attempt ends): never through a retry's wait. A failure's
    * consequences for the other rows (a 429 pause, a 401/402 stop) take effect
-   * before the slot is handed on, so the next row in line sees them.
+   * before the slot is handed on, so the next row in line sees them. Once the
+   * stop signal is aborted no request is sent ('stopped'); one already sent
+   * goes on until the abort signal.
    */
   private async attempt(
     job: Job,
     attempt: { phase: Phase; requestId?: string },
     slots: Slots,
     retry: number,
-  ): Promise<'skipped' | { written: WrittenJpeg } | { decision: Decision }> {
-    const release = await slots.acquire(this.signal);
+  ): Promise<'skipped' | 'stopped' | { written: WrittenJpeg } | { decision: Decision }> {
+    let release: () => void;
+    try {
+      release = await slots.acquire(this.stopSignal);
+    } catch (error) {
+      if (this.signal.aborted || !this.stopSignal.aborted) throw this.signal.reason ?? error;
+      return 'stopped';
+    }
     try {
       // A 429 pauses every worker, first attempts included: they would only be refused too.
-      await this.gate.wait(this.signal);
+      await this.gate.wait(this.stopSignal).catch(() => {});
+      if (this.signal.aborted) throw this.signal.reason;
+      if (this.stopSignal.aborted) return 'stopped';
       if (retry === 0) {
         if (this.stopError) return 'skipped';
         const { row, key, file } = job.plan;
@@ -149,13 +182,18 @@ export class RowRunner {
     if (!wasPaused) this.progress.log(`rate limited (429): pausing all requests for ${formatDuration(delayMs / 1000)}`);
   }
 
-  private async waitToRetry(delayMs: number, pauseAll: boolean): Promise<void> {
+  /** Waits before a retry; false when the stop came first (the retry is not sent). */
+  private async waitToRetry(delayMs: number, pauseAll: boolean): Promise<boolean> {
     this.counts.retrying++;
     this.progress.update(this.counts);
     try {
       // The pause itself was set when the 429 arrived (see attempt).
-      if (pauseAll) await this.gate.wait(this.signal);
-      else await sleep(delayMs, this.signal);
+      if (pauseAll) await this.gate.wait(this.stopSignal);
+      else await sleep(delayMs, this.stopSignal);
+      return true;
+    } catch (error) {
+      if (this.signal.aborted || !this.stopSignal.aborted) throw this.signal.reason ?? error;
+      return false;
     } finally {
       this.counts.retrying--;
     }

@@ -110,7 +110,9 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
       ctx.io.out(written.path);
     }
   } catch (error) {
-    spinner.fail('Generation failed');
+    // Interrupted (a signal, a reader gone) is said once, by the error line that follows, not as a failure.
+    if (ctx.signal.aborted) spinner.stop();
+    else spinner.fail('Generation failed');
     throw error;
   } finally {
     clearInterval(tick);

@@ -450,3 +450,120 @@ describe('batch', () => {
     expect(result.stderr).toMatch(/stopping the batch/);
   });
 });
+
+describe('batch and signals', () => {
+  const MANIFEST = () => join(work, 'out', 'aerial-batch-manifest.jsonl');
+
+  async function until(condition: () => boolean, what: string): Promise<void> {
+    const deadline = Date.now() + 20_000;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /** Rows sent so far: "started" lines (the manifest is read while the batch appends to it). */
+  const started = () => (existsSync(MANIFEST()) ? readFileSync(MANIFEST(), 'utf8').split('\n').filter((l) => l.includes('"status":"started"')).length : 0);
+
+  /** Generations the service answered with an image, per row (coordinates), across every run so far. */
+  function imagesServedPerRow(sandbox: TestSandbox): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const entry of generations(sandbox).filter((e) => e.status === 200)) {
+      const row = coordinatesKey(entry.body);
+      counts.set(row, (counts.get(row) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    it(`${signal} lets the requests on the wire finish and be recorded; the re-run generates only the rest, each row once`, async () => {
+      const sandbox = await sandboxFor({ latencyMs: 1_500 });
+      const list = rows(12);
+      const csv = writeCsv(`${signal}.csv`, list);
+      const args = [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '4'];
+
+      const child = spawnCli(['batch', ...args], { configDir: home.path, env: sandbox.env(), cwd: work, timeout: 60_000 });
+      await until(() => started() === 4, 'the first four rows to be sent');
+      child.kill(signal);
+      const first = await child;
+      expect(first.exitCode).toBe(130);
+      const again = signal === 'SIGINT' ? 'press Ctrl-C again' : `send ${signal} again`;
+      expect(first.stderr).toContain(`finishing 4 requests in flight (at most 30s); ${again} to abort`);
+      expect(first.stderr).toContain('8 rows not started: interrupted');
+      expect(first.stderr.trim().split('\n').pop()).toBe('error: interrupted');
+      // The four on the wire were answered, and their images kept and recorded.
+      expect(generations(sandbox).map((e) => e.status)).toEqual([200, 200, 200, 200]);
+      expect([...lastStatusByKey(manifestLines()).values()].map((l) => l.status)).toEqual(['done', 'done', 'done', 'done']);
+      expect(outFiles().filter((n) => n.endsWith('.jpg'))).toHaveLength(4);
+      expect(partFiles()).toEqual([]);
+
+      sandbox.setFaults({ latencyMs: 0 });
+      const second = await cli(sandbox, args);
+      expect(second.exitCode).toBe(0);
+      expect(second.stderr).toContain('4 rows already done by an earlier run');
+      expect(second.stderr).not.toMatch(/in flight when an earlier run stopped/);
+      // Across both runs the service generated (and charged for) each row exactly once.
+      const served = imagesServedPerRow(sandbox);
+      expect(served.size).toBe(12);
+      expect([...served.values()].every((n) => n === 1)).toBe(true);
+      expect([...(await generatedPerRow(sandbox)).values()]).toEqual(Array(12).fill(1));
+      await expectOneCorrectFilePerRow(list);
+    });
+  }
+
+  it('a row waiting to retry is not sent again after the signal, and the re-run does not take it for one in flight', async () => {
+    const sandbox = await sandboxFor({ failRate: 1 });
+    const list = rows(2);
+    const csv = writeCsv('retrying.csv', list);
+    const args = [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '2', '--retry-delay', '20000'];
+    const child = spawnCli(['batch', ...args], { configDir: home.path, env: sandbox.env(), cwd: work, timeout: 60_000 });
+    await until(() => generations(sandbox).length === 2, 'both rows to fail once');
+    child.kill('SIGTERM');
+    const first = await child;
+    expect(first.exitCode).toBe(130);
+    expect(first.stderr).toContain('2 rows not retried: interrupted');
+    expect(generations(sandbox)).toHaveLength(2);
+    expect([...lastStatusByKey(manifestLines()).values()].map((l) => [l.status, l.error])).toEqual([
+      ['failed', 'not retried: interrupted'],
+      ['failed', 'not retried: interrupted'],
+    ]);
+
+    sandbox.setFaults({ failRate: 0 });
+    const second = await cli(sandbox, args);
+    expect(second.exitCode).toBe(0);
+    expect(second.stderr).not.toMatch(/in flight when an earlier run stopped/);
+    await expectOneCorrectFilePerRow(list);
+  });
+
+  it('a second signal aborts at once: nothing half-written, the rows on the wire stay "started", and the re-run sends them again', async () => {
+    const sandbox = await sandboxFor({ latencyMs: 4_000 });
+    const list = rows(6);
+    const csv = writeCsv('twice.csv', list);
+    const args = [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '3'];
+
+    const child = spawnCli(['batch', ...args], { configDir: home.path, env: sandbox.env(), cwd: work, timeout: 60_000 });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await until(() => started() === 3, 'the first three rows to be sent');
+    // As CI cancels: SIGINT, then SIGTERM a little later.
+    child.kill('SIGINT');
+    await until(() => stderr.includes('finishing 3 requests in flight'), 'the notice');
+    const abortedAt = Date.now();
+    child.kill('SIGTERM');
+    const first = await child;
+    expect(first.exitCode).toBe(130);
+    expect(Date.now() - abortedAt).toBeLessThan(2_000); // long before the answers were due
+    expect(outFiles().filter((n) => n.endsWith('.jpg') || n.endsWith('.part'))).toEqual([]);
+    expect([...lastStatusByKey(manifestLines()).values()].map((l) => l.status)).toEqual(['started', 'started', 'started']);
+    // The sandbox saw each client go before it answered, and took back the charge.
+    await until(() => generations(sandbox).length === 3, 'the abandoned requests to be logged');
+    expect(generations(sandbox).map((e) => e.status)).toEqual([null, null, null]);
+
+    sandbox.setFaults({ latencyMs: 0 });
+    const second = await cli(sandbox, args);
+    expect(second.exitCode).toBe(0);
+    expect(second.stderr).toContain('3 rows were in flight when an earlier run stopped');
+    expect([...(await generatedPerRow(sandbox)).values()]).toEqual(Array(6).fill(1));
+    await expectOneCorrectFilePerRow(list);
+  });
+});

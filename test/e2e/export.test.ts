@@ -2,6 +2,8 @@
 // sandboxes in this process, over real sockets: a whole history mirrored to
 // disk, interrupted by SIGKILL and resumed, and expired URLs refreshed.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestLogEntry } from '../../src/sandbox/server.js';
@@ -160,5 +162,106 @@ describe('export', () => {
     expect(imageDownloads(sandbox).map((e) => e.imageId)).toEqual([damaged]);
     expectWholeJpegs(dir, ids);
     expect(new Set(indexRecords(dir).map((r) => r.id))).toEqual(new Set(ids));
+  });
+});
+
+describe('export and signals', () => {
+  /**
+   * A proxy in front of the sandbox that holds each image download for
+   * `delayMs` before passing it on, so downloads stay in flight long enough to
+   * be interrupted. The sandbox signs URLs for the host it was asked through,
+   * so the downloads come through here too.
+   */
+  async function slowDownloads(sandbox: TestSandbox, delayMs: number) {
+    let held = 0;
+    const server = createServer((req, res) => {
+      const isImage = (req.url ?? '').startsWith('/__sandbox/images/');
+      if (isImage) held++;
+      setTimeout(
+        () => {
+          if (isImage) held--;
+          if (res.destroyed) return; // the client left while it was held: the sandbox never hears of it
+          const upstream = httpRequest(`${sandbox.url}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          });
+          upstream.on('error', () => res.destroy());
+          req.pipe(upstream);
+        },
+        isImage ? delayMs : 0,
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      held: () => held,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  async function until(condition: () => boolean, what: string): Promise<void> {
+    const deadline = Date.now() + 20_000;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    it(`${signal} lets the downloads under way finish and be indexed; the re-run downloads only the rest, each image once`, async () => {
+      const sandbox = await sandboxFor();
+      const ids = await generateImages(sandbox, 8);
+      const proxy = await slowDownloads(sandbox, 1_500);
+      sandbox.clearRequests();
+      const dir = join(home.path, `signal-${signal}`);
+      const args = ['export', dir, '--concurrency', '2'];
+      const env = { AERIAL_BASE_URL: proxy.url, AERIAL_API_KEY: sandbox.key };
+      try {
+        const child = spawnCli(args, { configDir: home.path, env });
+        await until(() => proxy.held() === 2, 'two downloads under way');
+        child.kill(signal);
+        const first = await child;
+        expect(first.exitCode).toBe(130);
+        expect(first.stderr).toContain('finishing 2 downloads in flight (at most 30s)');
+        expect(first.stderr.trim().split('\n').pop()).toBe('error: interrupted');
+        // The two under way arrived whole and are indexed; nothing else was started.
+        const kept = readdirSync(dir).filter((n) => n.endsWith('.jpg'));
+        expect(kept).toHaveLength(2);
+        expect(readdirSync(dir).filter((n) => n.endsWith('.part'))).toEqual([]);
+        expect(indexRecords(dir).map((r) => r.file).sort()).toEqual(kept.sort());
+        expect(imageDownloads(sandbox).map((e) => e.status)).toEqual([200, 200]);
+
+        const second = await runCli(args, { configDir: home.path, env: sandbox.env() });
+        expect(second.exitCode).toBe(0);
+        expectWholeJpegs(dir, ids);
+        // Across both runs, each image was downloaded exactly once.
+        expect(imageDownloads(sandbox).map((e) => e.imageId).sort()).toEqual([...ids].sort());
+      } finally {
+        await proxy.close();
+      }
+    });
+  }
+
+  it('a second signal aborts the downloads at once, leaving no temp file', async () => {
+    const sandbox = await sandboxFor();
+    await generateImages(sandbox, 4);
+    const proxy = await slowDownloads(sandbox, 5_000);
+    const dir = join(home.path, 'signal-twice');
+    try {
+      const child = spawnCli(['export', dir, '--concurrency', '2'], { configDir: home.path, env: { AERIAL_BASE_URL: proxy.url, AERIAL_API_KEY: sandbox.key } });
+      let stderr = '';
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      await until(() => proxy.held() === 2, 'two downloads under way');
+      child.kill('SIGTERM');
+      await until(() => stderr.includes('finishing 2 downloads'), 'the notice');
+      const abortedAt = Date.now();
+      child.kill('SIGTERM');
+      const first = await child;
+      expect(first.exitCode).toBe(130);
+      expect(Date.now() - abortedAt).toBeLessThan(2_000);
+      expect(readdirSync(dir).filter((n) => n !== 'index.jsonl')).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
   });
 });

@@ -4,9 +4,11 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import exifr from 'exifr';
+import jpeg from 'jpeg-js';
 import { describe, expect, it } from 'vitest';
 import { useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';
 import { runCli, tempDir } from '../helpers/cli.js';
+import { startHostileServer } from '../helpers/hostile-server.js';
 import { KEYS, ptyAvailable, spawnInPty } from '../helpers/pty.js';
 
 let sandbox: TestSandbox;
@@ -115,9 +117,34 @@ describe.skipIf(!ptyAvailable())('on a terminal', () => {
     const { exitCode } = await term.exited;
     expect(exitCode).toBe(130);
     expect(Date.now() - started).toBeLessThan(4_500); // interrupted, not finished
-    expect(term.screen).toContain('Generation failed');
+    // Said once, as an interruption: the spinner is cleared, not turned into a failure.
+    expect(term.screen).toContain('error: interrupted');
+    expect(term.screen).not.toContain('Generation failed');
     expect(leftovers(ws.cwd)).toEqual([]);
     ws.dir.remove();
+  });
+
+  it('a terminal closed mid-download (SIGHUP from the terminal driver) removes the .part file', async () => {
+    const ws = workspace();
+    const server = await startHostileServer();
+    const image = Buffer.from(jpeg.encode({ data: Buffer.alloc(640 * 480 * 4, 90), width: 640, height: 480 }, 90).data);
+    server.respond((res) => {
+      res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(image.length) });
+      res.write(image.subarray(0, 4096)); // then silence: the download stalls half way
+    });
+    try {
+      const term = spawnInPty(['generate', '--lat', '1', '--lng', '2', '-o', 'out.jpg'], { ...ws, env: { AERIAL_BASE_URL: server.url, AERIAL_API_KEY: 'hostile-key-000000' } });
+      await term.waitFor('Downloading');
+      const parts = () => readdirSync(ws.cwd).filter((name) => name.endsWith('.part'));
+      expect(parts()).toHaveLength(1);
+      term.kill(); // script dies, the pty's master closes, the kernel hangs up the CLI
+      const deadline = Date.now() + 5_000;
+      while (parts().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(leftovers(ws.cwd)).toEqual([]);
+    } finally {
+      await server.close();
+      ws.dir.remove();
+    }
   });
 
   it('--no-color prompts without colour codes (inquirer would colour on its own)', async () => {

@@ -303,28 +303,32 @@ describe('metadata in saved images', () => {
   });
 });
 
-describe('Ctrl-C', () => {
+describe('signals during generate', () => {
   function leftovers(dir: string): string[] {
     return readdirSync(dir).filter((name) => name.includes('.part') || name === 'out.jpg');
   }
 
-  it('SIGINT while the sandbox is generating: exit 130 at once, no .part file, no image', async () => {
-    const dir = tempDir();
-    sandbox.setFaults({ latencyMs: 8_000 });
-    const started = Date.now();
-    const child = spawnCli(['generate', '--lat', '1', '--lng', '2', '--resolution', 'HD', '-o', 'out.jpg'], {
-      configDir: dir.path,
-      env: sandbox.env(),
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    it(`${signal} while the sandbox is generating: exit 130 at once, "interrupted", no .part file, no image, nothing charged`, async () => {
+      const dir = tempDir();
+      sandbox.setFaults({ latencyMs: 8_000 });
+      const started = Date.now();
+      const child = spawnCli(['generate', '--lat', '1', '--lng', '2', '--resolution', 'HD', '-o', 'out.jpg'], {
+        configDir: dir.path,
+        env: sandbox.env(),
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1_500)); // well after startup, well before the answer
+      child.kill(signal);
+      const result = await child;
+      expect(result.exitCode).toBe(130);
+      expect(Date.now() - started).toBeLessThan(6_000);
+      expect(String(result.stderr).trim()).toBe('error: interrupted');
+      expect(leftovers(dir.path)).toEqual([]);
+      // The client left before the answer: the sandbox logged no image sent, and charged nothing.
+      expect(sandbox.requests().filter((e) => e.method === 'POST').map((e) => e.status)).toEqual([null]);
+      dir.remove();
     });
-    await new Promise((resolve) => setTimeout(resolve, 1_500)); // well after startup, well before the answer
-    child.kill('SIGINT');
-    const result = await child;
-    expect(result.exitCode).toBe(130);
-    expect(Date.now() - started).toBeLessThan(6_000);
-    expect(String(result.stderr).trim()).toBe('error: interrupted');
-    expect(leftovers(dir.path)).toEqual([]);
-    dir.remove();
-  });
+  }
 
   describe('while the image is half downloaded', () => {
     let server: HostileServer;
@@ -333,27 +337,30 @@ describe('Ctrl-C', () => {
     });
     afterAll(() => server.close());
 
-    it('removes the .part file it was writing and exits 130', async () => {
-      const dir = tempDir();
-      const image = Buffer.from(jpeg.encode({ data: Buffer.alloc(640 * 480 * 4, 90), width: 640, height: 480 }, 90).data);
-      server.respond((res) => {
-        res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(image.length) });
-        res.write(image.subarray(0, 4096)); // then silence: the download stalls half way
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+      it(`${signal} removes the .part file it was writing and exits 130`, async () => {
+        const dir = tempDir();
+        const image = Buffer.from(jpeg.encode({ data: Buffer.alloc(640 * 480 * 4, 90), width: 640, height: 480 }, 90).data);
+        server.respond((res) => {
+          res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(image.length) });
+          res.write(image.subarray(0, 4096)); // then silence: the download stalls half way
+        });
+        const child = spawnCli(['generate', '--lat', '1', '--lng', '2', '-o', 'out.jpg'], {
+          configDir: dir.path,
+          env: { AERIAL_BASE_URL: server.url, AERIAL_API_KEY: 'hostile-key-000000' },
+        });
+        const deadline = Date.now() + 10_000;
+        while (!readdirSync(dir.path).some((name) => name.endsWith('.part'))) {
+          if (Date.now() > deadline) throw new Error('the CLI never started writing a .part file');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        child.kill(signal);
+        const result = await child;
+        expect(result.exitCode).toBe(130);
+        expect(String(result.stderr).trim()).toBe('error: interrupted');
+        expect(leftovers(dir.path)).toEqual([]);
+        dir.remove();
       });
-      const child = spawnCli(['generate', '--lat', '1', '--lng', '2', '-o', 'out.jpg'], {
-        configDir: dir.path,
-        env: { AERIAL_BASE_URL: server.url, AERIAL_API_KEY: 'hostile-key-000000' },
-      });
-      const deadline = Date.now() + 10_000;
-      while (!readdirSync(dir.path).some((name) => name.endsWith('.part'))) {
-        if (Date.now() > deadline) throw new Error('the CLI never started writing a .part file');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      child.kill('SIGINT');
-      const result = await child;
-      expect(result.exitCode).toBe(130);
-      expect(leftovers(dir.path)).toEqual([]);
-      dir.remove();
-    });
+    }
   });
 });
