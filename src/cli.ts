@@ -2,7 +2,7 @@
 // module under commands/ and keeps its heavy imports inside its action, so
 // `--help` loads nothing but commander.
 import { Command, CommanderError, Option, type OutputConfiguration } from 'commander';
-import { BrokenPipeError, CliError, ExitCode, InterruptedError, UsageError } from './api/errors.js';
+import { BrokenPipeError, CliError, ExitCode, fileSystemError, InterruptedError, UsageError } from './api/errors.js';
 import { Context, type GlobalOptions } from './context.js';
 import { colorEnabled, loadStyle, Terminal } from './io.js';
 import { registrations } from './commands/index.js';
@@ -105,6 +105,9 @@ function errorFromUnknown(error: unknown, signal: AbortSignal): CliError {
   if (signal.aborted) return signal.reason instanceof CliError ? signal.reason : new InterruptedError();
   // Ctrl-C inside an inquirer prompt is a keypress in raw mode, not a SIGINT: inquirer rejects instead.
   if (error instanceof Error && ['ExitPromptError', 'AbortPromptError'].includes(error.name)) return new InterruptedError();
+  // A full disk or a permission met anywhere (a manifest, an index, the config) is the user's to fix, not a bug.
+  const fileProblem = fileSystemError(error, (error as NodeJS.ErrnoException).path ?? 'a file could not be written');
+  if (fileProblem) return fileProblem;
   const message = error instanceof Error ? error.message : String(error);
   return new CliError(`unexpected: ${message}`, ExitCode.Unexpected, 'Unexpected');
 }

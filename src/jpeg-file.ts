@@ -1,45 +1,203 @@
 // Streams a JPEG response to disk: never buffered whole, verified as JPEG,
 // written to a temp file beside the target and moved into place only when
-// complete, so a failure or Ctrl-C never leaves a half-written image.
-import { randomBytes } from 'node:crypto';
-import { constants, createWriteStream, WriteStream } from 'node:fs';
-import { access, link, mkdir, rename, stat, unlink } from 'node:fs/promises';
+// complete, so a failure or Ctrl-C never leaves a half-written image. Before
+// anything is sent, checkOutputPath finds out whatever about the target can be
+// known without paying: the directory, a file that may create there, links,
+// names too long, and special files (written into, never replaced).
+import { createHash, randomBytes } from 'node:crypto';
+import { constants, createWriteStream, open as openCallback, WriteStream } from 'node:fs';
+import { link, lstat, mkdir, open, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { Socket } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { Readable, Transform } from 'node:stream';
+import type { Readable, Transform, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import { UsageError } from './api/errors.js';
+import { isatty } from 'node:tty';
+import { promisify } from 'node:util';
+import { BrokenPipeError, fileSystemError, InterruptedError, UsageError } from './api/errors.js';
 import { CorruptImageError, JpegVerifier } from './api/jpeg-verifier.js';
 
 export { CorruptImageError, JpegVerifier } from './api/jpeg-verifier.js';
 
-/** Refuses an existing target before any request is sent (a refused image costs no credits). */
-export async function checkOutputPath(path: string, force: boolean, flag = '--output'): Promise<string> {
-  const target = resolve(path);
-  if (target.endsWith('/') || basename(target) === '') throw new UsageError(`${flag} must name a file, not a directory`);
-  try {
-    const info = await stat(target);
-    if (info.isDirectory()) throw new UsageError(`${flag} ${path} is a directory; name a file`);
-    if (!force) throw new UsageError(`${flag} ${path} already exists; pass --force to overwrite`);
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    // A path through a file (ENOTDIR), too long, looping links: the user's path, so a usage error, not a crash.
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOTDIR') throw new UsageError(`${flag} ${path}: part of that path is a file, not a directory`);
-    if (code !== 'ENOENT') throw new UsageError(`${flag} ${path} cannot be used (${code ?? String(error)})`);
+/** The longest file name, in bytes, that Linux file systems allow (NAME_MAX of ext4, XFS, Btrfs, tmpfs). */
+const NAME_MAX = 255;
+/** What follows a temp file's stem: `.<12 hex>.part`. */
+const TEMP_SUFFIX_BYTES = '.0123456789ab.part'.length;
+
+/** The longest prefix of `text` that fits in `bytes` bytes of UTF-8, never cutting a character in two. */
+function utf8Prefix(text: string, bytes: number): string {
+  let used = 0;
+  let end = 0;
+  for (const char of text) {
+    used += Buffer.byteLength(char);
+    if (used > bytes) break;
+    end += char.length;
   }
-  const parent = dirname(target);
+  return text.slice(0, end);
+}
+
+/**
+ * A temp file's name before its random suffix: `.<name>`. A long name would
+ * make the temp name longer than the file system allows, so then it is a
+ * prefix of the name and a hash of all of it, no longer in all than the name
+ * itself (which the file system takes): a 250-byte name works, and two long
+ * names never share temp names.
+ */
+export function tempStem(name: string): string {
+  const bytes = Buffer.byteLength(name);
+  if (1 + bytes + TEMP_SUFFIX_BYTES <= NAME_MAX) return `.${name}`;
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
+  return `.${utf8Prefix(name, bytes - 1 - TEMP_SUFFIX_BYTES - 1 - hash.length)}~${hash}`;
+}
+
+/** A fresh temp name beside `target`: `<dir>/.<name>.<12 hex>.part`. */
+export function tempPathFor(target: string): string {
+  return join(dirname(target), `${tempStem(basename(target))}.${randomBytes(6).toString('hex')}.part`);
+}
+
+/** True when `candidate` is a temp name tempPathFor makes for `targetName`. */
+export function isTempNameOf(candidate: string, targetName: string): boolean {
+  const prefix = `${tempStem(targetName)}.`;
+  return candidate.startsWith(prefix) && /^[0-9a-f]{12}\.part$/.test(candidate.slice(prefix.length));
+}
+
+/** Where an image goes, as checkOutputPath found it. */
+export interface OutputTarget {
+  /** Absolute, as the user named it (what is printed). */
+  path: string;
+  /** The file replaced atomically: `path`, or for a symbolic link the file it points to, so the link stays. */
+  file: string;
+  /** A device or FIFO: written into, never replaced (see openSpecialOutput). */
+  special?: 'character device' | 'FIFO';
+}
+
+/**
+ * Checks, before any request is sent, everything about an output target that
+ * can be known without paying: an existing file needs --force; a directory,
+ * a dangling link, a block device or a socket is refused; the directory is
+ * made if missing; and a temp file of the very name the image will use is
+ * created there and removed, which proves the directory writable, the file
+ * system writable and the names short enough. Problems are usage errors (exit
+ * 2) naming `flag`.
+ */
+export async function checkOutputPath(path: string, force: boolean, flag = '--output'): Promise<OutputTarget> {
+  const target = resolve(path);
+  if (path.endsWith('/') || basename(target) === '') throw new UsageError(`${flag} must name a file, not a directory`);
+  let info;
   try {
-    await access(parent, constants.W_OK);
+    info = await lstat(target);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      await mkdir(parent, { recursive: true }).catch((cause: NodeJS.ErrnoException) => {
-        throw new UsageError(`${flag}: cannot create directory ${parent} (${cause.code ?? cause.message})`);
-      });
-    } else {
-      throw new UsageError(`${flag}: cannot write to directory ${parent}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      await checkOutputDirectory(dirname(target), basename(target), `${flag} ${path}`);
+      return { path: target, file: target };
+    }
+    throw outputPathError(error, path, flag);
+  }
+  let file = target;
+  if (info.isSymbolicLink()) {
+    try {
+      info = await stat(target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw outputPathError(error, path, flag);
+      const to = await readlink(target).catch(() => '?');
+      throw new UsageError(`${flag} ${path} is a symbolic link to ${to}, which does not exist; remove the link or name another file`);
+    }
+    // A link to a file: the file is replaced, the link kept. (Links to special files, like /dev/stdout, are written through.)
+    if (info.isFile()) file = await realpath(target).catch(() => target);
+  }
+  if (info.isDirectory()) throw new UsageError(`${flag} ${path} is a directory; name a file`);
+  if (info.isCharacterDevice() || info.isFIFO()) {
+    return { path: target, file: target, special: info.isFIFO() ? 'FIFO' : 'character device' };
+  }
+  if (!info.isFile()) {
+    const what = info.isBlockDevice() ? 'a block device' : info.isSocket() ? 'a socket' : 'not a regular file';
+    throw new UsageError(`${flag} ${path} is ${what}; an image is never written there`);
+  }
+  if (!force) throw new UsageError(`${flag} ${path} already exists; pass --force to overwrite`);
+  await checkOutputDirectory(dirname(file), basename(file), `${flag} ${path}`);
+  return { path: target, file };
+}
+
+/**
+ * Makes `dir` if it is missing, then creates and removes the temp file an
+ * image named `name` would be written through: so a read-only or full file
+ * system, a directory without write permission, and a name too long are all
+ * found before anything is sent. `what` names the flag (and path) in errors.
+ */
+export async function checkOutputDirectory(dir: string, name: string, what: string): Promise<void> {
+  const bytes = Buffer.byteLength(name);
+  if (bytes > NAME_MAX) throw new UsageError(`${what}: the file name is too long (${bytes} bytes; file systems allow ${NAME_MAX})`);
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ENOTDIR') throw new UsageError(`${what}: cannot create directory ${dir}: a file is in the way, where a directory must be`);
+    throw fileSystemError(error, `${what}: cannot create directory ${dir}`) ?? error;
+  }
+  const probe = tempPathFor(join(dir, name));
+  try {
+    await (await open(probe, 'wx', 0o644)).close();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENAMETOOLONG') throw new UsageError(`${what}: the file name is too long for this file system (${bytes} bytes)`);
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw fileSystemError(error, `${what}: cannot create files in ${dir}`) ?? new UsageError(`${what}: cannot create files in ${dir} (${code})`);
+  }
+  await unlink(probe).catch(() => {});
+}
+
+/** An error met looking at the user's path (a file in the way, a loop of links): theirs to fix, so a usage error. */
+function outputPathError(error: unknown, path: string, flag: string): UsageError {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOTDIR') return new UsageError(`${flag} ${path}: part of that path is a file, not a directory`);
+  if (code === 'ENAMETOOLONG') return new UsageError(`${flag} ${path}: the name is too long for this file system`);
+  return fileSystemError(error, `${flag} ${path}`) ?? new UsageError(`${flag} ${path} cannot be used (${code ?? String(error)})`);
+}
+
+/** A bare descriptor (a FileHandle would close it when collected, under the socket that owns it). */
+const openDescriptor = promisify(openCallback) as (path: string, flags: number) => Promise<number>;
+
+/** How long to wait for a FIFO's reader before saying so. */
+const READER_NOTICE_MS = 1_000;
+
+/**
+ * Opens a special file given as the output, before the request is sent: a
+ * device (not a terminal: that would show binary data), or a FIFO once it has
+ * a reader, waiting for one as `cat > fifo` does, but interruptibly and without
+ * anything paid for yet. The image is then written into it as it arrives.
+ */
+export async function openSpecialOutput(target: OutputTarget, flag: string, signal: AbortSignal, onWait: (message: string) => void): Promise<Writable> {
+  const fail = (error: unknown) => fileSystemError(error, `${flag} ${target.path}`) ?? new UsageError(`${flag} ${target.path} cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  if (target.special === 'FIFO') {
+    const started = Date.now();
+    let told = false;
+    for (;;) {
+      if (signal.aborted) throw signal.reason ?? new InterruptedError();
+      try {
+        // Non-blocking: no reader yet is ENXIO at once, rather than a thread stuck in open().
+        const fd = await openDescriptor(target.path, constants.O_WRONLY | constants.O_NONBLOCK);
+        // A pipe, written through libuv as stdout is, which copes with a reader slower than us.
+        return new Socket({ fd, readable: false, writable: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENXIO') throw fail(error);
+      }
+      if (!told && Date.now() - started >= READER_NOTICE_MS) {
+        told = true;
+        onWait(`waiting for a reader to open the FIFO ${target.path}; nothing is sent before one does`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
-  return target;
+  let handle;
+  try {
+    handle = await open(target.path, constants.O_WRONLY);
+  } catch (error) {
+    throw fail(error);
+  }
+  if (isatty(handle.fd)) {
+    await handle.close();
+    throw new UsageError(`${flag} ${target.path} is a terminal; redirect the JPEG to a file or pipe`);
+  }
+  return createWriteStream(target.path, { fd: handle });
 }
 
 /**
@@ -138,7 +296,7 @@ export class TempJpegFile {
     private readonly options: JpegFileOptions,
   ) {
     this.target = resolve(path);
-    this.temp = join(dirname(this.target), `.${basename(this.target)}.${randomBytes(6).toString('hex')}.part`);
+    this.temp = tempPathFor(this.target);
     const streamOptions = { flags: 'wx', mode: 0o644, highWaterMark: options.diskBufferBytes };
     this.sink = options.editor ? new EditedWriteStream(this.temp, streamOptions, options.editor) : createWriteStream(this.temp, streamOptions);
     // Errors (an unwritable directory, a full disk) are reported by whoever writes, and by commit();
@@ -170,8 +328,13 @@ export class TempJpegFile {
       return { path: this.target, bytes: this.sink.bytesWritten };
     } catch (error) {
       await this.discard();
-      throw error;
+      throw this.explain(error);
     }
+  }
+
+  /** A failure to write this file in the user's terms: a full disk or a permission is theirs to fix (exit 2). */
+  explain(error: unknown): unknown {
+    return fileSystemError(error, `cannot write ${this.path}`) ?? error;
   }
 
   /** Closes and removes the temp file (nothing under the target's name is touched). */
@@ -192,19 +355,53 @@ export async function writeJpegAtomically(source: Readable, path: string, option
     }
   } catch (error) {
     await file.discard();
-    throw error;
+    throw file.explain(error);
   }
   return file.commit();
 }
 
-/** Streams a verified JPEG to a writable (stdout for `-o -`), through optional extra stages (metadata). */
+/** How metadata is added on the way: by the file writer for a file, by a stream stage for a device or FIFO. */
+export interface MetadataWriters {
+  editor(): ChunkEditor;
+  transform(): Transform & { insertedBytes: number };
+}
+
+/**
+ * Saves an image to a target checked by checkOutputPath: atomically for a
+ * file (see writeJpegAtomically), written into for a special file opened by
+ * openSpecialOutput. A FIFO's reader that went away is a broken pipe, as for
+ * stdout; a full device is a file-system error.
+ */
+export async function saveJpeg(
+  source: Readable,
+  target: OutputTarget,
+  special: Writable | undefined,
+  options: Omit<WriteJpegOptions, 'editor'> & { metadata?: MetadataWriters },
+): Promise<WrittenJpeg> {
+  if (!special) {
+    const written = await writeJpegAtomically(source, target.file, { ...options, editor: options.metadata?.editor() });
+    return { path: target.path, bytes: written.bytes };
+  }
+  const inserter = options.metadata?.transform();
+  try {
+    const bytes = await pipeJpeg(source, special, { signal: options.signal, transforms: inserter ? [inserter] : [], end: true });
+    return { path: target.path, bytes: bytes + (inserter?.insertedBytes ?? 0) };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EPIPE') throw new BrokenPipeError();
+    throw fileSystemError(error, `cannot write ${target.path}`) ?? error;
+  }
+}
+
+/**
+ * Streams a verified JPEG into a writable, through optional extra stages
+ * (metadata): stdout for `-o -` (left open), or a special file (ended).
+ */
 export async function pipeJpeg(
   source: Readable,
   destination: NodeJS.WritableStream,
-  signal?: AbortSignal,
-  transforms: Transform[] = [],
+  options: { signal?: AbortSignal; transforms?: Transform[]; end?: boolean } = {},
 ): Promise<number> {
   const verifier = verifierOf(source);
-  await pipeline([...verifier.stages, ...transforms, destination], { signal, end: false } as never);
+  await pipeline([...verifier.stages, ...(options.transforms ?? []), destination], { signal: options.signal, end: options.end ?? false } as never);
   return verifier.bytes();
 }

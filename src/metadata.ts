@@ -228,3 +228,8 @@ export function createMetadataSplicer(meta: ImageMetadata): MetadataSplicer {
 export function createMetadataTransform(meta: ImageMetadata): JpegMetadataInserter {
   return new JpegMetadataInserter(metadataSegments(meta));
 }
+
+/** Both ways of adding the metadata, for saveJpeg to pick the one its target needs (file writer or stream stage). */
+export function metadataWriters(meta: ImageMetadata): { editor(): MetadataSplicer; transform(): JpegMetadataInserter } {
+  return { editor: () => createMetadataSplicer(meta), transform: () => createMetadataTransform(meta) };
+}

@@ -2,13 +2,13 @@
 // sent, skip what earlier runs finished, then generate the rest through one
 // keep-alive pool with bounded concurrency, retries and a manifest.
 import { setMaxListeners } from 'node:events';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
 import type { Context } from '../context.js';
 import type { JpegFileOptions, WrittenJpeg } from '../jpeg-file.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
-import { makeDirectory, pathProblem, removeStaleParts } from './files.js';
+import { pathProblem, removeStaleParts } from './files.js';
 import { ManifestWriter, readManifest } from './manifest.js';
 import { parseCount } from './options.js';
 import { planBatch, type PlannedRow } from './plan.js';
@@ -128,8 +128,16 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const previously = outcomes.filter((o) => o.previously).length;
   if (previously > 0) io.info(`${previously} row${previously > 1 ? 's' : ''} already done by an earlier run (manifest ${displayPath(plan.manifestPath)})`);
 
-  // The outputs' directories before the manifest: a path that cannot be one stops the batch with nothing written.
-  for (const dir of new Set(jobs.map((job) => dirname(job.plan.target)))) await makeDirectory(dir, '--output-template');
+  // The outputs' directories before the manifest: a path that cannot be one, or where no file can be
+  // created (read-only, full, no permission, names too long), stops the batch with nothing sent.
+  const longestName = new Map<string, string>();
+  for (const { plan: row } of jobs) {
+    const dir = dirname(row.target);
+    const name = basename(row.target);
+    if (Buffer.byteLength(name) > Buffer.byteLength(longestName.get(dir) ?? '')) longestName.set(dir, name);
+  }
+  const { checkOutputDirectory } = await import('../jpeg-file.js');
+  for (const [dir, name] of longestName) await checkOutputDirectory(dir, name, '--output-template');
   let writer: ManifestWriter | undefined;
   if (jobs.length > 0 || adopted > 0) {
     writer = await ManifestWriter.open(plan.manifestPath).catch((error: unknown) => {
@@ -174,7 +182,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
             await client.generateInto(job.plan.request, () => file.sink, { signal, onImage: () => (attempt.phase = 'response') });
           } catch (error) {
             await file.discard();
-            throw error;
+            throw file.explain(error);
           }
           received();
           return file.commit();

@@ -10,7 +10,7 @@ import type { GenAerialClient } from '../api/client.js';
 import type { ImageRecord } from '../api/schema.js';
 import type { Context } from '../context.js';
 import { INDEX_NAME, removeStaleIndexTemps, writeIndex } from './export-index.js';
-import { isCompleteJpeg, makeDirectory, removeStaleParts } from './files.js';
+import { isCompleteJpeg, removeStaleParts } from './files.js';
 import { parseCount } from './options.js';
 import { createProgress, formatDuration, type Progress, type ProgressCounts } from './progress.js';
 import { decide, describeFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
@@ -89,7 +89,9 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const progressIntervalMs = parseCount(options.progressInterval, '--progress-interval', 1, 3600, 5) * 1000;
   if (dirArg.trim() === '') throw new UsageError('export needs a directory to write into');
   const dir = resolve(dirArg);
-  await makeDirectory(dir, 'export');
+  // Made if missing, and a file created there and removed: a read-only or full disk stops the export before it starts.
+  const { checkOutputDirectory } = await import('../jpeg-file.js');
+  await checkOutputDirectory(dir, INDEX_NAME, 'export');
 
   // Each download in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
   setMaxListeners(concurrency * 4 + 10, ctx.signal);

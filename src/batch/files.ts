@@ -1,29 +1,15 @@
 // Small file-system facts the batch and export need when resuming: is a file
-// on disk a whole JPEG, and which temp files did a killed run leave behind;
-// and making the directories they write into.
-import { mkdir, open, readdir, unlink } from 'node:fs/promises';
+// on disk a whole JPEG, and which temp files did a killed run leave behind.
+import { open, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { UsageError } from '../api/errors.js';
+import { fileSystemProblem } from '../api/errors.js';
+import { isTempNameOf, tempStem } from '../jpeg-file.js';
 
 /** Why a path the user chose cannot hold files, in their terms; undefined for errors that are not theirs to fix. */
 export function pathProblem(error: unknown): string | undefined {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'EEXIST' || code === 'ENOTDIR') return 'a file is in the way, where a directory must be';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'EROFS') return 'the file system is read-only';
-  if (code === 'ENAMETOOLONG') return 'the name is too long';
-  return undefined;
-}
-
-/** mkdir -p; a path that cannot be a directory is the user's to fix, so a usage error naming `what` (the flag). */
-export async function makeDirectory(dir: string, what: string): Promise<void> {
-  try {
-    await mkdir(dir, { recursive: true });
-  } catch (error) {
-    const problem = pathProblem(error);
-    if (problem) throw new UsageError(`${what}: cannot create directory ${dir}: ${problem}`);
-    throw error;
-  }
+  return fileSystemProblem(error);
 }
 
 /**
@@ -56,10 +42,9 @@ export async function isCompleteJpeg(path: string): Promise<{ ok: boolean; bytes
   }
 }
 
-/** The temp name writeJpegAtomically uses beside a target: `.<name>.<12 hex>.part`. */
+/** The temp name writeJpegAtomically uses beside a target (see tempPathFor). */
 export function isPartFileOf(candidate: string, targetName: string): boolean {
-  const prefix = `.${targetName}.`;
-  return candidate.startsWith(prefix) && /^[0-9a-f]{12}\.part$/.test(candidate.slice(prefix.length));
+  return isTempNameOf(candidate, targetName);
 }
 
 /**
@@ -67,15 +52,18 @@ export function isPartFileOf(candidate: string, targetName: string): boolean {
  * of the exact temp pattern for these targets are touched.
  */
 export async function removeStaleParts(targets: Iterable<string>): Promise<number> {
-  const byDir = new Map<string, Set<string>>();
+  // Per directory, the targets by the stem of their temp names.
+  const byDir = new Map<string, Map<string, string[]>>();
   for (const target of targets) {
     const dir = dirname(target);
-    const names = byDir.get(dir) ?? new Set<string>();
-    names.add(basename(target));
-    byDir.set(dir, names);
+    const stems = byDir.get(dir) ?? new Map<string, string[]>();
+    const name = basename(target);
+    const stem = tempStem(name);
+    stems.set(stem, [...(stems.get(stem) ?? []), name]);
+    byDir.set(dir, stems);
   }
   let removed = 0;
-  for (const [dir, names] of byDir) {
+  for (const [dir, stems] of byDir) {
     let entries: string[];
     try {
       entries = await readdir(dir);
@@ -84,8 +72,8 @@ export async function removeStaleParts(targets: Iterable<string>): Promise<numbe
     }
     for (const entry of entries) {
       if (!entry.startsWith('.') || !entry.endsWith('.part')) continue;
-      const target = entry.slice(1, -'.xxxxxxxxxxxx.part'.length);
-      if (names.has(target) && isPartFileOf(entry, target)) {
+      const names = stems.get(entry.slice(0, -'.xxxxxxxxxxxx.part'.length)) ?? [];
+      if (names.some((name) => isPartFileOf(entry, name))) {
         await unlink(join(dir, entry)).catch(() => {});
         removed++;
       }

@@ -1,6 +1,6 @@
 // What to do after a failed attempt: retry (and after how long), give the row
 // up, or stop the whole batch. Shared by batch and export.
-import { ApiError, CliError, ExitCode, GenerationFailedError, NetworkError, UsageError } from '../api/errors.js';
+import { ApiError, CliError, ExitCode, FileSystemError, fileSystemError, GenerationFailedError, NetworkError, UsageError } from '../api/errors.js';
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */
@@ -61,8 +61,8 @@ export function toCliError(error: unknown, phase: Phase): CliError {
     const where = phase === 'response' ? 'while receiving the image' : 'before an answer arrived';
     return new NetworkError(`connection failed ${where} (${code})${err.message ? `: ${err.message}` : ''}`, code, true);
   }
-  // Anything else (a full disk, a permission error) is not something a retry fixes.
-  return new CliError(err?.message ?? String(error), ExitCode.Unexpected, code ?? 'Unexpected');
+  // Anything else is not something a retry fixes: a full disk or a permission the user must fix (exit 2), or a bug.
+  return fileSystemError(error, 'cannot write the image') ?? new CliError(err?.message ?? String(error), ExitCode.Unexpected, code ?? 'Unexpected');
 }
 
 /**
@@ -95,6 +95,8 @@ export function decide(error: unknown, phase: Phase, retry: number, policy: Retr
   if (failure instanceof GenerationFailedError) {
     return exhausted ? { action: 'fail', error: failure } : { action: 'retry', delayMs: backoffDelay(retry + 1, policy, random), pauseAll: false };
   }
+  // A full disk, a read-only file system, a permission: every further row would be paid for and lost the same way.
+  if (failure instanceof FileSystemError) return { action: 'stop', error: failure };
   if (failure instanceof UsageError) return { action: 'fail', error: failure };
 
   // Everything after the response started, and a connection that broke after the body was sent,

@@ -250,10 +250,13 @@ export async function startListener(ctx: Context, plan: Pick<ListenPlan, 'host' 
 
 async function listenAndDownload(ctx: Context, request: GenerationRequest, plan: ListenPlan, options: GenerateAsyncOptions): Promise<void> {
   if (options.output === '-') throw new UsageError('--output - is not supported by generate-async; name a file');
-  const { checkOutputPath, writeJpegAtomically } = await import('../jpeg-file.js');
+  const { checkOutputPath, openSpecialOutput, saveJpeg } = await import('../jpeg-file.js');
   const { lat, lng } = request.coordinates;
   // Checked before anything is sent: a refused target must not cost credits.
   const target = await checkOutputPath(options.output ?? defaultOutputName(lat, lng), Boolean(options.force));
+  // A device or FIFO is opened now too: a FIFO waits for its reader before anything is paid for.
+  const special = target.special ? await openSpecialOutput(target, '--output', ctx.signal, (message) => ctx.io.info(message)) : undefined;
+  if (special) ctx.onCleanup(() => void special.destroy());
   const client = await ctx.client();
 
   const listener = await startListener(ctx, plan);
@@ -294,24 +297,22 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
       throw new AsyncGenerationFailedError(requestId, payload.errorCode, payload.errorMessage);
     }
     spinner.update(`Downloading image ${payload.generatedImageId}…`);
-    const editor =
-      options.metadata === false
-        ? undefined
-        : await import('../metadata.js').then((m) => m.createMetadataSplicer({ request, software: `aerial ${VERSION}` }));
+    const metadata = options.metadata === false ? undefined : await import('../metadata.js');
+    const metadataOf = { request, software: `aerial ${VERSION}` };
     const image = await client.fetchImage(payload.signedUrl, { signal: ctx.signal });
-    const written = await writeJpegAtomically(image.body, target, {
+    const written = await saveJpeg(image.body, target, special, {
       force: Boolean(options.force),
       signal: ctx.signal,
       expectedLength: image.contentLength,
-      editor,
+      metadata: metadata?.metadataWriters(metadataOf),
     });
     await listener.close();
     const fileBytes = written.bytes;
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    spinner.succeed(`Saved ${written.path} (${formatBytes(fileBytes)}, ${payload.creditsUsed} credit${payload.creditsUsed === 1 ? '' : 's'}, ${seconds}s)`);
-    const result = { requestId, generatedImageId: payload.generatedImageId, creditsUsed: payload.creditsUsed, file: written.path };
+    spinner.succeed(`Saved ${target.path} (${formatBytes(fileBytes)}, ${payload.creditsUsed} credit${payload.creditsUsed === 1 ? '' : 's'}, ${seconds}s)`);
+    const result = { requestId, generatedImageId: payload.generatedImageId, creditsUsed: payload.creditsUsed, file: target.path };
     if (ctx.io.json) ctx.io.outJson(result);
-    else ctx.io.out(written.path);
+    else ctx.io.out(target.path);
   } catch (error) {
     spinner.stop();
     throw error;

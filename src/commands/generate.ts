@@ -1,6 +1,6 @@
 // `aerial generate`: one synchronous generation, streamed to a JPEG on disk.
 import type { Command } from 'commander';
-import { UsageError } from '../api/errors.js';
+import { BrokenPipeError, UsageError } from '../api/errors.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
 import { VERSION } from '../version.js';
@@ -57,7 +57,7 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   if (toStdout && ctx.io.stdoutIsTTY) {
     throw new UsageError('--output - writes binary JPEG data to stdout; redirect it to a file or pipe (stdout is a terminal)');
   }
-  const { checkOutputPath, pipeJpeg, writeJpegAtomically } = await import('../jpeg-file.js');
+  const { checkOutputPath, openSpecialOutput, pipeJpeg, saveJpeg } = await import('../jpeg-file.js');
   const prompts = await import('../interactive.js');
   const interactive = prompts.mustPrompt(ctx, input, Boolean(options.interactive)) ? prompts : undefined;
   if (interactive) {
@@ -72,8 +72,11 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   }
 
   const target = toStdout
-    ? '-'
+    ? undefined
     : await checkOutputPath(output ?? defaultOutputName(request.coordinates.lat, request.coordinates.lng), Boolean(options.force));
+  // A device or FIFO is opened now: a FIFO waits here for its reader, before anything is paid for.
+  const special = target?.special ? await openSpecialOutput(target, '--output', ctx.signal, (message) => ctx.io.info(message)) : undefined;
+  if (special) ctx.onCleanup(() => void special.destroy());
   // The EXIF writer (piexifjs) loads while the image is being generated, not before the request.
   const metadataReady = options.metadata === false ? undefined : import('../metadata.js');
   metadataReady?.catch(() => {}); // a failed request must not leave an unhandled rejection behind
@@ -88,30 +91,30 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
     const image = await client.generate(request, { signal: ctx.signal });
     const metadata = await metadataReady;
     spinner.update(`Downloading ${request.resolution} image of ${where}…`);
-    if (target === '-') {
+    if (!target) {
       const inserter = metadata?.createMetadataTransform(metadataOf);
-      const bytes = (await pipeJpeg(image.body, ctx.io.stdout, ctx.signal, inserter ? [inserter] : [])) + (inserter?.insertedBytes ?? 0);
+      const bytes = (await pipeJpeg(image.body, ctx.io.stdout, { signal: ctx.signal, transforms: inserter ? [inserter] : [] })) + (inserter?.insertedBytes ?? 0);
       spinner.stop();
       ctx.io.info(`${ctx.io.style.green('✔')} Wrote ${formatBytes(bytes)} JPEG to stdout`);
       return;
     }
-    const written = await writeJpegAtomically(image.body, target, {
+    const written = await saveJpeg(image.body, target, special, {
       force: Boolean(options.force),
       signal: ctx.signal,
       expectedLength: image.contentLength,
-      editor: metadata?.createMetadataSplicer(metadataOf),
+      metadata: metadata?.metadataWriters(metadataOf),
     });
     const fileBytes = written.bytes;
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    spinner.succeed(`Saved ${written.path} (${formatBytes(fileBytes)}, ${seconds}s)`);
+    spinner.succeed(`Saved ${target.path} (${formatBytes(fileBytes)}, ${seconds}s)`);
     if (ctx.io.json) {
-      ctx.io.outJson({ file: written.path, bytes: fileBytes, request });
+      ctx.io.outJson({ file: target.path, bytes: fileBytes, request });
     } else {
-      ctx.io.out(written.path);
+      ctx.io.out(target.path);
     }
   } catch (error) {
     // Interrupted (a signal, a reader gone) is said once, by the error line that follows, not as a failure.
-    if (ctx.signal.aborted) spinner.stop();
+    if (ctx.signal.aborted || error instanceof BrokenPipeError) spinner.stop();
     else spinner.fail('Generation failed');
     throw error;
   } finally {

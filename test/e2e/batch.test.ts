@@ -490,7 +490,7 @@ describe('batch and signals', () => {
       const again = signal === 'SIGINT' ? 'press Ctrl-C again' : `send ${signal} again`;
       expect(first.stderr).toContain(`finishing 4 requests in flight (at most 30s); ${again} to abort`);
       expect(first.stderr).toContain('8 rows not started: interrupted');
-      expect(first.stderr.trim().split('\n').pop()).toBe('error: interrupted');
+      expect(String(first.stderr).trim().split('\n').pop()).toBe('error: interrupted');
       // The four on the wire were answered, and their images kept and recorded.
       expect(generations(sandbox).map((e) => e.status)).toEqual([200, 200, 200, 200]);
       expect([...lastStatusByKey(manifestLines()).values()].map((l) => l.status)).toEqual(['done', 'done', 'done', 'done']);

@@ -223,7 +223,7 @@ describe('export and signals', () => {
         const first = await child;
         expect(first.exitCode).toBe(130);
         expect(first.stderr).toContain('finishing 2 downloads in flight (at most 30s)');
-        expect(first.stderr.trim().split('\n').pop()).toBe('error: interrupted');
+        expect(String(first.stderr).trim().split('\n').pop()).toBe('error: interrupted');
         // The two under way arrived whole and are indexed; nothing else was started.
         const kept = readdirSync(dir).filter((n) => n.endsWith('.jpg'));
         expect(kept).toHaveLength(2);

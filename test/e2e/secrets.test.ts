@@ -187,22 +187,24 @@ describe('the API key never leaks', () => {
   });
 
   it('an unexpected error prints its stack with --verbose, and the stack holds no key', async () => {
-    // -o - onto a full disk: ENOSPC while streaming is a genuine, unplanned I/O failure (exit 1).
-    // The child's stdout is the device itself, so the CLI's own write fails.
-    const full = openSync('/dev/full', 'w');
+    // -o - into a descriptor open only for reading: EBADF while streaming is a genuine, unplanned
+    // I/O failure (exit 1). (A full disk is the user's to fix: exit 2, no stack.)
+    const readOnlyPath = join(dirs.work, 'read-only-stdout');
+    writeFileSync(readOnlyPath, '');
+    const readOnly = openSync(readOnlyPath, 'r');
     const child = spawn(process.execPath, [BIN, 'generate', '--lat', '1', '--lng', '2', '--resolution', 'HD', '--aspect-ratio', 'Square', '-o', '-', '--verbose'], {
       env: cliEnv(dirs.config, { TMPDIR: dirs.tmp, HOME: dirs.home, AERIAL_BASE_URL: sandbox.url, AERIAL_API_KEY: KEY }),
       cwd: dirs.work,
-      stdio: ['ignore', full, 'pipe'],
+      stdio: ['ignore', readOnly, 'pipe'],
       timeout: 30_000,
     });
-    closeSync(full);
+    closeSync(readOnly);
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const [exitCode] = (await once(child, 'close')) as [number];
     const result = { exitCode, stderr };
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toMatch(/^error: unexpected: ENOSPC/m);
+    expect(result.stderr).toMatch(/^error: unexpected: .*EBADF/m);
     expect(result.stderr).toMatch(/^\s+at /m);
     assertNoSecrets(result.stderr, 'the stack of an unexpected error');
   });

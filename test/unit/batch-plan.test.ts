@@ -148,6 +148,27 @@ describe('files', () => {
     expect(await removeStaleParts([join(dir, 'a.jpg')])).toBe(1);
     expect(readdirSync(dir).sort()).toEqual(['.a.jpg.notours.part', '.b.jpg.0123456789ab.part', 'a.jpg']);
   });
+
+  it('keeps the temp names of long targets no longer than the target name, distinct, and still recognised', async () => {
+    const dir = scratch();
+    const { readdirSync } = await import('node:fs');
+    const { tempPathFor } = await import('../../src/jpeg-file.js');
+    const { basename } = await import('node:path');
+    // 250 bytes, of one-, two- and three-byte characters: no character is cut in two.
+    const longNames = [`${'a'.repeat(246)}.jpg`, `${'é'.repeat(123)}.jpg`, `${'見'.repeat(82)}.jpg`, `${'a'.repeat(245)}b.jpg`];
+    for (const name of longNames) {
+      const temp = basename(tempPathFor(join(dir, name)));
+      expect(Buffer.byteLength(temp)).toBeLessThanOrEqual(Buffer.byteLength(name));
+      expect(temp).not.toContain('\ufffd');
+      expect(isPartFileOf(temp, name)).toBe(true);
+      for (const other of longNames.filter((n) => n !== name)) expect(isPartFileOf(temp, other)).toBe(false);
+      writeFileSync(join(dir, temp), '');
+    }
+    // Short names keep the plain form.
+    expect(basename(tempPathFor(join(dir, 'x.jpg')))).toMatch(/^\.x\.jpg\.[0-9a-f]{12}\.part$/);
+    expect(await removeStaleParts([join(dir, longNames[0]!), join(dir, longNames[2]!)])).toBe(2);
+    expect(readdirSync(dir)).toHaveLength(2);
+  });
 });
 
 describe('batchExitCode', () => {

@@ -75,11 +75,17 @@ describe('decide', () => {
     expect(decide(new GenerationFailedError('ErrorGeneratingImage', 'x'), 'request', 0, policy, half).action).toBe('retry');
   });
 
-  it('does not retry a local file-system failure', () => {
+  it('stops the batch on a local file-system failure: every later row would be paid for and lost the same way', () => {
     const full = Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
     const decision = decide(full, 'response', 0, { ...policy, retryUnsafe: true });
-    expect(decision.action).toBe('fail');
-    expect(toCliError(full, 'response').code).toBe('ENOSPC');
+    expect(decision.action).toBe('stop');
+    expect(toCliError(full, 'response')).toMatchObject({ code: 'NoSpace', exitCode: 2, message: 'cannot write the image: no space left on the device' });
+  });
+
+  it('does not retry a failure that is nobody\'s to fix (a bug)', () => {
+    const odd = Object.assign(new Error('bad file descriptor'), { code: 'EBADF' });
+    expect(decide(odd, 'response', 0, { ...policy, retryUnsafe: true }).action).toBe('fail');
+    expect(toCliError(odd, 'response')).toMatchObject({ code: 'EBADF', exitCode: 1 });
   });
 });
 
