@@ -158,17 +158,16 @@ export class Terminal {
       return { update() {}, succeed: (t) => t && this.info(t), fail() {}, stop() {} };
     }
     const { default: ora } = await import('ora');
-    const spinner = ora({ text: this.redact(text), stream: this.stderr as NodeJS.WritableStream, color: 'cyan', isEnabled: true, discardStdin: false }).start();
+    // ora colours its frames and its ✔/✖ by its own sniffing of the terminal, which knows nothing
+    // of NO_COLOR: both come from this terminal's decision instead.
+    const spinner = ora({ text: this.redact(text), stream: this.stderr as NodeJS.WritableStream, color: this.color ? 'cyan' : false, isEnabled: true, discardStdin: false }).start();
+    const end = (symbol: string, t: string | undefined) => spinner.stopAndPersist({ symbol, text: t === undefined ? undefined : this.redact(t) });
     return {
       update: (t) => {
         spinner.text = this.redact(t);
       },
-      succeed: (t) => {
-        spinner.succeed(t === undefined ? undefined : this.redact(t));
-      },
-      fail: (t) => {
-        spinner.fail(t === undefined ? undefined : this.redact(t));
-      },
+      succeed: (t) => end(this.style.green('✔'), t),
+      fail: (t) => end(this.style.red('✖'), t),
       stop: () => {
         spinner.stop();
       },
