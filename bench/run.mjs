@@ -32,7 +32,7 @@ if (wanted('startup')) {
 if (wanted('memory')) {
   const m = await benchStreamingMemory({ megabytes: 50 });
   results.streamingMemory = m;
-  row(`generate: peak RSS for a ${m.responseMb} MB response`, `${m.peakRssMb} MB`, '< 100 MB', m.peakRssMb < 100);
+  row(`generate: peak RSS for a ${m.responseMb} MiB response`, `${m.peakRssMb} MiB`, '< 100 MiB', m.peakRssMb < 100);
 }
 
 if (wanted('render')) {

@@ -9,6 +9,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { formatBytes } from './bytes.js';
 import { WebhookPayloadSchema, WebhookSuccessSchema, type WebhookPayload, type WebhookSuccess } from './api/schema.js';
 
 /** Both documented payloads are a handful of short fields; anything near this is not one of them. */
@@ -292,7 +293,7 @@ export class WebhookListener {
   private refuseOversized(req: IncomingMessage, res: ServerResponse, method: string): void {
     // Stop reading: the connection is closed after the answer rather than drained.
     res.setHeader('connection', 'close');
-    this.answer(res, 400, method, 'rejected', `body over ${Math.round(this.maxBodyBytes / 1024)} KB`);
+    this.answer(res, 400, method, 'rejected', `body over ${formatBytes(this.maxBodyBytes)}`);
     req.pause();
   }
 

@@ -4,6 +4,7 @@ import { Readable, Transform, type TransformCallback, type Writable } from 'node
 import type { Dispatcher } from 'undici';
 import { Agent } from './undici-agent.js';
 import type { z } from 'zod';
+import { formatBytes } from '../bytes.js';
 import { printable } from '../printable.js';
 import { ApiError, CliError, defaultCodeForStatus, ExitCode, NetworkError } from './errors.js';
 import { download, type DownloadOutcome } from './image-download.js';
@@ -109,17 +110,13 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
   return Array.isArray(value) ? value[0] : value;
 }
 
-function formatSize(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${Math.round(bytes / 1024 / 1024)} MiB` : `${Math.round(bytes / 1024)} KiB`;
-}
-
 interface BodyLimits {
   maxBytes: number;
   deadlineMs: number;
 }
 
 function tooLarge(maxBytes: number): CliError {
-  return new CliError(`response body exceeds ${formatSize(maxBytes)}`, ExitCode.Server, 'ResponseTooLarge');
+  return new CliError(`response body exceeds ${formatBytes(maxBytes)}`, ExitCode.Server, 'ResponseTooLarge');
 }
 
 /** Passes a body through, refusing it once it grows past `maxBytes`. */
@@ -571,7 +568,7 @@ export class GenAerialClient {
     }
     const length = Number(header(headers, 'content-length'));
     if (Number.isFinite(length) && length > this.maxImageBytes) {
-      return new CliError(`image of ${formatSize(length)} exceeds the ${formatSize(this.maxImageBytes)} limit`, ExitCode.Server, 'ResponseTooLarge', statusCode);
+      return new CliError(`image of ${formatBytes(length)} exceeds the ${formatBytes(this.maxImageBytes)} limit`, ExitCode.Server, 'ResponseTooLarge', statusCode);
     }
     return undefined;
   }

@@ -4,11 +4,12 @@
 import type { Command } from 'commander';
 import { GenerationFailedError, NetworkError, UsageError } from '../api/errors.js';
 import type { GenerationRequest } from '../api/schema.js';
+import { formatBytes } from '../bytes.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
 import type { Spinner } from '../io.js';
 import { VERSION } from '../version.js';
-import { defaultOutputName, formatBytes } from './generate.js';
+import { defaultOutputName } from './generate.js';
 import { addLocationOptions, addSceneOptions, sceneInputFrom } from './scene-options.js';
 
 interface GenerateAsyncOptions {

@@ -1,6 +1,7 @@
 // `aerial generate`: one synchronous generation, streamed to a JPEG on disk.
 import type { Command } from 'commander';
 import { BrokenPipeError, UsageError } from '../api/errors.js';
+import { formatBytes } from '../bytes.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
 import { VERSION } from '../version.js';
@@ -122,8 +123,3 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   }
 }
 
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(0)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}

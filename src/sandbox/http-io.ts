@@ -1,6 +1,7 @@
 // The sandbox's HTTP plumbing: error bodies in the spec's shape, bounded body
 // reading that always drains the socket, and JSON replies. No routing here.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { formatBytes } from '../bytes.js';
 
 /** A reply the routes decide on; the server turns it into `{status, error, message}`. */
 export class HttpError extends Error {
@@ -126,11 +127,6 @@ function parseJson(bytes: Buffer): unknown {
   }
 }
 
-function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(bytes % (1024 * 1024) === 0 ? 0 : 1)} MiB`;
-  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KiB`;
-  return `${bytes} bytes`;
-}
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);

@@ -147,6 +147,23 @@ describe.skipIf(!ptyAvailable())('on a terminal', () => {
     }
   });
 
+  it('NO_COLOR holds for the spinner and its success tick (ora colours by its own sniffing), and the size says KiB', async () => {
+    const ws = workspace();
+    const runs = await Promise.all(
+      [{ NO_COLOR: '1' }, {}].map(async (env) => {
+        const term = spawnInPty(['generate', '--lat', '1', '--lng', '2', '--resolution', 'HD', '-o', `${Object.keys(env).length}.jpg`], { ...ws, env: { ...ws.env, ...env } });
+        return term.exited;
+      }),
+    );
+    const [plain, coloured] = runs;
+    expect(plain!.exitCode).toBe(0);
+    // The cursor may be hidden and shown (not colour); no SGR code at all, frames and tick included.
+    expect(plain!.output).not.toMatch(/\x1b\[[0-9;]*m/);
+    expect(plain!.output).toMatch(/✔ Saved .*1\.jpg \(\d+ KiB, [\d.]+s\)/);
+    expect(coloured!.output).toMatch(/\x1b\[32m✔\x1b\[39m Saved .*0\.jpg \(\d+ KiB/); // the check can fail: colour is on by default
+    ws.dir.remove();
+  });
+
   it('--no-color prompts without colour codes (inquirer would colour on its own)', async () => {
     const ws = workspace();
     const colored = spawnInPty(['generate'], ws);

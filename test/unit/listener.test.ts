@@ -201,7 +201,7 @@ describe('listener guard rules', () => {
     expect(await waiting).toEqual(success('req_real'));
   });
 
-  it('refuses a body over 64 KB, declared or streamed, and keeps waiting', async () => {
+  it('refuses a body over 64 KiB, declared or streamed, and keeps waiting', async () => {
     const { listener, events } = await start();
     listener.expectOnly('req_big');
     const waiting = listener.waitFor('req_big');
@@ -209,7 +209,7 @@ describe('listener guard rules', () => {
     const big = JSON.stringify({ ...success('req_big'), padding: 'x'.repeat(70 * 1024) });
     expect((await send(listener.callbackUrl, { body: big })).status).toBe(400);
     expect((await send(listener.callbackUrl, { body: big, chunked: true })).status).toBe(400);
-    expect(events.filter((e) => e.reason.startsWith('body over 64 KB'))).toHaveLength(2);
+    expect(events.filter((e) => e.reason.startsWith('body over 64 KiB'))).toHaveLength(2);
     expect(await stillPending(waiting)).toBe(true);
 
     // Just under the limit is still a payload.
