@@ -107,7 +107,7 @@ complete -c aerial -n '__aerial_is \'aerial generate\'' -l save-image -d 'keep t
 complete -c aerial -n '__aerial_is \'aerial generate\'' -l no-save-image -d 'do not keep the image in your history'
 complete -c aerial -n '__aerial_is \'aerial generate\'' -l tag -x -d 'descriptive tag, repeatable, at most 10'
 complete -c aerial -n '__aerial_is \'aerial generate\'' -l prompt -x -d 'custom enhancement instructions'
-complete -c aerial -n '__aerial_is \'aerial generate\'' -s o -l output -r -F -d 'where to save the JPEG ("-" for stdout when it is not a terminal)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -s o -l output -r -F -d 'where to save the JPEG ("-" for stdout when it is not a terminal; a device or FIFO is written into)'
 complete -c aerial -n '__aerial_is \'aerial generate\'' -s f -l force -d 'overwrite the output file if it exists'
 complete -c aerial -n '__aerial_is \'aerial generate\'' -s i -l interactive -d 'ask for the location and scene choices (the default on a terminal when --lat/--lng are missing)'
 complete -c aerial -n '__aerial_is \'aerial generate\'' -l no-metadata -d 'save the bytes exactly as received: no GPS EXIF, no AI-generated note'

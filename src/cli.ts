@@ -88,8 +88,10 @@ Examples:
   $ aerial list --json | jq '.content[].id'
   $ aerial config set api-key          # hidden prompt; or pipe the key on stdin
 
-Exit codes: 0 ok, 1 unexpected, 2 usage/validation, 3 auth, 4 credits, 5 not found,
-6 generation/server error, 7 network/timeout, 8 rate limited, 130 interrupted.`,
+Exit codes: 0 ok, 1 unexpected, 2 usage/validation or an output that cannot be
+written, 3 auth, 4 credits, 5 not found, 6 generation/server error,
+7 network/timeout, 8 rate limited, 130 interrupted (Ctrl-C, SIGTERM, SIGHUP),
+141 the reader of the output went away (| head).`,
     );
   // Set before the subcommands exist: they inherit both when created.
   program.exitOverride();

@@ -53,10 +53,15 @@ resumes where it stopped; rows that were in flight when it died are sent again (
 service may have charged for them). A row's identity is its request plus its output
 file: edit a row and it is generated again.
 
-Exit codes: 0 every row succeeded; 2 invalid rows or clashing file names (nothing
-sent); 3 or 4 stopped early on a 401 or 402 (rows not started are skipped);
-otherwise the code most failed rows share (6 generation, 7 network, 8 rate limited);
-130 interrupted.
+The first Ctrl-C, SIGTERM or SIGHUP sends no new row and lets the requests on the
+wire finish and be recorded (for up to 30s), since they are paid for: the re-run
+then sends only the rest. A second one aborts them at once.
+
+Exit codes: 0 every row succeeded; 2 invalid rows, clashing file names, or output
+directories where no file can be created (nothing sent), or a disk that filled up
+(the batch stops); 3 or 4 stopped early on a 401 or 402 (rows not started are
+skipped); otherwise the code most failed rows share (6 generation, 7 network,
+8 rate limited); 130 interrupted.
 
 Examples:
   $ aerial batch places.csv --output-template 'out/{id}-{lat}_{lng}.jpg' --concurrency 8

@@ -25,6 +25,9 @@ plus its "file" name), rewritten at the end; images since deleted from the accou
 keep their earlier record. Expired download URLs (2 hours after listing, or a 403)
 are refreshed by listing again.
 
+The first Ctrl-C, SIGTERM or SIGHUP starts no new download and lets those under
+way finish and be indexed (for up to 30s); a second one aborts them. Exit 130.
+
 Examples:
   $ aerial export backup/
   $ aerial export backup/ --concurrency 8 --json | jq '.failed'`,

@@ -24,7 +24,7 @@ export function register(program: Command, action: ActionFactory): void {
   addLocationOptions(command);
   addSceneOptions(command);
   command
-    .option('-o, --output <file>', 'where to save the JPEG ("-" for stdout when it is not a terminal)')
+    .option('-o, --output <file>', 'where to save the JPEG ("-" for stdout when it is not a terminal; a device or FIFO is written into)')
     .option('-f, --force', 'overwrite the output file if it exists')
     .option('-i, --interactive', 'ask for the location and scene choices (the default on a terminal when --lat/--lng are missing)')
     .option('--no-metadata', 'save the bytes exactly as received: no GPS EXIF, no AI-generated note')
@@ -36,6 +36,12 @@ Examples:
   $ aerial generate --at "48.8584,2.2945" --zoom High --angle Low --bearing NE -o eiffel.jpg
   $ aerial generate --lat 35.6586 --lng 139.7454 --resolution UHD -o - > tokyo.jpg
   $ aerial generate --sandbox --interactive      # asks for the location and each scene choice
+
+Before anything is sent, --output is checked: an existing file needs --force, a
+dangling link or a directory is refused, and a temp file is created beside it and
+removed (a read-only or full disk, a missing permission, a name too long: exit 2,
+nothing charged). A device or FIFO is written into, never replaced; a FIFO is opened
+first, waiting for its reader.
 
 Saved JPEGs (files and -o -) carry GPS EXIF of the location, the scene parameters and
 an "AI-generated" note (EXIF ImageDescription/UserComment, XMP with the IPTC digital
