@@ -237,7 +237,7 @@ describe('generate-async --listen', () => {
     expect(result.stdout).toBe(`${out}\n`);
     const [sent] = asyncRequests();
     expect(result.stderr).toContain(`Accepted request ${sent!.requestId}`);
-    expect(result.stderr).toMatch(/Saved .*plain\.jpg \(\d+ KB, 1 credit, [\d.]+s\)/);
+    expect(result.stderr).toMatch(/Saved .*plain\.jpg \(\d+ KiB, 1 credit, [\d.]+s\)/);
   });
 
   it('works with --sandbox: the in-process sandbox calls back the in-process listener', async () => {

@@ -325,7 +325,7 @@ describe('listener with many requests (batch --async)', () => {
     const { listener, events } = await start({ maxHeldBytes: 100_000 });
     const first = send(listener.callbackUrl, { body: padded('req_big1', 60_000) });
     await until(() => events.some((e) => e.outcome === 'held'));
-    // 60 KB held + 60 KB would pass 100 KB; a small one still fits.
+    // 60 KiB held + 60 KiB would pass 100 KiB; a small one still fits.
     expect((await send(listener.callbackUrl, { body: padded('req_big2', 60_000) })).status).toBe(503);
     const small = post(listener.callbackUrl, success('req_small'));
     await until(() => events.filter((e) => e.outcome === 'held').length === 2);
