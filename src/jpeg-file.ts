@@ -13,7 +13,7 @@ import type { Readable, Transform, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { isatty } from 'node:tty';
 import { promisify } from 'node:util';
-import { BrokenPipeError, fileSystemError, InterruptedError, UsageError } from './api/errors.js';
+import { BrokenPipeError, CliError, FileSystemError, fileSystemError, InterruptedError, UsageError } from './api/errors.js';
 import { CorruptImageError, JpegVerifier } from './api/jpeg-verifier.js';
 
 export { CorruptImageError, JpegVerifier } from './api/jpeg-verifier.js';
@@ -126,7 +126,7 @@ export async function checkOutputPath(path: string, force: boolean, flag = '--ou
  */
 export async function checkOutputDirectory(dir: string, name: string, what: string): Promise<void> {
   const bytes = Buffer.byteLength(name);
-  if (bytes > NAME_MAX) throw new UsageError(`${what}: the file name is too long (${bytes} bytes; file systems allow ${NAME_MAX})`);
+  if (bytes > NAME_MAX) throw new FileSystemError(`${what}: the file name is too long (${bytes} bytes; file systems allow ${NAME_MAX})`, 'NameTooLong');
   try {
     await mkdir(dir, { recursive: true });
   } catch (error) {
@@ -138,18 +138,18 @@ export async function checkOutputDirectory(dir: string, name: string, what: stri
   try {
     await (await open(probe, 'wx', 0o644)).close();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENAMETOOLONG') throw new UsageError(`${what}: the file name is too long for this file system (${bytes} bytes)`);
+    if ((error as NodeJS.ErrnoException).code === 'ENAMETOOLONG') throw new FileSystemError(`${what}: the file name is too long for this file system (${bytes} bytes)`, 'NameTooLong');
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
     throw fileSystemError(error, `${what}: cannot create files in ${dir}`) ?? new UsageError(`${what}: cannot create files in ${dir} (${code})`);
   }
   await unlink(probe).catch(() => {});
 }
 
-/** An error met looking at the user's path (a file in the way, a loop of links): theirs to fix, so a usage error. */
-function outputPathError(error: unknown, path: string, flag: string): UsageError {
+/** An error met looking at the user's path (a file in the way, a loop of links): theirs to fix, so exit 2. */
+function outputPathError(error: unknown, path: string, flag: string): CliError {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ENOTDIR') return new UsageError(`${flag} ${path}: part of that path is a file, not a directory`);
-  if (code === 'ENAMETOOLONG') return new UsageError(`${flag} ${path}: the name is too long for this file system`);
+  if (code === 'ENAMETOOLONG') return new FileSystemError(`${flag} ${path}: the name is too long for this file system`, 'NameTooLong');
   return fileSystemError(error, `${flag} ${path}`) ?? new UsageError(`${flag} ${path} cannot be used (${code ?? String(error)})`);
 }
 

@@ -52,14 +52,12 @@ export function isPartFileOf(candidate: string, targetName: string): boolean {
  * of the exact temp pattern for these targets are touched.
  */
 export async function removeStaleParts(targets: Iterable<string>): Promise<number> {
-  // Per directory, the targets by the stem of their temp names.
-  const byDir = new Map<string, Map<string, string[]>>();
+  // Per directory, each target's name by the stem of its temp names.
+  const byDir = new Map<string, Map<string, string>>();
   for (const target of targets) {
     const dir = dirname(target);
-    const stems = byDir.get(dir) ?? new Map<string, string[]>();
-    const name = basename(target);
-    const stem = tempStem(name);
-    stems.set(stem, [...(stems.get(stem) ?? []), name]);
+    const stems = byDir.get(dir) ?? new Map<string, string>();
+    stems.set(tempStem(basename(target)), basename(target));
     byDir.set(dir, stems);
   }
   let removed = 0;
@@ -72,8 +70,8 @@ export async function removeStaleParts(targets: Iterable<string>): Promise<numbe
     }
     for (const entry of entries) {
       if (!entry.startsWith('.') || !entry.endsWith('.part')) continue;
-      const names = stems.get(entry.slice(0, -'.xxxxxxxxxxxx.part'.length)) ?? [];
-      if (names.some((name) => isPartFileOf(entry, name))) {
+      const name = stems.get(entry.slice(0, -'.xxxxxxxxxxxx.part'.length));
+      if (name !== undefined && isPartFileOf(entry, name)) {
         await unlink(join(dir, entry)).catch(() => {});
         removed++;
       }

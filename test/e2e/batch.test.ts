@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import exifr from 'exifr';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RequestLogEntry } from '../../src/sandbox/server.js';
-import { registerSecret, runCli, spawnCli, tempDir } from '../helpers/cli.js';
+import { registerSecret, runCli, spawnCli, stderrSoFar, tempDir, until } from '../helpers/cli.js';
 import { API_PATH, jpegInfo, useSandboxPerTest, type TestSandbox } from '../helpers/sandbox.js';
 
 interface Row {
@@ -454,14 +454,6 @@ describe('batch', () => {
 describe('batch and signals', () => {
   const MANIFEST = () => join(work, 'out', 'aerial-batch-manifest.jsonl');
 
-  async function until(condition: () => boolean, what: string): Promise<void> {
-    const deadline = Date.now() + 20_000;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-
   /** Rows sent so far: "started" lines (the manifest is read while the batch appends to it). */
   const started = () => (existsSync(MANIFEST()) ? readFileSync(MANIFEST(), 'utf8').split('\n').filter((l) => l.includes('"status":"started"')).length : 0);
 
@@ -542,12 +534,11 @@ describe('batch and signals', () => {
     const args = [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '3'];
 
     const child = spawnCli(['batch', ...args], { configDir: home.path, env: sandbox.env(), cwd: work, timeout: 60_000 });
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const stderr = stderrSoFar(child);
     await until(() => started() === 3, 'the first three rows to be sent');
     // As CI cancels: SIGINT, then SIGTERM a little later.
     child.kill('SIGINT');
-    await until(() => stderr.includes('finishing 3 requests in flight'), 'the notice');
+    await until(() => stderr().includes('finishing 3 requests in flight'), 'the notice');
     const abortedAt = Date.now();
     child.kill('SIGTERM');
     const first = await child;

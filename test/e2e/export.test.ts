@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestLogEntry } from '../../src/sandbox/server.js';
-import { runCli, spawnCli, tempDir } from '../helpers/cli.js';
+import { runCli, spawnCli, stderrSoFar, tempDir, until } from '../helpers/cli.js';
 import { generationRequest, jpegInfo, manualClock, useSandboxPerTest, type TestSandbox } from '../helpers/sandbox.js';
 
 let home: ReturnType<typeof tempDir>;
@@ -199,14 +199,6 @@ describe('export and signals', () => {
     };
   }
 
-  async function until(condition: () => boolean, what: string): Promise<void> {
-    const deadline = Date.now() + 20_000;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     it(`${signal} lets the downloads under way finish and be indexed; the re-run downloads only the rest, each image once`, async () => {
       const sandbox = await sandboxFor();
@@ -249,11 +241,10 @@ describe('export and signals', () => {
     const dir = join(home.path, 'signal-twice');
     try {
       const child = spawnCli(['export', dir, '--concurrency', '2'], { configDir: home.path, env: { AERIAL_BASE_URL: proxy.url, AERIAL_API_KEY: sandbox.key } });
-      let stderr = '';
-      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const stderr = stderrSoFar(child);
       await until(() => proxy.held() === 2, 'two downloads under way');
       child.kill('SIGTERM');
-      await until(() => stderr.includes('finishing 2 downloads'), 'the notice');
+      await until(() => stderr().includes('finishing 2 downloads'), 'the notice');
       const abortedAt = Date.now();
       child.kill('SIGTERM');
       const first = await child;

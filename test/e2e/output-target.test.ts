@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import exifr from 'exifr';
 import { execa } from 'execa';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { BIN, cliEnv, runCli, spawnCli, tempDir } from '../helpers/cli.js';
+import { BIN, cliEnv, runCli, spawnCli, stderrSoFar, tempDir, until } from '../helpers/cli.js';
 import { API_PATH, jpegInfo, useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';
 
 let sandbox: TestSandbox;
@@ -202,10 +202,9 @@ describe('special files given as -o are written into, never replaced', () => {
     const fifo = join(work, 'later.fifo');
     expect(works('mkfifo', [fifo])).toBe(true);
     const child = spawnCli(['generate', ...SCENE, '-o', fifo], { configDir: home.path, env: sandbox.env(), cwd: work });
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    for (let i = 0; i < 200 && !stderr.includes('waiting for a reader'); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(stderr).toContain(`waiting for a reader to open the FIFO ${fifo}; nothing is sent before one does`);
+    const stderr = stderrSoFar(child);
+    await until(() => stderr().includes('waiting for a reader'), 'the notice');
+    expect(stderr()).toContain(`waiting for a reader to open the FIFO ${fifo}; nothing is sent before one does`);
     expect(sandbox.requests()).toEqual([]);
     const { stdout } = await execa('cat', [fifo], { encoding: 'buffer' });
     expect((await child).exitCode).toBe(0);

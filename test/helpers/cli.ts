@@ -70,6 +70,22 @@ export async function runCli(args: string[], options: RunOptions): Promise<CliRe
   return { exitCode: result.exitCode ?? -1, stdout, stderr };
 }
 
+/** Polls `condition` until it holds; fails naming `what` after `timeoutMs`. */
+export async function until(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The stderr of a CLI started with spawnCli, as it has arrived so far (execa hands it over only at the end). */
+export function stderrSoFar(child: ResultPromise): () => string {
+  let text = '';
+  child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  return () => text;
+}
+
 /** Starts the CLI without waiting, for tests that interrupt it or talk to it while it runs. */
 export function spawnCli(args: string[], options: RunOptions): ResultPromise {
   return execa('node', [BIN, ...args], {
