@@ -443,15 +443,15 @@ export class GenAerialClient {
     const asked = error instanceof ApiError ? error.retryAfterSeconds : undefined;
     const backoff = Math.min(maxRetryAfter, asked ?? 0.5 * 2 ** (attempt - 1));
     const waitMs = backoff * 1000 * (asked === undefined ? 0.5 + Math.random() / 2 : 1);
+    const rateLimited = statusCode === 429 && attempt <= maxRateLimitRetries;
     const retryable =
-      ((statusCode === 429 && attempt <= maxRateLimitRetries) ||
-        (call.budget.limits.attempts > attempt && [502, 503, 504].includes(statusCode))) &&
-      call.budget.allowsRetry(waitMs);
+      rateLimited || (call.budget.limits.attempts > attempt && [502, 503, 504].includes(statusCode) && call.budget.allowsRetry(waitMs));
     // The trace shows the wait actually taken, so a capped Retry-After is visible with --verbose.
     const capped = asked !== undefined && asked > maxRetryAfter ? ` (Retry-After ${Math.round(asked)}s capped at ${maxRetryAfter}s)` : '';
     const detail = retryable ? `retrying in ${(waitMs / 1000).toFixed(1)}s${capped}` : undefined;
     this.trace({ method: call.method, url: call.url, status: statusCode, ms: msSince(call.started), attempt, detail });
     if (retryable) await (this.options.sleep ?? sleep)(waitMs, call.signal);
+    if (rateLimited) call.budget.exclude(waitMs);
     return retryable;
   }
 

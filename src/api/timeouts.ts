@@ -73,7 +73,7 @@ export function retryDelayMs(attempt: number): number {
  * attempt fits in what is left of the call's budget.
  */
 export class CallBudget {
-  private readonly started: number;
+  private started: number;
 
   constructor(
     readonly limits: CallLimits,
@@ -98,6 +98,15 @@ export class CallBudget {
   /** The deadline of a body whose headers arrived now. */
   responseMs(): number {
     return Math.max(1, Math.min(this.limits.responseMs, this.leftMs()));
+  }
+
+  /**
+   * Leaves a wait the server asked for (a 429's Retry-After, capped on its
+   * own) out of the budget, which bounds the time spent on a server that does
+   * not answer.
+   */
+  exclude(waitMs: number): void {
+    this.started += waitMs;
   }
 
   /** Whether a retry after waiting `waitMs` still leaves time for an attempt. */
