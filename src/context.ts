@@ -1,9 +1,7 @@
 // What every command receives: the terminal, the resolved settings, an abort
 // signal for Ctrl-C, and a lazily built API client (real service or sandbox).
-import type { Dispatcher } from 'undici';
 import type { GenAerialClient, Trace } from './api/client.js';
-import type { ProxySettings } from './api/proxy.js';
-import type { Timeouts } from './api/timeouts.js';
+import type { Network } from './api/network.js';
 import { UsageError } from './api/errors.js';
 import { DEFAULT_BASE_URL, readConfig, resolveSettings, validateBaseUrl, type Settings } from './config.js';
 import { Terminal } from './io.js';
@@ -23,15 +21,6 @@ export interface ClientTuning {
   maxRateLimitRetries?: number;
   /** Reuse one connection pool for many concurrent requests (batch). */
   connections?: number;
-}
-
-/** What every request of a command shares: its connection pool and the environment's settings for it. */
-export interface Network {
-  dispatcher: Dispatcher;
-  timeouts: Timeouts;
-  maxRetryAfterSeconds?: number;
-  proxy?: ProxySettings;
-  extraCaCerts?: string;
 }
 
 export class Context {
@@ -121,18 +110,12 @@ export class Context {
    * `direct` skips proxies, for the in-process sandbox on loopback.
    */
   async network(options: { connections?: number; direct?: boolean } = {}): Promise<Network> {
-    const [{ readWaitSettings }, { readProxySettings, describeProxies, proxySecrets }, { createDispatcher }] = await Promise.all([
-      import('./api/timeouts.js'),
-      import('./api/proxy.js'),
-      import('./api/dispatcher.js'),
-    ]);
-    const { timeouts, maxRetryAfterSeconds } = readWaitSettings(this.env);
-    const proxy = options.direct ? undefined : readProxySettings(this.env);
-    for (const secret of proxySecrets(proxy)) this.io.addSecret(secret);
-    if (proxy) this.io.debug(describeProxies(proxy));
-    const dispatcher = await createDispatcher({ connections: options.connections, connectMs: timeouts.connectMs, proxy });
-    this.onCleanup(() => dispatcher.close());
-    return { dispatcher, timeouts, maxRetryAfterSeconds, proxy, extraCaCerts: this.env.NODE_EXTRA_CA_CERTS || undefined };
+    const { openNetwork } = await import('./api/client.js');
+    const { network, proxyDescription, secrets } = await openNetwork(this.env, options);
+    for (const secret of secrets) this.io.addSecret(secret);
+    if (proxyDescription) this.io.debug(proxyDescription);
+    this.onCleanup(() => network.dispatcher.close());
+    return network;
   }
 
   async client(tuning: ClientTuning = {}): Promise<GenAerialClient> {

@@ -20,6 +20,9 @@ import {
   type Page,
 } from './schema.js';
 
+// Loaded with the client by the commands that make requests, in the same bundle chunk.
+export { openNetwork } from './network.js';
+
 export const API_PREFIX = '/api/external/v1/image-generation';
 
 export interface Trace {

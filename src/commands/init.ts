@@ -4,7 +4,8 @@
 import type { Command } from 'commander';
 import { ApiError, CliError, ExitCode } from '../api/errors.js';
 import type { ActionFactory } from '../cli.js';
-import { formatTrace, type Context, type Network } from '../context.js';
+import type { Network } from '../api/network.js';
+import { formatTrace, type Context } from '../context.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
