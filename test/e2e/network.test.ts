@@ -233,6 +233,33 @@ describe('through a real proxy (tinyproxy)', () => {
   });
 });
 
+describe('the base URL', () => {
+  it('is the public service unless set: config list says so, and so does --help', async () => {
+    const listed = await aerial(['config', 'list', '--json'], {});
+    expect(JSON.parse(listed.stdout)['base-url']).toEqual({ value: 'https://api.genaerial.com', source: 'default' });
+    const human = await aerial(['config', 'list'], {});
+    expect(human.stdout).toMatch(/^base-url\s+https:\/\/api\.genaerial\.com\s+\(default\)$/m);
+    const help = await aerial(['--help'], {});
+    expect(help.stdout).toMatch(/--base-url <url> +service base URL \(env AERIAL_BASE_URL; default\s+https:\/\/api\.genaerial\.com\)/);
+  });
+
+  it('given with the API path (flag, environment or config), it is used without it: no doubled path, no 404', async () => {
+    const pasted = `${plain.url}${API_PATH}/`;
+    const viaEnv = await aerial(['list', '--json'], { ...plain.env(), AERIAL_BASE_URL: pasted });
+    expect(viaEnv.exitCode, viaEnv.stderr).toBe(0);
+    const viaFlag = await aerial(['list', '--json', '--base-url', `${plain.url}/api/external/v1`], { AERIAL_API_KEY: plain.key });
+    expect(viaFlag.exitCode, viaFlag.stderr).toBe(0);
+    const set = await aerial(['config', 'set', 'base-url', pasted, '--profile', 'pasted'], {});
+    expect(set.stderr).toContain(`Set base-url = ${plain.url} in profile pasted`);
+    const viaConfig = await aerial(['list', '--json', '--profile', 'pasted'], { AERIAL_API_KEY: plain.key });
+    expect(viaConfig.exitCode, viaConfig.stderr).toBe(0);
+    expect(apiRequests(plain).map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(Array(3).fill(`GET ${API_PATH} 200`));
+    const query = await aerial(['list'], { ...plain.env(), AERIAL_BASE_URL: `${plain.url}/?tenant=1` });
+    expect(query.exitCode).toBe(2);
+    expect(query.stderr).toBe(`error: AERIAL_BASE_URL must not have a query or fragment; got '${plain.url}/?tenant=1'\n`);
+  });
+});
+
 describe('TLS with a company CA (a throw-away one)', () => {
   it('trusted through NODE_EXTRA_CA_CERTS: generate, list and the signed image downloads of export all work over https', async () => {
     const env = { ...secure.env(), NODE_EXTRA_CA_CERTS: ca.caFile };
