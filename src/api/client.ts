@@ -408,7 +408,7 @@ export class GenAerialClient {
           highWaterMark: this.options.proxy ? PROXIED_BODY_BUFFER : undefined,
         });
       } catch (error) {
-        const failure = networkFailure(error, scene);
+        const failure = networkFailure(error, { ...scene, elapsedMs: budget.elapsedMs() });
         this.trace({ method, url, status: 'error', ms: msSince(started), attempt, detail: failure.message });
         const delayMs = retryDelayMs(attempt);
         if (budget.limits.attempts > attempt && isTransient(failure) && budget.allowsRetry(delayMs)) {

@@ -18,6 +18,8 @@ export interface FailureScene {
   headersMs: number;
   bodyIdleMs: number;
   proxy?: ProxySettings;
+  /** How long the call has taken, all attempts included, when the failure ends it. */
+  elapsedMs?: number;
   /** NODE_EXTRA_CA_CERTS as set, for the advice on an unverifiable certificate. */
   extraCaCerts?: string;
 }
@@ -133,7 +135,7 @@ export function networkFailure(error: unknown, scene: FailureScene): CliError {
   const err = (raw?.code === 'UND_ERR_PRX_TLS' && raw.cause ? raw.cause : raw) as ErrorLike;
   const code = err?.code ?? 'NetworkError';
   const host = scene.url.host;
-  const tries = attemptsText(scene.attempts);
+  const tries = attemptsText(scene.attempts, scene.elapsedMs);
   const proxy = proxyFor(scene.proxy, scene.url.protocol);
 
   if (CERTIFICATE_CODES.has(code)) return certificateFailure(err, code, scene);
@@ -150,10 +152,10 @@ export function networkFailure(error: unknown, scene: FailureScene): CliError {
 
   if (code === 'UND_ERR_CONNECT_TIMEOUT') {
     const via = failedProxy(err, proxy, scene.url);
-    return new NetworkError(timeoutMessage('connect', via ? `${named(via)} for ${host}` : host, scene.connectMs, scene.attempts), 'ConnectTimeout', false);
+    return new NetworkError(timeoutMessage('connect', via ? `${named(via)} for ${host}` : host, scene.connectMs, scene.attempts, false, scene.elapsedMs), 'ConnectTimeout', false);
   }
   if (code === 'UND_ERR_HEADERS_TIMEOUT') {
-    return new NetworkError(timeoutMessage('headers', host, scene.headersMs, scene.attempts), 'HeadersTimeout', scene.bodySent);
+    return new NetworkError(timeoutMessage('headers', host, scene.headersMs, scene.attempts, false, scene.elapsedMs), 'HeadersTimeout', scene.bodySent);
   }
   if (code === 'UND_ERR_BODY_TIMEOUT') {
     return new NetworkError(timeoutMessage('body', host, scene.bodyIdleMs, scene.attempts), 'BodyTimeout', true);

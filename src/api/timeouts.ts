@@ -138,12 +138,14 @@ function seconds(ms: number): string {
   return ms >= 10_000 || ms % 1000 === 0 ? `${Math.round(ms / 1000)}s` : `${Number((ms / 1000).toFixed(1))}s`;
 }
 
-export function attemptsText(attempts: number): string {
-  return `${attempts} attempt${attempts === 1 ? '' : 's'}`;
+/** `3 attempts`, and over how long when there were several and that is known: `3 attempts in 55s`. */
+export function attemptsText(attempts: number, elapsedMs?: number): string {
+  const over = attempts > 1 && elapsedMs !== undefined ? ` in ${seconds(Math.round(elapsedMs / 100) * 100)}` : '';
+  return `${attempts} attempt${attempts === 1 ? '' : 's'}${over}`;
 }
 
 /** The one line a timeout is reported with: the host, the stage, the limit that ran out, the attempts made. */
-export function timeoutMessage(stage: Stage, host: string, limitMs: number, attempts: number, drip = false): string {
+export function timeoutMessage(stage: Stage, host: string, limitMs: number, attempts: number, drip = false, elapsedMs?: number): string {
   const what =
     stage === 'connect'
       ? `timed out connecting to ${host}: no connection within ${seconds(limitMs)}`
@@ -152,7 +154,7 @@ export function timeoutMessage(stage: Stage, host: string, limitMs: number, atte
         : drip
           ? `timed out receiving the response body from ${host}: it did not finish within ${seconds(limitMs)}`
           : `timed out receiving the response body from ${host}: no data for ${seconds(limitMs)}`;
-  return `${what} (${attemptsText(attempts)})`;
+  return `${what} (${attemptsText(attempts, elapsedMs)})`;
 }
 
 export interface WaitSettings {

@@ -183,7 +183,7 @@ describe('through a real proxy (tinyproxy)', () => {
     const nowhere = await freePort();
     const down = await aerial(['list'], { ...plain.env(), HTTP_PROXY: `http://127.0.0.1:${nowhere}` });
     expect(down.exitCode).toBe(7);
-    expectOneLine(down, new RegExp(`could not connect to the proxy 127\\.0\\.0\\.1:${nowhere} \\(HTTP_PROXY\\) for 127\\.0\\.0\\.1:${plain.port}: connection refused \\(ECONNREFUSED; 3 attempts\\)`));
+    expectOneLine(down, new RegExp(`could not connect to the proxy 127\\.0\\.0\\.1:${nowhere} \\(HTTP_PROXY\\) for 127\\.0\\.0\\.1:${plain.port}: connection refused \\(ECONNREFUSED; 3 attempts in \\d+(\\.\\d)?s\\)`));
     expect(apiRequests(plain)).toEqual([]);
     expect(apiRequests(secure)).toEqual([]);
   });
