@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { tempDir } from './cli.js';
+import { serveOnLoopback } from './hostile-server.js';
 
 export interface ProxiedRequest {
   method: string;
@@ -133,24 +134,11 @@ export async function startTinyproxy(options: TinyproxyOptions = {}): Promise<Ru
  */
 export async function startConnectRecorder(): Promise<{ url: string; targets: string[]; close(): Promise<void> }> {
   const targets: string[] = [];
-  const sockets = new Set<Socket>();
   const server: Server = createServer((_req, res) => res.writeHead(403).end());
   server.on('connect', (req, socket: Socket) => {
     targets.push(req.url ?? '');
     socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n');
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    targets,
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
+  const { port, close } = await serveOnLoopback(server);
+  return { url: `http://127.0.0.1:${port}`, targets, close };
 }

@@ -4,15 +4,15 @@
 // host, the stage that ran out and the attempts made. The CLI runs with short
 // limits through AERIAL_TIMEOUT_MS; the default limits and the lookup's budget
 // are exercised on the client itself with small values.
-import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
 import { ExitCode, NetworkError } from '../../src/api/errors.js';
 import { resolveSettings } from '../../src/config.js';
 import { buildGenerationRequest } from '../../src/request.js';
 import { registerSecret, runCli, tempDir, type CliResult } from '../helpers/cli.js';
 import { failure, withClientAt, withLimits } from '../helpers/client.js';
-import { answer, answerJpeg, startHostileServer, writeForever, type HostileServer } from '../helpers/hostile-server.js';
+import { answer, answerJpeg, serveOnLoopback, useHostileServerPerFile, writeForever, type HostileServer } from '../helpers/hostile-server.js';
 
 const KEY = 'sk_test_hostile_timeouts_5c1f9a';
 registerSecret(KEY);
@@ -20,16 +20,10 @@ const request = buildGenerationRequest({ lat: '1', lng: '2' }, resolveSettings({
 
 let server: HostileServer;
 let config: ReturnType<typeof tempDir>;
-
-beforeAll(async () => {
-  server = await startHostileServer();
-  config = tempDir();
+useHostileServerPerFile((started, dir) => {
+  server = started;
+  config = dir;
 });
-afterAll(async () => {
-  await server.close();
-  config.remove();
-});
-beforeEach(() => server.reset());
 
 /** Never answers: the request is read, and then nothing. */
 const silence = () => {};
@@ -47,21 +41,8 @@ function expectOneLine(result: CliResult, line: string): void {
 /** A TCP server that accepts connections and never says a word (for TLS: a handshake that never completes). */
 async function startMute(): Promise<{ port: number; accepted: () => number; close(): Promise<void> }> {
   let accepted = 0;
-  const sockets = new Set<Socket>();
-  const mute = createServer((socket) => {
-    accepted += 1;
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (mute.address() as AddressInfo).port,
-    accepted: () => accepted,
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => mute.close(resolve));
-    },
-  };
+  const served = await serveOnLoopback(createServer(() => (accepted += 1)));
+  return { ...served, accepted: () => accepted };
 }
 
 describe('each stage names itself, the host and the attempts (the CLI, AERIAL_TIMEOUT_MS=300)', () => {
@@ -103,12 +84,9 @@ describe('each stage names itself, the host and the attempts (the CLI, AERIAL_TI
 
   it('connect: a proxy that never answers CONNECT is named, and the public service is never reached', async () => {
     const connects: string[] = [];
-    const sockets = new Set<Socket>();
-    const proxy: Server = createHttpServer();
-    proxy.on('connection', (socket: Socket) => sockets.add(socket));
+    const proxy = createHttpServer();
     proxy.on('connect', (req) => connects.push(req.url ?? ''));
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const { port } = proxy.address() as AddressInfo;
+    const { port, close } = await serveOnLoopback(proxy);
     try {
       const result = await aerial(['list'], { AERIAL_BASE_URL: undefined, HTTPS_PROXY: `http://127.0.0.1:${port}`, AERIAL_TIMEOUT_MS: '300' });
       expect(result.exitCode).toBe(ExitCode.Network);
@@ -118,9 +96,7 @@ describe('each stage names itself, the host and the attempts (the CLI, AERIAL_TI
       );
       expect(connects).toEqual(['api.genaerial.com:443', 'api.genaerial.com:443', 'api.genaerial.com:443']);
     } finally {
-      // A socket that asked for CONNECT belongs to no request any more: closeAllConnections() misses it.
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => proxy.close(resolve));
+      await close();
     }
   });
 
