@@ -128,6 +128,10 @@ describe('through a real proxy (tinyproxy)', () => {
       expect(seen[0]!.via).toBeUndefined();
     }
     expect(forward.requests()).toEqual([]);
+    // The in-process sandbox is on loopback in the same process: it never goes through a proxy.
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    const inProcess = await aerial(['list', '--json', '--sandbox'], { HTTP_PROXY: nowhere, HTTPS_PROXY: nowhere });
+    expect(inProcess.exitCode, inProcess.stderr).toBe(0);
     // A NO_PROXY entry for another port does not exempt this one.
     const other = await aerial(['list', '--json'], { ...plain.env(), HTTP_PROXY: forward.url, NO_PROXY: `127.0.0.1:${plain.port + 1}` });
     expect(other.exitCode, other.stderr).toBe(0);
