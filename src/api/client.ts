@@ -159,14 +159,11 @@ class LimitedJpeg extends JpegVerifier {
   }
 }
 
-/** Where a 2xx answer came from and what its body may still take: a body that fails is reported with it. */
+/** The request an answer came to, and what its body may still take: a body that fails is reported with it. */
 interface Exchange {
-  host: string;
-  /** Attempts it took to get this answer. */
-  attempts: number;
+  scene: FailureScene;
   /** Longest the whole body may take from now. */
   responseMs: number;
-  scene: FailureScene;
 }
 
 type Answer = Dispatcher.ResponseData & { exchange: Exchange };
@@ -179,7 +176,7 @@ type Answer = Dispatcher.ResponseData & { exchange: Exchange };
  */
 function guardBody<T extends Transform>(body: Readable, exchange: Exchange, guard: T, deadlineMs = exchange.responseMs): T {
   const timer = setTimeout(() => {
-    guard.destroy(responseTimeout(exchange.host, deadlineMs, exchange.attempts));
+    guard.destroy(responseTimeout(exchange.scene.url.host, deadlineMs, exchange.scene.attempts));
   }, deadlineMs);
   // Never the reason the process stays alive; the socket it guards is.
   timer.unref();
@@ -417,7 +414,7 @@ export class GenAerialClient {
         }
         throw failure;
       }
-      const answer = { ...res, exchange: { host: target.host, attempts: attempt, responseMs: budget.responseMs(), scene } };
+      const answer = { ...res, exchange: { scene, responseMs: budget.responseMs() } };
       if (res.statusCode >= 200 && res.statusCode < 300) {
         this.trace({ method, url, status: res.statusCode, ms: msSince(started), attempt });
         return answer;
