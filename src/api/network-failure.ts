@@ -97,13 +97,13 @@ function portOf(url: URL): number {
  */
 function failedProxy(err: ErrorLike, proxy: ProxyEndpoint | undefined, target: URL): ProxyEndpoint | undefined {
   if (!proxy) return undefined;
+  if (/did not answer CONNECT/.test(err.message ?? '')) return proxy;
   const proxyHost = proxy.url.hostname.replace(/^\[|\]$/g, '');
   if (err.hostname) return err.hostname === proxyHost ? proxy : undefined;
   // undici's connect timeout names the address only in its message.
   const attempted = /attempted address: (\S+):(\d+)/.exec(err.message ?? '');
   const address = err.address ?? attempted?.[1];
   const port = err.port ?? (attempted ? Number(attempted[2]) : undefined);
-  if (/did not answer CONNECT/.test(err.message ?? '')) return proxy;
   if (port !== undefined && portOf(proxy.url) !== portOf(target)) return port === portOf(proxy.url) ? proxy : undefined;
   return address !== undefined && address === proxyHost && address !== target.hostname ? proxy : undefined;
 }
