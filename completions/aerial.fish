@@ -78,7 +78,7 @@ complete -c aerial -n '__aerial_is \'aerial\'' -a 'completion' -d 'print the she
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'help' -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial\'' -s V -l version -d 'print the version of aerial and Node.js'
 complete -c aerial -l api-key -x -d 'API key (prefer AERIAL_API_KEY or `aerial config set api-key`)'
-complete -c aerial -l base-url -x -d 'service base URL (env AERIAL_BASE_URL)'
+complete -c aerial -l base-url -x -d 'service base URL (env AERIAL_BASE_URL; default https://api.genaerial.com)'
 complete -c aerial -l profile -x -d 'config profile to use (env AERIAL_PROFILE)'
 complete -c aerial -l json -d 'machine-readable output on stdout, errors as JSON on stderr'
 complete -c aerial -s q -l quiet -d 'print only data, no progress or notices'

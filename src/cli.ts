@@ -3,6 +3,7 @@
 // `--help` loads nothing but commander.
 import { Command, CommanderError, Option, type OutputConfiguration } from 'commander';
 import { BrokenPipeError, CliError, ExitCode, fileSystemError, InterruptedError, UsageError } from './api/errors.js';
+import { DEFAULT_BASE_URL } from './config.js';
 import { Context, type GlobalOptions } from './context.js';
 import { colorEnabled, loadStyle, Terminal } from './io.js';
 import { registrations } from './commands/index.js';
@@ -69,7 +70,7 @@ export function buildProgram(action: ActionFactory, output?: OutputConfiguration
     .description('Generate AI aerial images of any coordinates with the GenAerial v1 API')
     .version(`aerial ${VERSION} (node ${process.version})`, '-V, --version', 'print the version of aerial and Node.js')
     .addOption(new Option('--api-key <key>', 'API key (prefer AERIAL_API_KEY or `aerial config set api-key`)'))
-    .addOption(new Option('--base-url <url>', 'service base URL (env AERIAL_BASE_URL)'))
+    .addOption(new Option('--base-url <url>', `service base URL (env AERIAL_BASE_URL; default ${DEFAULT_BASE_URL})`))
     .addOption(new Option('--profile <name>', 'config profile to use (env AERIAL_PROFILE)'))
     .option('--json', 'machine-readable output on stdout, errors as JSON on stderr')
     .option('-q, --quiet', 'print only data, no progress or notices')

@@ -7,6 +7,8 @@ import { flagName, parseSceneEnum, SCENE_DEFAULTS, SCENE_ENUM_FIELDS, type Scene
 import { UsageError } from './api/errors.js';
 
 export const DEFAULT_PROFILE = 'default';
+/** The public GenAerial service (documentation: genaerial.com/api-docs). */
+export const DEFAULT_BASE_URL = 'https://api.genaerial.com';
 export const CONFIG_FILE_NAME = 'config.json';
 
 export const BOOLEAN_SCENE_FIELDS = ['includeContext', 'includeSurroundings', 'improveOutput', 'saveImage'] as const;
@@ -95,7 +97,7 @@ export interface GlobalFlags {
 export interface Settings {
   profile: Resolved<string>;
   apiKey: Resolved<string | undefined>;
-  baseUrl: Resolved<string | undefined>;
+  baseUrl: Resolved<string>;
   /** Scene defaults after profile and built-ins; flags are applied by the command. */
   sceneDefaults: { [K in SceneEnumField]: Resolved<string> } & {
     [K in BooleanSceneField]: Resolved<boolean | undefined>;
@@ -141,7 +143,7 @@ export function resolveSettings(flags: GlobalFlags, env: Record<string, string |
   return {
     profile,
     apiKey: pick(nonEmpty(flags.apiKey), nonEmpty(env.AERIAL_API_KEY), nonEmpty(data.apiKey), undefined),
-    baseUrl: pick(nonEmpty(flags.baseUrl), nonEmpty(env.AERIAL_BASE_URL), nonEmpty(data.baseUrl), undefined),
+    baseUrl: pick(nonEmpty(flags.baseUrl), nonEmpty(env.AERIAL_BASE_URL), nonEmpty(data.baseUrl), DEFAULT_BASE_URL),
     sceneDefaults,
   };
 }
@@ -195,18 +197,36 @@ export function parseConfigValue(key: ConfigKey, raw: string): string | boolean 
   }
 }
 
+/** The path every endpoint of the API sits under; aerial adds it to the base URL itself. */
+const API_PATH = /\/api\/external\/v1(\/.*)?$/i;
+
+/**
+ * Checks a service base URL and returns it normalised: no trailing slash, and
+ * without the API path when one was pasted with it (`…/api/external/v1…`).
+ */
 export function validateBaseUrl(raw: string, label: string): string {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new UsageError(`${label} must be an absolute http(s) URL; got '${raw}'`);
+    throw new UsageError(`${label} must be an absolute http(s) URL such as ${DEFAULT_BASE_URL}; got '${raw}'`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`${label} must be an absolute http(s) URL; got '${raw}'`);
+    throw new UsageError(`${label} must be an absolute http(s) URL such as ${DEFAULT_BASE_URL}; got '${raw}'`);
   }
   if (url.username || url.password) throw new UsageError(`${label} must not contain credentials`);
+  if (url.search || url.hash) throw new UsageError(`${label} must not have a query or fragment; got '${raw}'`);
+  url.pathname = url.pathname.replace(API_PATH, '');
   return url.toString().replace(/\/+$/, '');
+}
+
+/** Whether validateBaseUrl took the API path off `raw`, so the user can be told. */
+export function hadApiPath(raw: string): boolean {
+  try {
+    return API_PATH.test(new URL(raw).pathname);
+  } catch {
+    return false;
+  }
 }
 
 /** Shows enough of a key to recognise it, never enough to use it. */

@@ -2,8 +2,9 @@
 // signals that stop it (Ctrl-C, SIGTERM, SIGHUP, a reader gone; see
 // shutdown.ts), and a lazily built API client (real service or sandbox).
 import type { GenAerialClient, Trace } from './api/client.js';
+import type { Network } from './api/network.js';
 import { UsageError } from './api/errors.js';
-import { readConfig, resolveSettings, validateBaseUrl, type Settings } from './config.js';
+import { DEFAULT_BASE_URL, readConfig, resolveSettings, validateBaseUrl, type Settings } from './config.js';
 import { Terminal } from './io.js';
 import type { InFlight, Shutdown } from './shutdown.js';
 
@@ -95,18 +96,16 @@ export class Context {
       this.io.debug(`sandbox: serving in-process at ${sandbox.url}`);
       return { baseUrl: sandbox.url, apiKey };
     }
-    const baseUrl = settings.baseUrl.value;
-    if (!baseUrl) {
-      throw new UsageError(
-        "no service URL: pass --base-url, set AERIAL_BASE_URL, run 'aerial config set base-url <url>', or try --sandbox",
-      );
-    }
+    const baseUrl = settings.baseUrl;
     if (!settings.apiKey.value?.trim()) {
+      // The public service hands out keys (with free credits) at sign-up.
+      const where = baseUrl.value === DEFAULT_BASE_URL ? ' (sign up at genaerial.com for one)' : '';
       throw new UsageError(
-        "no API key: set AERIAL_API_KEY, run 'aerial config set api-key' (hidden prompt or stdin), or try --sandbox",
+        `no API key${where}: set AERIAL_API_KEY, run 'aerial init' or 'aerial config set api-key' (hidden prompt or stdin), or try --sandbox`,
       );
     }
-    return { baseUrl: validateBaseUrl(baseUrl, '--base-url'), apiKey: this.usableKey() };
+    const label = { flag: '--base-url', env: 'AERIAL_BASE_URL', profile: 'base-url in the config file', default: 'the default base URL' }[baseUrl.source];
+    return { baseUrl: validateBaseUrl(baseUrl.value, label), apiKey: this.usableKey() };
   }
 
   /**
@@ -125,23 +124,30 @@ export class Context {
     return key;
   }
 
+  /**
+   * The command's connection pool, from the environment's settings (checked
+   * first: a bad value exits 2 naming its variable, before anything is sent).
+   * `direct` skips proxies, for the in-process sandbox on loopback.
+   */
+  async network(options: { connections?: number; direct?: boolean } = {}): Promise<Network> {
+    const { openNetwork } = await import('./api/client.js');
+    const { network, proxyDescription, secrets } = await openNetwork(this.env, options);
+    for (const secret of secrets) this.io.addSecret(secret);
+    if (proxyDescription) this.io.debug(proxyDescription);
+    this.onCleanup(() => network.dispatcher.close());
+    return network;
+  }
+
   async client(tuning: ClientTuning = {}): Promise<GenAerialClient> {
     this.clientCache ??= (async () => {
+      const network = await this.network({ connections: tuning.connections, direct: this.globals.sandbox });
       const { baseUrl, apiKey } = await this.endpoint();
-      const { GenAerialClient, createDispatcher } = await import('./api/client.js');
-      // Knobs for tests and impatient CI: one per-request timeout (headers, body silence, whole body),
-      // and the longest Retry-After honoured (seconds; the client's own cap is 60).
-      const timeout = Number(this.env.AERIAL_TIMEOUT_MS) || undefined;
-      const maxRetryAfter = Number(this.env.AERIAL_MAX_RETRY_AFTER);
-      const dispatcher = createDispatcher({ connections: tuning.connections, headersTimeoutMs: timeout, bodyTimeoutMs: timeout });
-      this.onCleanup(() => dispatcher.close());
+      const { GenAerialClient } = await import('./api/client.js');
       return new GenAerialClient({
         baseUrl,
         apiKey,
-        dispatcher,
+        ...network,
         maxRateLimitRetries: tuning.maxRateLimitRetries,
-        transferTimeoutMs: timeout,
-        maxRetryAfterSeconds: this.env.AERIAL_MAX_RETRY_AFTER && maxRetryAfter >= 0 ? maxRetryAfter : undefined,
         onTrace: (trace: Trace) => this.io.debug(formatTrace(trace)),
       });
     })();

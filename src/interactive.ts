@@ -233,6 +233,16 @@ export async function promptText(
   return (await ask(({ input }) => input({ message, default: options.default, validate: options.validate, theme: theme(ctx) }, promptContext(ctx)))).trim();
 }
 
+/** One choice among a few, each with a line of description under the list. */
+export async function promptSelect<T extends string>(
+  ctx: Context,
+  message: string,
+  choices: Array<{ value: T; name: string; description?: string }>,
+  defaultValue: T,
+): Promise<T> {
+  return ask(({ select }) => select({ message, choices, default: defaultValue, theme: theme(ctx) }, promptContext(ctx)));
+}
+
 export async function promptConfirm(ctx: Context, message: string, defaultAnswer: boolean): Promise<boolean> {
   return ask(({ confirm }) => confirm({ message, default: defaultAnswer, theme: theme(ctx) }, promptContext(ctx)));
 }

@@ -2,13 +2,16 @@
 // errors. It knows nothing of terminals; `onTrace` is how callers observe it.
 import { Readable, Transform, type TransformCallback, type Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { Agent } from './undici-agent.js';
 import type { z } from 'zod';
 import { formatBytes } from '../bytes.js';
 import { printable } from '../printable.js';
-import { ApiError, CliError, defaultCodeForStatus, ExitCode, NetworkError } from './errors.js';
+import { directDispatcher } from './dispatcher.js';
+import { ApiError, CliError, defaultCodeForStatus, ExitCode } from './errors.js';
 import { download, type DownloadOutcome } from './image-download.js';
 import { JpegVerifier } from './jpeg-verifier.js';
+import { isTransient, networkFailure, oneLine, responseTimeout, type FailureScene } from './network-failure.js';
+import type { ProxySettings } from './proxy.js';
+import { CallBudget, DEFAULT_TIMEOUTS, retryDelayMs, type CallKind, type Timeouts } from './timeouts.js';
 import {
   AsyncAcceptedSchema,
   ErrorBodySchema,
@@ -17,6 +20,9 @@ import {
   type GenerationRequest,
   type Page,
 } from './schema.js';
+
+// Loaded with the client by the commands that make requests, in the same bundle chunk.
+export { openNetwork } from './network.js';
 
 export const API_PREFIX = '/api/external/v1/image-generation';
 
@@ -33,17 +39,18 @@ export interface Trace {
 export interface ClientOptions {
   baseUrl: string;
   apiKey: string;
+  /** The command's connection pool (createDispatcher); a direct one of the client's own when absent. */
   dispatcher?: Dispatcher;
-  /** Longest wait for response headers (generation can be slow). */
-  headersTimeoutMs?: number;
-  /** Longest silence while a body is streaming. */
-  bodyTimeoutMs?: number;
+  /** How long each kind of call waits, stage by stage (timeouts.ts). */
+  timeouts?: Timeouts;
+  /** The proxies `dispatcher` goes through, so a failure can name the one involved. */
+  proxy?: ProxySettings;
+  /** NODE_EXTRA_CA_CERTS as set, so a certificate that cannot be verified gets the right advice. */
+  extraCaCerts?: string;
   /** How many times a 429 is retried before giving up with exit 8. */
   maxRateLimitRetries?: number;
   /** A Retry-After beyond this is capped, so a hostile server cannot park us for a year. */
   maxRetryAfterSeconds?: number;
-  /** Longest time a whole response body may take: the body timeout alone never fires on a drip-fed body. */
-  transferTimeoutMs?: number;
   /** Largest image accepted: an endless body must not fill the disk. */
   maxImageBytes?: number;
   onTrace?: (trace: Trace) => void;
@@ -71,7 +78,15 @@ export interface CallOptions {
 const MAX_JSON_BYTES = 32 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
 const MAX_IMAGE_BYTES = 256 * 1024 * 1024;
-const TRANSFER_TIMEOUT_MS = 10 * 60 * 1000;
+/**
+ * How much of a body undici may hold before it stops reading, when a proxy is
+ * in use. undici 7 (the last for Node 20) fails a response with "other side
+ * closed" when the peer closes the connection while its parser waits on a slow
+ * reader, even though every byte has arrived; forward proxies such as
+ * tinyproxy close after each response without saying so. Taking the body in
+ * without waiting keeps that from happening to any image of ordinary size.
+ */
+const PROXIED_BODY_BUFFER = 16 * 1024 * 1024;
 /** A delete's 200 body is ignored; it is drained only briefly so the connection can be reused. */
 const DRAIN_TIMEOUT_MS = 1000;
 
@@ -110,11 +125,6 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
   return Array.isArray(value) ? value[0] : value;
 }
 
-interface BodyLimits {
-  maxBytes: number;
-  deadlineMs: number;
-}
-
 function tooLarge(maxBytes: number): CliError {
   return new CliError(`response body exceeds ${formatBytes(maxBytes)}`, ExitCode.Server, 'ResponseTooLarge');
 }
@@ -146,9 +156,14 @@ class LimitedJpeg extends JpegVerifier {
   }
 }
 
-function responseTimeout(deadlineMs: number): NetworkError {
-  return new NetworkError(`request timed out: the response did not finish within ${deadlineMs / 1000}s`, 'ResponseTimeout', true);
+/** The request an answer came to, and what its body may still take: a body that fails is reported with it. */
+interface Exchange {
+  scene: FailureScene;
+  /** Longest the whole body may take from now. */
+  responseMs: number;
 }
+
+type Answer = Dispatcher.ResponseData & { exchange: Exchange };
 
 /**
  * Watches a response body as it streams, through `guard` (which caps its size):
@@ -156,14 +171,14 @@ function responseTimeout(deadlineMs: number): NetworkError {
  * never catches) meets a deadline, and a connection lost mid-body becomes a
  * NetworkError (exit 7) instead of an unexpected crash.
  */
-function guardBody<T extends Transform>(body: Readable, deadlineMs: number, guard: T): T {
+function guardBody<T extends Transform>(body: Readable, exchange: Exchange, guard: T, deadlineMs = exchange.responseMs): T {
   const timer = setTimeout(() => {
-    guard.destroy(responseTimeout(deadlineMs));
+    guard.destroy(responseTimeout(exchange.scene.url.host, deadlineMs, exchange.scene.attempts));
   }, deadlineMs);
   // Never the reason the process stays alive; the socket it guards is.
   timer.unref();
   // Registered before anything else listens, so the mapped error is the one the reader sees.
-  body.on('error', (error) => guard.destroy(toNetworkError(error, true)));
+  body.on('error', (error) => guard.destroy(networkFailure(error, { ...exchange.scene, bodySent: true })));
   guard.on('close', () => {
     clearTimeout(timer);
     discard(body);
@@ -178,45 +193,11 @@ function discard(body: Readable | Dispatcher.ResponseData['body']): void {
   body.destroy();
 }
 
-/** A whole body, within its limits. */
-async function readBytes(body: Readable, limits: BodyLimits): Promise<Buffer> {
+/** A whole body, within its size limit and its deadline. */
+async function readBytes(res: Answer, maxBytes: number, deadlineMs = res.exchange.responseMs): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of guardBody(body, limits.deadlineMs, new SizeLimit(limits.maxBytes))) chunks.push(chunk as Buffer);
+  for await (const chunk of guardBody(res.body as unknown as Readable, res.exchange, new SizeLimit(maxBytes), deadlineMs)) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
-}
-
-/** Like printable(), for text that may be markup: tags are dropped. */
-function oneLine(text: string, max = 200): string {
-  return printable(text.replace(/<[^>]*>/g, ' '), max);
-}
-
-/** Turns a network-level failure into a NetworkError saying whether the server may have acted on it. */
-export function toNetworkError(error: unknown, bodySent: boolean): CliError {
-  if (error instanceof CliError) return error;
-  const err = error as { code?: string; message?: string; name?: string };
-  if (err?.name === 'AbortError') return err as CliError;
-  const code = err?.code ?? 'NetworkError';
-  const notConnected = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH'].includes(code);
-  const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
-  const what = timedOut ? 'request timed out' : notConnected ? 'could not connect' : 'connection failed';
-  return new NetworkError(`${what} (${code})${err?.message ? `: ${oneLine(err.message, 120)}` : ''}`, code, bodySent && !notConnected);
-}
-
-export interface PoolOptions {
-  /** Connections per origin; batch raises it to its concurrency. */
-  connections?: number;
-  headersTimeoutMs?: number;
-  bodyTimeoutMs?: number;
-}
-
-/** One keep-alive pool, shared by every request of a command. */
-export function createDispatcher(options: PoolOptions = {}): Dispatcher {
-  return new Agent({
-    connections: options.connections,
-    headersTimeout: options.headersTimeoutMs ?? 180_000,
-    bodyTimeout: options.bodyTimeoutMs ?? 60_000,
-    connect: { timeout: 15_000 },
-  });
 }
 
 export class GenAerialClient {
@@ -227,14 +208,12 @@ export class GenAerialClient {
   constructor(private readonly options: ClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.ownsDispatcher = !options.dispatcher;
-    this.dispatcher =
-      options.dispatcher ??
-      createDispatcher({ headersTimeoutMs: options.headersTimeoutMs, bodyTimeoutMs: options.bodyTimeoutMs });
+    this.dispatcher = options.dispatcher ?? directDispatcher({ connectMs: this.timeouts.connectMs });
   }
 
   /** Synchronous generation: the JPEG as a stream, after checking status and content type. */
   async generate(body: GenerationRequest, call: CallOptions = {}): Promise<ImageResponse> {
-    const res = await this.send('POST', API_PREFIX, { json: body, signal: call.signal, retryOnServerError: false });
+    const res = await this.send('POST', API_PREFIX, { json: body, signal: call.signal, kind: 'generation' });
     return this.imageFrom(res);
   }
 
@@ -251,13 +230,24 @@ export class GenAerialClient {
     const target = new URL(url);
     const payload = JSON.stringify(body);
     const headers = { ...this.requestHeaders(true), 'content-type': 'application/json' };
+    const budget = new CallBudget(this.timeouts.calls.generation);
     for (let attempt = 1; ; attempt++) {
       const started = process.hrtime.bigint();
+      const scene = this.scene(target, attempt, true, budget);
+      const deadlineMs = budget.responseMs();
       let outcome: DownloadOutcome;
       try {
         outcome = await download(
           this.dispatcher,
-          { origin: target.origin, path: target.pathname, method: 'POST', headers, body: payload },
+          {
+            origin: target.origin,
+            path: target.pathname,
+            method: 'POST',
+            headers,
+            body: payload,
+            headersTimeout: scene.headersMs,
+            bodyTimeout: scene.bodyIdleMs,
+          },
           {
             imageProblem: (statusCode, answerHeaders) => this.imageProblem(answerHeaders, statusCode),
             openSink: () => {
@@ -266,10 +256,10 @@ export class GenAerialClient {
             },
             maxImageBytes: this.maxImageBytes,
             maxAnswerBytes: MAX_ERROR_BYTES,
-            deadlineMs: this.transferTimeoutMs,
-            networkError: (error) => toNetworkError(error, true),
+            deadlineMs,
+            networkError: (error) => networkFailure(error, scene),
             tooLarge: () => tooLarge(this.maxImageBytes),
-            timedOut: () => responseTimeout(this.transferTimeoutMs),
+            timedOut: () => responseTimeout(target.host, deadlineMs, attempt),
             signal: call.signal,
           },
         );
@@ -282,7 +272,7 @@ export class GenAerialClient {
         return outcome.bytes;
       }
       const error = this.errorFromAnswer(outcome.statusCode, outcome.headers, outcome.body);
-      if (!(await this.waitToRetry(error, outcome.statusCode, attempt, { method: 'POST', url, started, retryOnServerError: false, signal: call.signal }))) {
+      if (!(await this.waitToRetry(error, outcome.statusCode, attempt, { method: 'POST', url, started, budget, signal: call.signal }))) {
         throw error;
       }
     }
@@ -294,7 +284,7 @@ export class GenAerialClient {
       json: body,
       headers: { 'x-callback-url': callbackUrl },
       signal: call.signal,
-      retryOnServerError: false,
+      kind: 'generation',
     });
     return this.jsonFrom(res, AsyncAcceptedSchema, 'acceptance record');
   }
@@ -307,7 +297,7 @@ export class GenAerialClient {
     const qs = params.toString();
     const res = await this.send('GET', `${API_PREFIX}${qs ? `?${qs}` : ''}`, {
       signal: call.signal,
-      retryOnServerError: true,
+      kind: 'lookup',
     });
     return this.jsonFrom(res, PageSchema, 'page of images');
   }
@@ -315,14 +305,11 @@ export class GenAerialClient {
   async delete(id: string, call: CallOptions = {}): Promise<void> {
     const res = await this.send('DELETE', `${API_PREFIX}/${encodeURIComponent(id)}`, {
       signal: call.signal,
-      retryOnServerError: true,
+      kind: 'lookup',
     });
     // The 200 body is not shown in the spec: empty, text or JSON are all fine. It is
     // drained (bounded, briefly) rather than left open, which would hold the pool at exit.
-    await readBytes(res.body as unknown as Readable, {
-      maxBytes: MAX_ERROR_BYTES,
-      deadlineMs: Math.min(DRAIN_TIMEOUT_MS, this.transferTimeoutMs),
-    }).catch(() => undefined);
+    await readBytes(res, MAX_ERROR_BYTES, Math.min(DRAIN_TIMEOUT_MS, res.exchange.responseMs)).catch(() => undefined);
   }
 
   /**
@@ -339,7 +326,7 @@ export class GenAerialClient {
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
       throw new CliError(`image URL must be http(s), got ${parsed.protocol}`, ExitCode.Server, 'BadImageUrl');
     }
-    const res = await this.sendRaw('GET', parsed.toString(), { signal: call.signal, withKey: false, retryOnServerError: true });
+    const res = await this.sendRaw('GET', parsed.toString(), { signal: call.signal, withKey: false, kind: 'download' });
     return this.imageFrom(res);
   }
 
@@ -347,8 +334,22 @@ export class GenAerialClient {
     return this.options.maxImageBytes ?? MAX_IMAGE_BYTES;
   }
 
-  private get transferTimeoutMs(): number {
-    return this.options.transferTimeoutMs ?? TRANSFER_TIMEOUT_MS;
+  private get timeouts(): Timeouts {
+    return this.options.timeouts ?? DEFAULT_TIMEOUTS;
+  }
+
+  /** The request an attempt is making, for reporting what became of it. */
+  private scene(url: URL, attempts: number, bodySent: boolean, budget: CallBudget): FailureScene {
+    return {
+      url,
+      attempts,
+      bodySent,
+      connectMs: this.timeouts.connectMs,
+      headersMs: budget.headersMs(),
+      bodyIdleMs: budget.limits.bodyIdleMs,
+      proxy: this.options.proxy,
+      extraCaCerts: this.options.extraCaCerts,
+    };
   }
 
   async close(): Promise<void> {
@@ -358,8 +359,8 @@ export class GenAerialClient {
   private send(
     method: string,
     path: string,
-    opts: { json?: unknown; headers?: Record<string, string>; signal?: AbortSignal; retryOnServerError: boolean },
-  ): Promise<Dispatcher.ResponseData> {
+    opts: { json?: unknown; headers?: Record<string, string>; signal?: AbortSignal; kind: CallKind },
+  ): Promise<Answer> {
     return this.sendRaw(method, `${this.baseUrl}${path}`, { ...opts, withKey: true });
   }
 
@@ -371,9 +372,9 @@ export class GenAerialClient {
       headers?: Record<string, string>;
       signal?: AbortSignal;
       withKey: boolean;
-      retryOnServerError: boolean;
+      kind: CallKind;
     },
-  ): Promise<Dispatcher.ResponseData> {
+  ): Promise<Answer> {
     const wait = this.options.sleep ?? sleep;
     const headers = { ...this.requestHeaders(opts.withKey), ...opts.headers };
     let payload: string | undefined;
@@ -382,11 +383,13 @@ export class GenAerialClient {
       headers['content-type'] = 'application/json';
     }
 
+    const target = new URL(url);
+    const budget = new CallBudget(this.timeouts.calls[opts.kind]);
     for (let attempt = 1; ; attempt++) {
       const started = process.hrtime.bigint();
+      const scene = this.scene(target, attempt, payload !== undefined, budget);
       let res: Dispatcher.ResponseData;
       try {
-        const target = new URL(url);
         res = await this.dispatcher.request({
           origin: target.origin,
           path: `${target.pathname}${target.search}`,
@@ -394,24 +397,28 @@ export class GenAerialClient {
           headers,
           body: payload,
           signal: opts.signal,
+          headersTimeout: scene.headersMs,
+          bodyTimeout: scene.bodyIdleMs,
+          highWaterMark: this.options.proxy ? PROXIED_BODY_BUFFER : undefined,
         });
       } catch (error) {
-        const failure = toNetworkError(error, payload !== undefined);
+        const failure = networkFailure(error, { ...scene, elapsedMs: budget.elapsedMs() });
         this.trace({ method, url, status: 'error', ms: msSince(started), attempt, detail: failure.message });
-        const safeToRetry = opts.retryOnServerError && failure instanceof NetworkError;
-        if (safeToRetry && attempt <= 2) {
-          await wait(250 * 2 ** attempt, opts.signal);
+        const delayMs = retryDelayMs(attempt);
+        if (budget.limits.attempts > attempt && isTransient(failure) && budget.allowsRetry(delayMs)) {
+          await wait(delayMs, opts.signal);
           continue;
         }
         throw failure;
       }
+      const answer = { ...res, exchange: { scene, responseMs: budget.responseMs() } };
       if (res.statusCode >= 200 && res.statusCode < 300) {
         this.trace({ method, url, status: res.statusCode, ms: msSince(started), attempt });
-        return res;
+        return answer;
       }
 
-      const error = await this.errorFrom(res);
-      if (!(await this.waitToRetry(error, res.statusCode, attempt, { method, url, started, retryOnServerError: opts.retryOnServerError, signal: opts.signal }))) {
+      const error = await this.errorFrom(answer);
+      if (!(await this.waitToRetry(error, res.statusCode, attempt, { method, url, started, budget, signal: opts.signal }))) {
         throw error;
       }
     }
@@ -419,28 +426,29 @@ export class GenAerialClient {
 
   /**
    * After an error answer: traces it and, when it is worth another attempt (a
-   * 429 within the limit, or a 502-504 where repeating is safe), waits the
-   * Retry-After or a backoff and returns true.
+   * 429 within the limit, or a 502-504 where repeating is safe) that fits in
+   * the call's budget, waits the Retry-After or a backoff and returns true.
    */
   private async waitToRetry(
     error: CliError,
     statusCode: number,
     attempt: number,
-    call: { method: string; url: string; started: bigint; retryOnServerError: boolean; signal?: AbortSignal },
+    call: { method: string; url: string; started: bigint; budget: CallBudget; signal?: AbortSignal },
   ): Promise<boolean> {
     const maxRateLimitRetries = this.options.maxRateLimitRetries ?? 3;
     const maxRetryAfter = this.options.maxRetryAfterSeconds ?? 60;
-    const retryable =
-      (statusCode === 429 && attempt <= maxRateLimitRetries) ||
-      (call.retryOnServerError && [502, 503, 504].includes(statusCode) && attempt <= 2);
     const asked = error instanceof ApiError ? error.retryAfterSeconds : undefined;
     const backoff = Math.min(maxRetryAfter, asked ?? 0.5 * 2 ** (attempt - 1));
     const waitMs = backoff * 1000 * (asked === undefined ? 0.5 + Math.random() / 2 : 1);
+    const rateLimited = statusCode === 429 && attempt <= maxRateLimitRetries;
+    const retryable =
+      rateLimited || (call.budget.limits.attempts > attempt && [502, 503, 504].includes(statusCode) && call.budget.allowsRetry(waitMs));
     // The trace shows the wait actually taken, so a capped Retry-After is visible with --verbose.
     const capped = asked !== undefined && asked > maxRetryAfter ? ` (Retry-After ${Math.round(asked)}s capped at ${maxRetryAfter}s)` : '';
     const detail = retryable ? `retrying in ${(waitMs / 1000).toFixed(1)}s${capped}` : undefined;
     this.trace({ method: call.method, url: call.url, status: statusCode, ms: msSince(call.started), attempt, detail });
     if (retryable) await (this.options.sleep ?? sleep)(waitMs, call.signal);
+    if (rateLimited) call.budget.exclude(waitMs);
     return retryable;
   }
 
@@ -457,7 +465,7 @@ export class GenAerialClient {
     this.options.onTrace?.(trace);
   }
 
-  private async errorFrom(res: Dispatcher.ResponseData): Promise<CliError> {
+  private async errorFrom(res: Answer): Promise<CliError> {
     if (res.statusCode >= 300 && res.statusCode < 400) {
       // Discarded, not drained: an endless body would otherwise hold the pool open at exit.
       discard(res.body);
@@ -465,7 +473,7 @@ export class GenAerialClient {
     }
     let bytes: Buffer = Buffer.alloc(0);
     try {
-      bytes = await readBytes(res.body as unknown as Readable, { maxBytes: MAX_ERROR_BYTES, deadlineMs: this.transferTimeoutMs });
+      bytes = await readBytes(res, MAX_ERROR_BYTES);
     } catch {
       // An unreadable error body still leaves the status to report.
     }
@@ -512,8 +520,8 @@ export class GenAerialClient {
     return new ApiError(statusCode, code, message, retryAfter);
   }
 
-  private async jsonFrom<S extends z.ZodTypeAny>(res: Dispatcher.ResponseData, schema: S, what: string): Promise<z.infer<S>> {
-    const bytes = await readBytes(res.body as unknown as Readable, { maxBytes: MAX_JSON_BYTES, deadlineMs: this.transferTimeoutMs });
+  private async jsonFrom<S extends z.ZodTypeAny>(res: Answer, schema: S, what: string): Promise<z.infer<S>> {
+    const bytes = await readBytes(res, MAX_JSON_BYTES);
     let text: string;
     try {
       // JSON is UTF-8 (RFC 8259); turning bad bytes into U+FFFD would hand scripts ids that match nothing.
@@ -540,7 +548,7 @@ export class GenAerialClient {
     return result.data;
   }
 
-  private imageFrom(res: Dispatcher.ResponseData): ImageResponse {
+  private imageFrom(res: Answer): ImageResponse {
     const problem = this.imageProblem(res.headers, res.statusCode);
     if (problem) {
       discard(res.body);
@@ -549,7 +557,7 @@ export class GenAerialClient {
     const length = Number(header(res.headers, 'content-length'));
     return {
       // Verified as a JPEG as it streams: writing it to disk needs no stage of its own for that.
-      body: guardBody(res.body as unknown as Readable, this.transferTimeoutMs, new LimitedJpeg(this.maxImageBytes)),
+      body: guardBody(res.body as unknown as Readable, res.exchange, new LimitedJpeg(this.maxImageBytes)),
       contentType: header(res.headers, 'content-type') ?? '',
       contentLength: Number.isFinite(length) && length >= 0 ? length : undefined,
     };

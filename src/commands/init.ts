@@ -4,7 +4,8 @@
 import type { Command } from 'commander';
 import { ApiError, CliError, ExitCode } from '../api/errors.js';
 import type { ActionFactory } from '../cli.js';
-import type { Context } from '../context.js';
+import type { Network } from '../api/network.js';
+import { formatTrace, type Context } from '../context.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -27,26 +28,15 @@ Without a terminal use 'aerial config set base-url <url>' and 'aerial config set
 export async function runInit(ctx: Context): Promise<void> {
   const prompts = await import('../interactive.js');
   prompts.requireTerminal(ctx, "aerial init (use 'aerial config set base-url|api-key' in scripts)");
+  // The environment's network settings are checked before any question is asked.
+  const network = await ctx.network();
   const config = await import('../config.js');
   const profile = ctx.globals.profile || ctx.env.AERIAL_PROFILE || config.DEFAULT_PROFILE;
   const current = config.readConfig(ctx.env).profiles?.[profile] ?? {};
   const { style } = ctx.io;
 
   ctx.io.info(`Setting up ${style.bold(`profile ${profile}`)} in ${style.dim(config.configPath(ctx.env))}`);
-  const baseUrl = config.validateBaseUrl(
-    await prompts.promptText(ctx, 'Service base URL', {
-      default: ctx.globals.baseUrl ?? current.baseUrl,
-      validate: (value) => {
-        try {
-          config.validateBaseUrl(value.trim(), 'the base URL');
-          return true;
-        } catch (error) {
-          return (error as Error).message;
-        }
-      },
-    }),
-    'base URL',
-  );
+  const baseUrl = await chooseService(ctx, ctx.globals.baseUrl ?? current.baseUrl);
   const apiKey = (await prompts.promptApiKey(ctx, Boolean(current.apiKey))) ?? current.apiKey!;
   ctx.io.addSecret(apiKey);
 
@@ -55,7 +45,7 @@ export async function runInit(ctx: Context): Promise<void> {
     defaults = await chooseDefaults(ctx, current.defaults ?? {});
   }
 
-  const connected = await testConnection(ctx, baseUrl, apiKey);
+  const connected = await testConnection(ctx, network, baseUrl, apiKey);
   if (!connected.ok && !(await prompts.promptConfirm(ctx, 'Save these settings anyway?', false))) {
     throw connected.error;
   }
@@ -71,6 +61,55 @@ export async function runInit(ctx: Context): Promise<void> {
   }
   const profileFlag = profile === config.DEFAULT_PROFILE ? '' : ` --profile ${profile}`;
   ctx.io.info(`Next: ${style.cyan(`aerial generate${profileFlag} --lat 48.8584 --lng 2.2945 -o eiffel.jpg`)}`);
+}
+
+/**
+ * Where the profile's requests go: the public service (the default), the
+ * bundled sandbox as `aerial sandbox` serves it, or a URL of the user's. A URL
+ * pasted with the API path is taken without it, and the user is told.
+ */
+async function chooseService(ctx: Context, current: string | undefined): Promise<string> {
+  const [config, prompts, { DEFAULT_HOST, DEFAULT_PORT }] = await Promise.all([
+    import('../config.js'),
+    import('../interactive.js'),
+    import('../sandbox/server.js'),
+  ]);
+  const sandboxUrl = `http://${DEFAULT_HOST}:${DEFAULT_PORT}`;
+  let known: string | undefined;
+  try {
+    known = current === undefined ? undefined : config.validateBaseUrl(current, 'base URL');
+  } catch {
+    // A broken stored value is simply not offered again.
+  }
+  const choice = await prompts.promptSelect(
+    ctx,
+    'Service',
+    [
+      { value: 'public', name: `GenAerial (${config.DEFAULT_BASE_URL})`, description: 'the public service: sign up at genaerial.com for a key with free credits' },
+      { value: 'sandbox', name: `The bundled sandbox (${sandboxUrl})`, description: "a local stand-in with no real credits; start it with 'aerial sandbox', which prints its key" },
+      { value: 'custom', name: 'Another URL…', description: 'a GenAerial-compatible service of your own' },
+    ],
+    known === undefined || known === config.DEFAULT_BASE_URL ? 'public' : known === sandboxUrl ? 'sandbox' : 'custom',
+  );
+  if (choice === 'public') return config.DEFAULT_BASE_URL;
+  if (choice === 'sandbox') {
+    ctx.io.info(`Start the sandbox in another terminal with ${ctx.io.style.cyan('aerial sandbox')}; it prints the API key to enter next.`);
+    return sandboxUrl;
+  }
+  const typed = await prompts.promptText(ctx, 'Service base URL', {
+    default: known === config.DEFAULT_BASE_URL || known === sandboxUrl ? undefined : known,
+    validate: (value) => {
+      try {
+        config.validateBaseUrl(value.trim(), 'the base URL');
+        return true;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    },
+  });
+  const baseUrl = config.validateBaseUrl(typed, 'the base URL');
+  if (config.hadApiPath(typed)) ctx.io.info(`Using ${baseUrl}: aerial adds the API path (/api/external/v1/…) itself.`);
+  return baseUrl;
 }
 
 /** Selects for every scene default; only choices that differ from the built-in defaults are stored. */
@@ -100,13 +139,12 @@ async function chooseDefaults(
 /** One real request (`list`, a single item) with the new URL and key; a refusal is reported, not thrown. */
 async function testConnection(
   ctx: Context,
+  network: Network,
   baseUrl: string,
   apiKey: string,
 ): Promise<{ ok: true } | { ok: false; error: CliError }> {
-  const { GenAerialClient, createDispatcher } = await import('../api/client.js');
-  const dispatcher = createDispatcher();
-  ctx.onCleanup(() => dispatcher.close());
-  const client = new GenAerialClient({ baseUrl, apiKey, dispatcher, maxRateLimitRetries: 1 });
+  const { GenAerialClient } = await import('../api/client.js');
+  const client = new GenAerialClient({ baseUrl, apiKey, ...network, maxRateLimitRetries: 1, onTrace: (trace) => ctx.io.debug(formatTrace(trace)) });
   const spinner = await ctx.io.spinner(`Checking the key against ${baseUrl} (listing one image)…`);
   try {
     const page = await client.list({ page: 0, size: 1 }, { signal: ctx.signal });

@@ -158,9 +158,10 @@ export function queryObject(params: URLSearchParams): Record<string, string | st
   return out;
 }
 
-/** `http://host:port` as the client addressed us, so links work through whatever name it used. */
+/** `http(s)://host:port` as the client addressed us, so links work through whatever name it used. */
 export function publicBaseUrl(req: IncomingMessage, fallback: string): string {
   const host = req.headers.host;
-  if (host && /^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host)) return `http://${host}`;
+  const scheme = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  if (host && /^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host)) return `${scheme}://${host}`;
   return fallback;
 }

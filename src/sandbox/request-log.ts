@@ -18,6 +18,8 @@ export interface RequestLogEntry {
   requestId?: string;
   imageId?: string;
   dropped?: boolean;
+  /** The Via header a forwarding proxy added, which shows the request came through it. */
+  via?: string;
   durationMs: number;
 }
 

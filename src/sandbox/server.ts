@@ -78,6 +78,8 @@ export interface SandboxOptions {
    */
   warmUp?: boolean;
   onWarning?: (message: string) => void;
+  /** Serves https with this certificate and key (PEM) instead of http: for trying TLS set-ups, such as a company CA. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
   /** Called with each request-log entry as it is recorded (the CLI prints them). */
   onRequest?: (entry: RequestLogEntry) => void;
 }
@@ -227,7 +229,8 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   const shutdown = new AbortController();
   const inFlight = new Set<Promise<void>>();
 
-  const server = createServer();
+  // node:https (and node:tls) only when asked for: every in-process --sandbox run starts this server.
+  const server = options.tls ? (await import('node:https')).createServer({ cert: options.tls.cert, key: options.tls.key }) : createServer();
   const app: SandboxApp = { store, faults, renderer, log, webhooks, background, now, url: '', warn };
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -243,7 +246,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     throw error;
   }
   const port = (server.address() as AddressInfo).port;
-  app.url = `http://${urlHost(host)}:${port}`;
+  app.url = `${options.tls ? 'https' : 'http'}://${urlHost(host)}:${port}`;
   const warmUpFailure = await warmingUp;
   if (warmUpFailure) {
     const { error } = warmUpFailure;
@@ -338,6 +341,7 @@ async function handleExchange(
       ...(notes.requestId ? { requestId: notes.requestId } : {}),
       ...(notes.imageId ? { imageId: notes.imageId } : {}),
       ...(notes.dropped ? { dropped: true } : {}),
+      ...(req.headers.via ? { via: req.headers.via.slice(0, 200) } : {}),
       durationMs: Math.round(performance.now() - started),
     });
     onRequest?.(entry);

@@ -171,7 +171,7 @@ describe('exit codes from the service', () => {
     await new Promise((resolve) => closed.close(resolve));
     const result = await cli(['list'], { env: { AERIAL_BASE_URL: `http://127.0.0.1:${port}` } });
     expect(result.exitCode).toBe(7);
-    expect(result.stderr).toMatch(/could not connect \(ECONNREFUSED\)/);
+    expect(result.stderr).toMatch(new RegExp(`^error: could not connect to 127\\.0\\.0\\.1:${port}: connection refused \\(ECONNREFUSED; 3 attempts in \\d+(\\.\\d)?s\\)\n$`));
   });
 
   it('8 when still rate limited after the retries', async () => {
@@ -348,15 +348,18 @@ describe('config', () => {
     }
   });
 
-  it('names a missing key or URL and suggests the sandbox', async () => {
+  it('names a missing key, with where to get one for the public service, and suggests the sandbox', async () => {
     const dir = tempDir();
     try {
-      const noUrl = await runCli(['list'], { configDir: dir.path });
-      expect(noUrl.exitCode).toBe(2);
-      expect(noUrl.stderr).toMatch(/no service URL/);
-      const noKey = await runCli(['list'], { configDir: dir.path, env: { AERIAL_BASE_URL: sandbox.url } });
+      // Nothing configured: the public service is the default, and it needs a key; nothing is sent.
+      const noKey = await runCli(['list'], { configDir: dir.path });
       expect(noKey.exitCode).toBe(2);
-      expect(noKey.stderr).toMatch(/no API key/);
+      expect(noKey.stderr).toBe(
+        "error: no API key (sign up at genaerial.com for one): set AERIAL_API_KEY, run 'aerial init' or 'aerial config set api-key' (hidden prompt or stdin), or try --sandbox\n",
+      );
+      const noKeyHere = await runCli(['list'], { configDir: dir.path, env: { AERIAL_BASE_URL: sandbox.url } });
+      expect(noKeyHere.exitCode).toBe(2);
+      expect(noKeyHere.stderr).toMatch(/^error: no API key: set AERIAL_API_KEY/);
     } finally {
       dir.remove();
     }

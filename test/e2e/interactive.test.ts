@@ -207,9 +207,10 @@ describe.skipIf(!ptyAvailable())('on a terminal', () => {
   });
 
   describe('init', () => {
-    it('asks URL, hidden key and defaults, lists once to test them, and saves the profile', async () => {
+    it('asks the service (a URL of ours), hidden key and defaults, lists once to test them, and saves the profile', async () => {
       const ws = workspace();
       const term = spawnInPty(['init', '--profile', 'work'], { ...ws, env: {} });
+      await term.choose('Service', `${KEYS.down}${KEYS.down}${KEYS.enter}`); // Another URL…
       await term.answer('Service base URL', `${sandbox.url}${KEYS.enter}`);
       await term.answer('API key (hidden)', `${sandbox.key}${KEYS.enter}`);
       await term.answer('Choose default scene settings now?', `y${KEYS.enter}`);
@@ -237,6 +238,7 @@ describe.skipIf(!ptyAvailable())('on a terminal', () => {
     it('reports a refused key and, unless told to save anyway, saves nothing (exit 3)', async () => {
       const ws = workspace();
       const term = spawnInPty(['init'], { ...ws, env: {} });
+      await term.choose('Service', `${KEYS.down}${KEYS.down}${KEYS.enter}`);
       await term.answer('Service base URL', `${sandbox.url}${KEYS.enter}`);
       await term.answer('API key', `not-the-right-key-123${KEYS.enter}`);
       await term.answer('Choose default scene settings now?', KEYS.enter);

@@ -4,8 +4,10 @@
 // and was not, sent — e.g. that a redirect target never saw the API key.
 import { readdirSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo, Server, Socket } from 'node:net';
 import jpeg from 'jpeg-js';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { tempDir } from './cli.js';
 
 export interface ReceivedRequest {
   method: string;
@@ -32,7 +34,6 @@ export interface HostileServer {
 
 export async function startHostileServer(): Promise<HostileServer> {
   const requests: ReceivedRequest[] = [];
-  const sockets = new Set<Socket>();
   let responder: Responder = (res) => {
     res.writeHead(500, { 'content-type': 'text/plain' }).end('no responder set');
   };
@@ -55,12 +56,7 @@ export async function startHostileServer(): Promise<HostileServer> {
       res.destroy();
     }
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await serveOnLoopback(server);
 
   return {
     url: `http://127.0.0.1:${port}`,
@@ -72,11 +68,49 @@ export async function startHostileServer(): Promise<HostileServer> {
     reset() {
       requests.length = 0;
     },
+    close,
+  };
+}
+
+/**
+ * Starts `server` on a free loopback port. Its close() destroys every
+ * connection it accepted, those a CONNECT or an upgrade took over included
+ * (which the http server no longer counts as its own), then closes it.
+ */
+export async function serveOnLoopback(server: Server): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * The usual hostile-test file setup: one server and one config directory for
+ * the whole file, the server's log reset before each test. `onStart` hands
+ * both to the file's own variables.
+ */
+export function useHostileServerPerFile(onStart: (server: HostileServer, config: ReturnType<typeof tempDir>) => void): void {
+  let server: HostileServer | undefined;
+  let config: ReturnType<typeof tempDir> | undefined;
+  beforeAll(async () => {
+    server = await startHostileServer();
+    config = tempDir();
+    onStart(server, config);
+  });
+  afterAll(async () => {
+    await server?.close();
+    config?.remove();
+  });
+  beforeEach(() => server!.reset());
 }
 
 let cachedJpeg: Buffer | undefined;

@@ -9,7 +9,7 @@ import { ExitCode, NetworkError } from '../../src/api/errors.js';
 import { resolveSettings } from '../../src/config.js';
 import { writeJpegAtomically } from '../../src/jpeg-file.js';
 import { buildGenerationRequest } from '../../src/request.js';
-import { failure, withClientAt } from '../helpers/client.js';
+import { failure, withClientAt, withLimits } from '../helpers/client.js';
 import { tempDir } from '../helpers/cli.js';
 import { answer, startHostileServer, tinyJpeg, writeForever, type HostileServer } from '../helpers/hostile-server.js';
 
@@ -68,7 +68,7 @@ describe('client limits over real sockets', () => {
       writeForever(res, Buffer.alloc(8, 0x42), 20);
     });
     const started = Date.now();
-    const error = await withClient({ transferTimeoutMs: 300, bodyTimeoutMs: 5000 }, async (client) => {
+    const error = await withClient({ timeouts: withLimits('generation', { responseMs: 300, bodyIdleMs: 5000 }) }, async (client) => {
       const image = await client.generate(request);
       return failure(writeJpegAtomically(image.body, join(dir.path, 'out.jpg'), { force: false }));
     });
@@ -81,7 +81,7 @@ describe('client limits over real sockets', () => {
 
   it('a well-behaved image passes the same guards untouched', async () => {
     server.respond(answer(200, tinyJpeg(), 'image/jpeg'));
-    const written = await withClient({ maxImageBytes: 1024 * 1024, transferTimeoutMs: 2000 }, async (client) => {
+    const written = await withClient({ maxImageBytes: 1024 * 1024, timeouts: withLimits('generation', { responseMs: 2000 }) }, async (client) => {
       const image = await client.generate(request);
       return writeJpegAtomically(image.body, join(dir.path, 'out.jpg'), { force: false, expectedLength: image.contentLength });
     });

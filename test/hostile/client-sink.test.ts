@@ -12,7 +12,7 @@ import { resolveSettings } from '../../src/config.js';
 import { TempJpegFile } from '../../src/jpeg-file.js';
 import { createMetadataSplicer } from '../../src/metadata.js';
 import { buildGenerationRequest } from '../../src/request.js';
-import { failure, withClientAt } from '../helpers/client.js';
+import { failure, withClientAt, withLimits } from '../helpers/client.js';
 import { tempDir } from '../helpers/cli.js';
 import { answer, answerJson, startHostileServer, tinyJpeg, writeForever, type HostileServer } from '../helpers/hostile-server.js';
 
@@ -121,7 +121,7 @@ describe('generateInto', () => {
       writeForever(res, Buffer.alloc(8, 0x42), 20);
     });
     const started = Date.now();
-    const error = await withClient({ transferTimeoutMs: 300, bodyTimeoutMs: 5000 }, (client) =>
+    const error = await withClient({ timeouts: withLimits('generation', { responseMs: 300, bodyIdleMs: 5000 }) }, (client) =>
       failure(client.generateInto(request, () => memorySink().open())),
     );
     expect(error).toBeInstanceOf(NetworkError);
@@ -186,7 +186,7 @@ describe('generateInto', () => {
       writeForever(res, ' ', 20);
     });
     const started = Date.now();
-    const error = await withClient({ transferTimeoutMs: 300, bodyTimeoutMs: 5000 }, (client) => failure(client.generateInto(request, () => memorySink().open())));
+    const error = await withClient({ timeouts: withLimits('generation', { responseMs: 300, bodyIdleMs: 5000 }) }, (client) => failure(client.generateInto(request, () => memorySink().open())));
     expect(error).toBeInstanceOf(ApiError);
     expect(error.status).toBe(502);
     expect(error.message).toBe('bad gateway');

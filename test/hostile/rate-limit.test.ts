@@ -4,11 +4,11 @@
 // minute: the whole CLI with a small cap, the whole CLI with the default cap
 // interrupted once its trace shows the capped wait, and the client in-process
 // with a recording sleep.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GenAerialClient } from '../../src/api/client.js';
 import { CliError, ExitCode } from '../../src/api/errors.js';
 import { registerSecret, runCli, spawnCli, tempDir, assertNoSecrets } from '../helpers/cli.js';
-import { answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
+import { answerJson, useHostileServerPerFile, type HostileServer } from '../helpers/hostile-server.js';
 
 const KEY = 'sk_test_hostile_ratelimit_77e0b2';
 registerSecret(KEY);
@@ -16,16 +16,10 @@ const YEAR = 365 * 24 * 60 * 60;
 
 let server: HostileServer;
 let config: ReturnType<typeof tempDir>;
-
-beforeAll(async () => {
-  server = await startHostileServer();
-  config = tempDir();
+useHostileServerPerFile((started, dir) => {
+  server = started;
+  config = dir;
 });
-afterAll(async () => {
-  await server.close();
-  config.remove();
-});
-beforeEach(() => server.reset());
 
 const slowDown = (retryAfter: string) =>
   answerJson(429, { status: 429, error: 'TooManyRequests', message: 'slow down' }, { 'retry-after': retryAfter });

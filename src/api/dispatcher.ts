@@ -1,0 +1,85 @@
+// The one connection pool a command's requests share: keep-alive connections,
+// at most `connections` per origin (a batch's concurrency), and the
+// environment's proxies when it names any. Timeouts of headers and bodies are
+// set per request by the client (they depend on the call); the connect limit
+// belongs to the pool.
+import type { Dispatcher } from 'undici';
+import type { ProxySettings } from './proxy.js';
+import { Agent } from './undici-agent.js';
+
+export interface DispatcherOptions {
+  /** Connections per origin; batch and export raise it to their concurrency. */
+  connections?: number;
+  /** Longest each step of opening a connection may take (TCP, proxy tunnel, TLS handshake). */
+  connectMs: number;
+  /** Proxies to go through; every request goes direct without. */
+  proxy?: ProxySettings;
+}
+
+function poolOptions(options: DispatcherOptions): PoolOptions {
+  return { connections: options.connections, connect: { timeout: options.connectMs } };
+}
+
+/** A pool whose every request goes direct. */
+export function directDispatcher(options: Omit<DispatcherOptions, 'proxy'>): Dispatcher {
+  return new Agent(poolOptions(options));
+}
+
+export async function createDispatcher(options: DispatcherOptions): Promise<Dispatcher> {
+  if (!options.proxy) return directDispatcher(options);
+  return createProxyDispatcher(options.proxy, poolOptions(options), options.connectMs);
+}
+
+interface PoolOptions {
+  connections?: number;
+  connect: { timeout: number };
+}
+
+/**
+ * undici's EnvHttpProxyAgent, told the settings explicitly: HTTPS_PROXY and
+ * HTTP_PROXY per protocol, NO_PROXY for hosts reached directly. https URLs go
+ * through a CONNECT tunnel; http URLs are forwarded as absolute-URI requests,
+ * which any forward proxy takes. Loaded only when a proxy is set: undici's
+ * public entry point costs a good share of a command's start-up.
+ */
+async function createProxyDispatcher(
+  proxy: ProxySettings,
+  pool: PoolOptions,
+  connectMs: number,
+): Promise<Dispatcher> {
+  // undici is CommonJS: its exports are the namespace's default, in the bundle as under Node.
+  const { EnvHttpProxyAgent, Pool, errors } = (await import('undici')).default as unknown as typeof import('undici');
+
+  /**
+   * The pool that asks the proxy for tunnels. A proxy that never answers
+   * CONNECT would otherwise hold the request for undici's default header wait
+   * (5 minutes); its silence is a connect-stage timeout.
+   */
+  class TunnelPool extends Pool {
+    override async connect(connectOptions: Dispatcher.ConnectOptions): Promise<Dispatcher.ConnectData> {
+      try {
+        return await super.connect(connectOptions);
+      } catch (error) {
+        if ((error as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT') {
+          throw new errors.ConnectTimeoutError(`the proxy did not answer CONNECT within ${connectMs} ms`);
+        }
+        throw error;
+      }
+    }
+  }
+
+  const tls = { timeout: connectMs };
+  return new EnvHttpProxyAgent({
+    ...pool,
+    httpProxy: proxy.http?.url.href ?? '',
+    httpsProxy: proxy.https?.url.href ?? '',
+    noProxy: proxy.noProxy?.value ?? '',
+    proxyTunnel: false,
+    // Each step of opening a connection through the proxy has the connect limit.
+    proxyTls: tls,
+    requestTls: tls,
+    clientFactory: (origin: URL, opts: object) => new TunnelPool(origin, { ...opts, headersTimeout: connectMs }),
+    // Every pool, direct, tunnelled or to a forwarding proxy, keeps the command's connection limit.
+    factory: (origin: string | URL, opts: object) => new Pool(origin, { ...pool, ...opts }),
+  } as ConstructorParameters<typeof EnvHttpProxyAgent>[0]);
+}

@@ -1,0 +1,144 @@
+// A real forward proxy for tests: Debian's tinyproxy, started on loopback with
+// a private config file and log in a temp dir (installed by .ci/run). Its log
+// tells which requests went through it: plain forwarded ones (GET http://…)
+// and CONNECT tunnels (CONNECT host:port). Also a bare CONNECT recorder, for
+// requests to hosts no test may reach: it notes the target and refuses.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { tempDir } from './cli.js';
+import { serveOnLoopback } from './hostile-server.js';
+
+export interface ProxiedRequest {
+  method: string;
+  /** An absolute URL for forwarded requests, host:port for CONNECT. */
+  target: string;
+}
+
+export interface RunningProxy {
+  url: string;
+  port: number;
+  /** Requests the proxy took, in order, from its log. */
+  requests(): ProxiedRequest[];
+  /** The whole log, for failure messages and for checking what it recorded. */
+  log(): string;
+  close(): Promise<void>;
+}
+
+export interface TinyproxyOptions {
+  /** Ports CONNECT may reach; tinyproxy's own default without any line is every port. */
+  connectPorts?: number[];
+  /** Proxy credentials (tinyproxy's BasicAuth). */
+  basicAuth?: { user: string; password: string };
+}
+
+export function tinyproxyInstalled(): boolean {
+  return spawnSync('tinyproxy', ['-v']).status === 0;
+}
+
+/** A port nothing listens on right now (the OS's choice, released again). */
+export async function freePort(): Promise<number> {
+  const server = createTcpServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function accepting(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+function parseLog(text: string): ProxiedRequest[] {
+  const requests: ProxiedRequest[] = [];
+  for (const match of text.matchAll(/Request \(file descriptor \d+\): (\S+) (\S+) HTTP\/1\.\d/g)) {
+    requests.push({ method: match[1]!, target: match[2]! });
+  }
+  return requests;
+}
+
+export async function startTinyproxy(options: TinyproxyOptions = {}): Promise<RunningProxy> {
+  if (!tinyproxyInstalled()) throw new Error('tinyproxy is not installed: apt-get install tinyproxy (.ci/run does)');
+  const dir = tempDir('aerial-tinyproxy-');
+  const logFile = join(dir.path, 'tinyproxy.log');
+  for (let tries = 0; ; tries++) {
+    const port = await freePort();
+    const config = [
+      `Port ${port}`,
+      'Listen 127.0.0.1',
+      'Timeout 30',
+      `LogFile "${logFile}"`,
+      'LogLevel Connect',
+      'MaxClients 100',
+      'Allow 127.0.0.1',
+      ...(options.connectPorts ?? []).map((p) => `ConnectPort ${p}`),
+      ...(options.basicAuth ? [`BasicAuth ${options.basicAuth.user} ${options.basicAuth.password}`] : []),
+    ].join('\n');
+    const configFile = join(dir.path, 'tinyproxy.conf');
+    writeFileSync(configFile, `${config}\n`);
+    // -d: stay in the foreground, so the test owns the process and its exit.
+    const child: ChildProcess = spawn('tinyproxy', ['-d', '-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    let up = false;
+    for (let i = 0; i < 100 && child.exitCode === null; i++) {
+      if (await accepting(port)) {
+        up = true;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    if (!up) {
+      child.kill('SIGKILL');
+      await exited;
+      // Another process may have taken the port between freePort() and tinyproxy's bind.
+      if (tries < 3) continue;
+      dir.remove();
+      throw new Error(`tinyproxy did not start: ${stderr}`);
+    }
+    const log = () => {
+      try {
+        return readFileSync(logFile, 'utf8');
+      } catch {
+        return '';
+      }
+    };
+    return {
+      url: `http://127.0.0.1:${port}`,
+      port,
+      log,
+      requests: () => parseLog(log()),
+      async close() {
+        child.kill('SIGTERM');
+        await exited;
+        dir.remove();
+      },
+    };
+  }
+}
+
+/**
+ * A stand-in proxy that records each CONNECT it is asked for and refuses it
+ * (HTTP 403), without resolving or reaching the target: for proving where a
+ * request to the public service would go, with no traffic leaving the machine.
+ */
+export async function startConnectRecorder(): Promise<{ url: string; targets: string[]; close(): Promise<void> }> {
+  const targets: string[] = [];
+  const server: Server = createServer((_req, res) => res.writeHead(403).end());
+  server.on('connect', (req, socket: Socket) => {
+    targets.push(req.url ?? '');
+    socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n');
+  });
+  const { port, close } = await serveOnLoopback(server);
+  return { url: `http://127.0.0.1:${port}`, targets, close };
+}
