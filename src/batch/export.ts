@@ -7,6 +7,7 @@ import { setMaxListeners } from 'node:events';
 import { join, resolve } from 'node:path';
 import { ApiError, CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
 import type { GenAerialClient } from '../api/client.js';
+import { walkPages } from '../api/pages.js';
 import type { ImageRecord } from '../api/schema.js';
 import type { Context } from '../context.js';
 import { INDEX_NAME, removeStaleIndexTemps, writeIndex } from './export-index.js';
@@ -57,22 +58,26 @@ export function imageFileName(id: string): string {
   return `${sanitizeValue(id)}.jpg`;
 }
 
-/** Every record of every page, walked with the retry rules; ids seen twice (history shifting) are kept once. */
+/**
+ * Every record of every page, walked with the retry rules (src/api/pages.ts
+ * decides when the walk ends), into `into`: a walk that stops early leaves
+ * there what it had listed. Ids seen twice (history shifting) are kept once.
+ */
 async function listEverything(
   client: GenAerialClient,
   pageSize: number,
   withRetries: <T>(what: string, fn: () => Promise<T>) => Promise<T>,
   signal: AbortSignal,
+  into = new Map<string, Listed>(),
 ): Promise<Map<string, Listed>> {
-  const records = new Map<string, Listed>();
-  for (let page = 0; ; page++) {
-    const listedAt = Date.now();
+  let listedAt = 0;
+  const fetchPage = (page: number) => {
+    listedAt = Date.now();
     // Oldest first: images created while the walk is under way land on later pages instead of shifting earlier ones.
-    const result = await withRetries(`list page ${page}`, () => client.list({ page, size: pageSize, sort: ['createdAt,asc'] }, { signal }));
-    for (const record of result.content) if (!records.has(record.id)) records.set(record.id, { record, listedAt });
-    if (result.content.length === 0 || page + 1 >= result.totalPages) break;
-  }
-  return records;
+    return withRetries(`list page ${page}`, () => client.list({ page, size: pageSize, sort: ['createdAt,asc'] }, { signal }));
+  };
+  for await (const { fresh } of walkPages(fetchPage)) for (const record of fresh) into.set(record.id, { record, listedAt });
+  return into;
 }
 
 export async function runExport(ctx: Context, dirArg: string, options: ExportOptions): Promise<void> {
@@ -111,13 +116,29 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     }
   };
 
+  const indexPath = join(dir, INDEX_NAME);
+  /** Rewrites the index from what is on disk; the way out when listing or downloading stops with an error. */
+  const indexWhatIsThere = async (listing: Map<string, Listed>): Promise<void> => {
+    const whole = new Set<string>();
+    await runPool([...listing.keys()], 32, async (id) => {
+      if ((await isCompleteJpeg(join(dir, imageFileName(id)))).ok) whole.add(id);
+    }, () => false);
+    await writeIndex(indexPath, dir, listing, (id) => whole.has(id), imageFileName).catch((error: Error) => {
+      io.warn(`${INDEX_NAME} could not be rewritten: ${error.message}`);
+    });
+  };
+
   const spinner = await io.spinner('Listing your images…');
-  let listing: Map<string, Listed>;
+  const listing = new Map<string, Listed>();
   try {
-    listing = await listEverything(client, pageSize, withRetries, ctx.signal);
-  } finally {
+    await listEverything(client, pageSize, withRetries, ctx.signal, listing);
+  } catch (error) {
     spinner.stop();
+    // A walk the server will not let end (or any other failure) keeps the images already here indexed.
+    if (!ctx.signal.aborted) await indexWhatIsThere(listing);
+    throw error;
   }
+  spinner.stop();
 
   // Two ids that sanitise to one name would overwrite each other: refuse before downloading anything.
   const byName = new Map<string, string>();
@@ -158,20 +179,25 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
       else if (outcome.status === 'failed') counts.failed++;
       progress.update(counts);
     };
+    let failure: unknown;
     try {
       progress.update(counts);
       await runPool(pending, concurrency, download, () => false);
     } catch (error) {
-      if (!ctx.signal.aborted) throw error;
-      interrupted = true;
+      if (ctx.signal.aborted) interrupted = true;
+      else failure = error;
     } finally {
       progress.stop();
+    }
+    if (failure !== undefined) {
+      // A re-listing that failed (its paging, its key): what did download stays indexed.
+      await indexWhatIsThere(listing);
+      throw failure;
     }
   }
 
   // The index lists what is on disk: this run's listing plus earlier records of images
   // since deleted from the account (a backup keeps them). Rewritten whole, atomically.
-  const indexPath = join(dir, INDEX_NAME);
   const indexed = await writeIndex(indexPath, dir, listing, (id) => outcomes.get(id)?.status === 'done', imageFileName);
 
   const all = [...outcomes.values()];
