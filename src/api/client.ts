@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { printable } from '../printable.js';
 import { ApiError, CliError, defaultCodeForStatus, ExitCode, NetworkError } from './errors.js';
 import { download, type DownloadOutcome } from './image-download.js';
+import { imageIdSegment } from './image-id.js';
 import { JpegVerifier } from './jpeg-verifier.js';
 import {
   AsyncAcceptedSchema,
@@ -316,7 +317,7 @@ export class GenAerialClient {
   }
 
   async delete(id: string, call: CallOptions = {}): Promise<void> {
-    const res = await this.send('DELETE', `${API_PREFIX}/${encodeURIComponent(id)}`, {
+    const res = await this.send('DELETE', `${API_PREFIX}/${imageIdSegment(id)}`, {
       signal: call.signal,
       retryOnServerError: true,
     });

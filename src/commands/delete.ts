@@ -1,6 +1,7 @@
 // `aerial delete <id...>`: permanent deletion, confirmed on a terminal.
 import type { Command } from 'commander';
 import { CliError, UsageError } from '../api/errors.js';
+import { checkImageId } from '../api/image-id.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
 
@@ -29,7 +30,8 @@ Examples:
 
 export async function runDelete(ctx: Context, options: DeleteOptions, args: string[]): Promise<void> {
   const ids = [...new Set(args.map((id) => id.trim()))];
-  if (ids.some((id) => id === '')) throw new UsageError('image id must not be empty');
+  // Every id is checked before the first is sent: a bad third id must not leave the first two deleted.
+  for (const id of ids) checkImageId(id);
 
   if (!options.yes) {
     if (!ctx.io.interactive) {
