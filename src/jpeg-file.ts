@@ -9,6 +9,7 @@ import type { Readable, Transform } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { UsageError } from './api/errors.js';
 import { CorruptImageError, JpegVerifier } from './api/jpeg-verifier.js';
+import { partFileName } from './file-names.js';
 
 export { CorruptImageError, JpegVerifier } from './api/jpeg-verifier.js';
 
@@ -138,7 +139,8 @@ export class TempJpegFile {
     private readonly options: JpegFileOptions,
   ) {
     this.target = resolve(path);
-    this.temp = join(dirname(this.target), `.${basename(this.target)}.${randomBytes(6).toString('hex')}.part`);
+    // Named by partFileName: a target of the longest name allowed still gets a temp name that fits.
+    this.temp = join(dirname(this.target), partFileName(basename(this.target), randomBytes(6).toString('hex')));
     const streamOptions = { flags: 'wx', mode: 0o644, highWaterMark: options.diskBufferBytes };
     this.sink = options.editor ? new EditedWriteStream(this.temp, streamOptions, options.editor) : createWriteStream(this.temp, streamOptions);
     // Errors (an unwritable directory, a full disk) are reported by whoever writes, and by commit();

@@ -4,6 +4,7 @@ import { readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ImageRecord } from '../api/schema.js';
 import { TEMP_SUFFIX, writeFileAtomic } from '../atomic-file.js';
+import { safeNamePart } from '../file-names.js';
 import { isCompleteJpeg } from './files.js';
 
 export const INDEX_NAME = 'index.jsonl';
@@ -23,9 +24,11 @@ export async function writeIndex(
 ): Promise<number> {
   const lines: string[] = [];
   const seen = new Set<string>();
+  const files = new Set<string>();
   for (const [id, { record }] of listing) {
     if (!done(id)) continue;
     seen.add(id);
+    files.add(fileName(id));
     lines.push(JSON.stringify({ ...record, file: fileName(id) }));
   }
   let previous = '';
@@ -43,8 +46,12 @@ export async function writeIndex(
       continue;
     }
     if (typeof record.id !== 'string' || seen.has(record.id) || listing.has(record.id)) continue;
-    if (!(await isCompleteJpeg(join(dir, fileName(record.id)))).ok) continue;
+    // The file an earlier export named (names can depend on the other ids); only a plain name in this directory.
+    const file = record.file;
+    if (typeof file !== 'string' || safeNamePart(file) !== file || files.has(file)) continue;
+    if (!(await isCompleteJpeg(join(dir, file))).ok) continue;
     seen.add(record.id);
+    files.add(file);
     lines.push(line);
   }
   await writeFileAtomic(path, lines.length ? `${lines.join('\n')}\n` : '', 0o644);

@@ -10,6 +10,7 @@ import type { GenAerialClient } from '../api/client.js';
 import { walkPages } from '../api/pages.js';
 import type { ImageRecord } from '../api/schema.js';
 import type { Context } from '../context.js';
+import { fitName, MAX_NAME_BYTES, nameTag, safeNamePart, separateNames, utf8Length } from '../file-names.js';
 import { INDEX_NAME, removeStaleIndexTemps, writeIndex } from './export-index.js';
 import { isCompleteJpeg, makeDirectory, removeStaleParts } from './files.js';
 import { parseCount } from './options.js';
@@ -17,7 +18,6 @@ import { createProgress, formatDuration, type Progress, type ProgressCounts } fr
 import { decide, describeFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { PauseGate, runPool } from './runner.js';
 import { batchExitCode } from './summary.js';
-import { sanitizeValue } from './template.js';
 
 /** The spec: list URLs are valid for two hours after the list response. */
 export const URL_LIFETIME_MS = 2 * 60 * 60 * 1000;
@@ -53,9 +53,24 @@ interface Listed {
   listedAt: number;
 }
 
-/** File name of an image: its id, made safe as a name. Ids are the service's; they are not trusted as paths. */
+/**
+ * File name of an image: `<id>.jpg` when the id is a safe name that fits;
+ * otherwise the id made safe, cut to fit and tagged with a hash of the id, so
+ * that `<id>.jpg` never holds another id's image (a re-run trusts what it finds).
+ * Ids are the service's; they are not trusted as paths.
+ */
 export function imageFileName(id: string): string {
-  return `${sanitizeValue(id)}.jpg`;
+  const safe = safeNamePart(id);
+  return safe === id && utf8Length(`${id}.jpg`) <= MAX_NAME_BYTES ? `${id}.jpg` : taggedFileName(id, 0);
+}
+
+function taggedFileName(id: string, attempt: number): string {
+  return fitName(safeNamePart(id), '.jpg', nameTag(id, attempt));
+}
+
+/** Every id's file name; ids whose names are one file where case does not count (macOS, Windows) are all tagged. */
+export function imageFileNames(ids: Iterable<string>): Map<string, string> {
+  return separateNames([...ids], imageFileName, taggedFileName, () => false);
 }
 
 /**
@@ -119,11 +134,12 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const indexPath = join(dir, INDEX_NAME);
   /** Rewrites the index from what is on disk; the way out when listing or downloading stops with an error. */
   const indexWhatIsThere = async (listing: Map<string, Listed>): Promise<void> => {
+    const names = imageFileNames(listing.keys());
     const whole = new Set<string>();
     await runPool([...listing.keys()], 32, async (id) => {
-      if ((await isCompleteJpeg(join(dir, imageFileName(id)))).ok) whole.add(id);
+      if ((await isCompleteJpeg(join(dir, names.get(id)!))).ok) whole.add(id);
     }, () => false);
-    await writeIndex(indexPath, dir, listing, (id) => whole.has(id), imageFileName).catch((error: Error) => {
+    await writeIndex(indexPath, dir, listing, (id) => whole.has(id), (id) => names.get(id)!).catch((error: Error) => {
       io.warn(`${INDEX_NAME} could not be rewritten: ${error.message}`);
     });
   };
@@ -140,23 +156,18 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   }
   spinner.stop();
 
-  // Two ids that sanitise to one name would overwrite each other: refuse before downloading anything.
-  const byName = new Map<string, string>();
-  for (const id of listing.keys()) {
-    const name = imageFileName(id).toLowerCase();
-    const other = byName.get(name);
-    if (other !== undefined) throw new CliError(`image ids '${other}' and '${id}' map to the same file name; cannot export them side by side`, ExitCode.Server, 'IdCollision');
-    byName.set(name, id);
-  }
+  // Ids that would share a file (made safe, cut, or differing only in case) are told apart by a hash.
+  const names = imageFileNames(listing.keys());
+  const fileOf = (id: string): string => join(dir, names.get(id)!);
 
   const outcomes = new Map<string, ExportOutcome>();
   await runPool([...listing.keys()], 32, async (id) => {
-    const file = join(dir, imageFileName(id));
+    const file = fileOf(id);
     const onDisk = await isCompleteJpeg(file);
     if (onDisk.ok) outcomes.set(id, { id, status: 'done', file, bytes: onDisk.bytes, previously: true, attempts: 0 });
   }, () => false);
   const pending = [...listing.keys()].filter((id) => !outcomes.has(id));
-  await removeStaleParts(pending.map((id) => join(dir, imageFileName(id))));
+  await removeStaleParts(pending.map(fileOf));
   await removeStaleIndexTemps(dir);
 
   const previously = outcomes.size;
@@ -172,7 +183,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     const { writeJpegAtomically } = await import('../jpeg-file.js');
     io.info(`Downloading ${pending.length} image${pending.length > 1 ? 's' : ''} to ${dirArg} with concurrency ${concurrency}…`);
     const download = async (id: string): Promise<void> => {
-      const file = join(dir, imageFileName(id));
+      const file = fileOf(id);
       const outcome = await downloadOne(id, file, { client, refresher, gate, policy, progress, counts, signal: ctx.signal, write: writeJpegAtomically });
       outcomes.set(id, outcome);
       if (outcome.status === 'done') counts.done++;
@@ -198,7 +209,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
 
   // The index lists what is on disk: this run's listing plus earlier records of images
   // since deleted from the account (a backup keeps them). Rewritten whole, atomically.
-  const indexed = await writeIndex(indexPath, dir, listing, (id) => outcomes.get(id)?.status === 'done', imageFileName);
+  const indexed = await writeIndex(indexPath, dir, listing, (id) => outcomes.get(id)?.status === 'done', (id) => names.get(id)!);
 
   const all = [...outcomes.values()];
   const failed = all.filter((o) => o.status === 'failed');
@@ -215,7 +226,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
       directory: dir,
       index: indexPath,
       indexed,
-      rows: [...listing.keys()].map((id) => outcomes.get(id) ?? { id, status: 'skipped', file: join(dir, imageFileName(id)), attempts: 0, error: 'not started: interrupted' }),
+      rows: [...listing.keys()].map((id) => outcomes.get(id) ?? { id, status: 'skipped', file: fileOf(id), attempts: 0, error: 'not started: interrupted' }),
     });
   } else {
     const line = `${downloaded} downloaded, ${previously} already there${gone.length ? `, ${gone.length} deleted meanwhile` : ''}${failed.length ? `, ${failed.length} failed` : ''} — ${indexed} images in ${INDEX_NAME} (${formatDuration((Date.now() - started) / 1000)})`;

@@ -1,9 +1,11 @@
 // Small file-system facts the batch and export need when resuming: is a file
 // on disk a whole JPEG, and which temp files did a killed run leave behind;
 // and making the directories they write into.
-import { mkdir, open, readdir, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, open, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { UsageError } from '../api/errors.js';
+import { partFilePrefix, partFilePrefixOf } from '../file-names.js';
 
 /** Why a path the user chose cannot hold files, in their terms; undefined for errors that are not theirs to fix. */
 export function pathProblem(error: unknown): string | undefined {
@@ -15,13 +17,20 @@ export function pathProblem(error: unknown): string | undefined {
   return undefined;
 }
 
-/** mkdir -p; a path that cannot be a directory is the user's to fix, so a usage error naming `what` (the flag). */
+/**
+ * mkdir -p, and a check that files can be created there: known before any
+ * request is paid for. A path that cannot hold files is the user's to fix, so
+ * a usage error naming `what` (the flag).
+ */
 export async function makeDirectory(dir: string, what: string): Promise<void> {
+  let doing = 'create';
   try {
     await mkdir(dir, { recursive: true });
+    doing = 'write into';
+    await access(dir, constants.W_OK);
   } catch (error) {
     const problem = pathProblem(error);
-    if (problem) throw new UsageError(`${what}: cannot create directory ${dir}: ${problem}`);
+    if (problem) throw new UsageError(`${what}: cannot ${doing} directory ${dir}: ${problem}`);
     throw error;
   }
 }
@@ -56,26 +65,19 @@ export async function isCompleteJpeg(path: string): Promise<{ ok: boolean; bytes
   }
 }
 
-/** The temp name writeJpegAtomically uses beside a target: `.<name>.<12 hex>.part`. */
-export function isPartFileOf(candidate: string, targetName: string): boolean {
-  const prefix = `.${targetName}.`;
-  return candidate.startsWith(prefix) && /^[0-9a-f]{12}\.part$/.test(candidate.slice(prefix.length));
-}
-
 /**
  * Removes temp files a killed run left beside the given targets. Only names
- * of the exact temp pattern for these targets are touched.
+ * of the exact temp pattern for these targets are touched (file-names.ts).
  */
 export async function removeStaleParts(targets: Iterable<string>): Promise<number> {
   const byDir = new Map<string, Set<string>>();
   for (const target of targets) {
-    const dir = dirname(target);
-    const names = byDir.get(dir) ?? new Set<string>();
-    names.add(basename(target));
-    byDir.set(dir, names);
+    const prefixes = byDir.get(dirname(target)) ?? new Set<string>();
+    prefixes.add(partFilePrefix(basename(target)));
+    byDir.set(dirname(target), prefixes);
   }
   let removed = 0;
-  for (const [dir, names] of byDir) {
+  for (const [dir, prefixes] of byDir) {
     let entries: string[];
     try {
       entries = await readdir(dir);
@@ -83,9 +85,8 @@ export async function removeStaleParts(targets: Iterable<string>): Promise<numbe
       continue;
     }
     for (const entry of entries) {
-      if (!entry.startsWith('.') || !entry.endsWith('.part')) continue;
-      const target = entry.slice(1, -'.xxxxxxxxxxxx.part'.length);
-      if (names.has(target) && isPartFileOf(entry, target)) {
+      const prefix = partFilePrefixOf(entry);
+      if (prefix !== undefined && prefixes.has(prefix)) {
         await unlink(join(dir, entry)).catch(() => {});
         removed++;
       }
