@@ -10,6 +10,7 @@ import type { GenAerialClient } from '../api/client.js';
 import { walkPages } from '../api/pages.js';
 import type { ImageRecord } from '../api/schema.js';
 import type { Context } from '../context.js';
+import { MESSAGE_MAX, printable } from '../printable.js';
 import { fitName, MAX_NAME_BYTES, nameTag, safeNamePart, separateNames, utf8Length } from '../file-names.js';
 import { INDEX_NAME, removeStaleIndexTemps, writeIndex } from './export-index.js';
 import { isCompleteJpeg, makeDirectory, removeStaleParts } from './files.js';
@@ -233,7 +234,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     if (failed.length === 0 && !interrupted) io.success(line);
     else {
       io.info(`${io.style.yellow('!')} ${line}`);
-      for (const f of failed.slice(0, 20)) io.info(`  ${f.id}: ${f.error ?? 'failed'}`);
+      for (const f of failed.slice(0, 20)) io.info(`  ${printable(f.id, 80)}: ${printable(f.error ?? 'failed', MESSAGE_MAX)}`);
     }
   }
   if (interrupted) throw new InterruptedError();

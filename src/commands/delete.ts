@@ -4,6 +4,7 @@ import { CliError, UsageError } from '../api/errors.js';
 import { checkImageId } from '../api/image-id.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
+import { printable } from '../printable.js';
 
 interface DeleteOptions {
   yes?: boolean;
@@ -38,7 +39,7 @@ export async function runDelete(ctx: Context, options: DeleteOptions, args: stri
       throw new UsageError('refusing to delete without confirmation: pass --yes (no terminal to ask on)');
     }
     const { confirm } = await import('@inquirer/prompts');
-    const what = ids.length === 1 ? `image ${ids[0]}` : `${ids.length} images (${ids.join(', ')})`;
+    const what = ids.length === 1 ? `image ${printable(ids[0]!, 80)}` : `${ids.length} images (${printable(ids.join(', '))})`;
     const sure = await confirm(
       { message: `Delete ${what} permanently?`, default: false },
       { input: ctx.io.stdin, output: ctx.io.stderr, signal: ctx.signal },
@@ -56,7 +57,7 @@ export async function runDelete(ctx: Context, options: DeleteOptions, args: stri
     try {
       await client.delete(id, { signal: ctx.signal });
       deleted.push(id);
-      ctx.io.success(`Deleted ${id}`);
+      ctx.io.success(`Deleted ${printable(id, 80)}`);
     } catch (error) {
       if (!(error instanceof CliError) || ctx.signal.aborted) throw error;
       failed.push({ id, error });
