@@ -6,6 +6,7 @@ import { Agent } from './undici-agent.js';
 import type { z } from 'zod';
 import { printable } from '../printable.js';
 import { ApiError, CliError, defaultCodeForStatus, ExitCode, NetworkError } from './errors.js';
+import { checkDownloadHost, guardedLookup } from './download-guard.js';
 import { download, type DownloadOutcome } from './image-download.js';
 import { imageIdSegment } from './image-id.js';
 import { JpegVerifier } from './jpeg-verifier.js';
@@ -219,7 +220,8 @@ export function createDispatcher(options: PoolOptions = {}): Dispatcher {
     connections: options.connections,
     headersTimeout: options.headersTimeoutMs ?? 180_000,
     bodyTimeout: options.bodyTimeoutMs ?? 60_000,
-    connect: { timeout: 15_000 },
+    // Every socket's name is resolved through the guard: a link-local or metadata address is never connected to.
+    connect: { timeout: 15_000, lookup: guardedLookup },
   });
 }
 
@@ -341,8 +343,9 @@ export class GenAerialClient {
       throw new CliError(`image URL is not a valid URL: ${oneLine(url, 80)}`, ExitCode.Server, 'BadImageUrl');
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new CliError(`image URL must be http(s), got ${parsed.protocol}`, ExitCode.Server, 'BadImageUrl');
+      throw new CliError(`image URL must be http(s), got ${oneLine(parsed.protocol, 20)}`, ExitCode.Server, 'BadImageUrl');
     }
+    checkDownloadHost(parsed.hostname);
     const res = await this.sendRaw('GET', parsed.toString(), { signal: call.signal, withKey: false, retryOnServerError: true });
     return this.imageFrom(res);
   }

@@ -3,13 +3,12 @@
 // messages, generated with escape sequences (CSI, OSC title, C1 CSI), bidi
 // overrides, line breaks and lone surrogates. Human output carries none of
 // them; --json output is valid JSON with the values exactly as sent.
-import { request as httpRequest } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
-import { answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
+import { acceptAndCallBack, answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 
 const KEY = 'sk_test_hostile_terminal_61fa2c';
 registerSecret(KEY);
@@ -54,45 +53,18 @@ const PIECES = [
 ];
 const hostileText = fc.array(fc.constantFrom(...PIECES), { minLength: 1, maxLength: 6 }).map((parts) => parts.join(''));
 
-function post(url: string, body: unknown): Promise<void> {
-  return new Promise((resolve) => {
-    const data = JSON.stringify(body);
-    const req = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve());
-    });
-    req.on('error', () => resolve());
-    req.end(data);
-  });
-}
-
-/** A service that accepts every async request and calls back with the error payload `payload` makes for it. */
-function failEveryAsyncRequest(payload: (requestId: string) => { errorCode: string; errorMessage: string }): void {
-  let next = 0;
-  server.respond((res, received) => {
-    if (received.method === 'POST' && received.url.endsWith('/async')) {
-      const requestId = `req-${++next}`;
-      answerJson(202, { requestId, status: 'processing' })(res, received, undefined as never);
-      const callbackUrl = String(received.headers['x-callback-url']);
-      setTimeout(() => void post(callbackUrl, { requestId, ...payload(requestId) }), 20);
-      return;
-    }
-    answerJson(404, { error: 'NotFound', message: 'no' })(res, received, undefined as never);
-  });
-}
-
 describe('webhook error payloads', () => {
   it('generate-async --listen: human output clean, --json carries errorCode and errorMessage exactly (generated)', async () => {
     await fc.assert(
       fc.asyncProperty(hostileText, hostileText, async (errorCode, errorMessage) => {
         const args = ['generate-async', '--lat', '1', '--lng', '2', '--listen', '--timeout', '20s', '-o', join(home.path, 'never.jpg')];
-        failEveryAsyncRequest(() => ({ errorCode, errorMessage }));
+        acceptAndCallBack(server, () => ({ errorCode, errorMessage }));
         const human = await aerial(args);
         expect(human.exitCode).toBe(6);
         expect(human.stderr).not.toMatch(ACTIVE);
         expect(human.stderr.trim().split('\n').at(-1)).toMatch(/^error: .* \(request req-1\)$/);
 
-        failEveryAsyncRequest(() => ({ errorCode, errorMessage }));
+        acceptAndCallBack(server, () => ({ errorCode, errorMessage }));
         const json = await aerial([...args, '--json']);
         expect(json.exitCode).toBe(6);
         const line = json.stderr.trim().split('\n').at(-1)!;
@@ -106,7 +78,7 @@ describe('webhook error payloads', () => {
 
   it('batch --async: row lines and the summary are clean; the --json summary has the reasons exactly', async () => {
     const errorMessage = '\u001b]0;pwned\u0007\u001b[2J\u009b31m\r\nerror: forged\u202eexe.txt';
-    failEveryAsyncRequest(() => ({ errorCode: 'Bad\u001b[31mCode', errorMessage }));
+    acceptAndCallBack(server, () => ({ errorCode: 'Bad\u001b[31mCode', errorMessage }));
     const work = tempDir('aerial-terminal-batch-');
     try {
       const csv = join(work.path, 'rows.csv');
