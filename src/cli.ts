@@ -4,6 +4,7 @@
 import { Command, CommanderError, Option, type OutputConfiguration } from 'commander';
 import { CliError, ExitCode, InterruptedError, UsageError } from './api/errors.js';
 import { Context, type GlobalOptions } from './context.js';
+import { fileSystemFailure } from './fs-errors.js';
 import { colorEnabled, loadStyle, Terminal } from './io.js';
 import { registrations } from './commands/index.js';
 import { VERSION } from './version.js';
@@ -104,6 +105,9 @@ function errorFromUnknown(error: unknown, signal: AbortSignal): CliError {
   if (signal.aborted) return new InterruptedError();
   // Ctrl-C inside an inquirer prompt is a keypress in raw mode, not a SIGINT: inquirer rejects instead.
   if (error instanceof Error && ['ExitPromptError', 'AbortPromptError'].includes(error.name)) return new InterruptedError();
+  // A full disk, a read-only directory, a directory where a file must go: nameable, so not "unexpected".
+  const fileSystem = fileSystemFailure(error);
+  if (fileSystem) return fileSystem;
   const message = error instanceof Error ? error.message : String(error);
   return new CliError(`unexpected: ${message}`, ExitCode.Unexpected, 'Unexpected');
 }

@@ -1,6 +1,6 @@
 // Configuration: where it lives, its profiles, and how flags, environment,
 // profile and built-in defaults combine (flag > environment > profile > default).
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import envPaths from 'env-paths';
 import { flagName, parseSceneEnum, SCENE_DEFAULTS, SCENE_ENUM_FIELDS, type SceneEnumField } from './api/enums.js';
@@ -47,7 +47,15 @@ export function readConfig(env: Record<string, string | undefined>): ConfigData 
   const path = configPath(env);
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    const fd = openSync(path, 'r');
+    try {
+      // A directory or a device in its place is named, not read without end.
+      const info = fstatSync(fd);
+      if (!info.isFile()) throw Object.assign(new Error('not a regular file'), { code: info.isDirectory() ? 'EISDIR' : 'ENOTREGULAR' });
+      text = readFileSync(fd, 'utf8');
+    } finally {
+      closeSync(fd);
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw new UsageError(`cannot read config file ${path}: ${fileSystemProblem(error) ?? (error as Error).message}`, 'ConfigError');

@@ -86,8 +86,11 @@ export function exitCodeForStatus(status: number): ExitCodeValue {
   if (status === 404) return ExitCode.NotFound;
   if (status === 429) return ExitCode.RateLimited;
   if (status === 408 || status === 504) return ExitCode.Network;
-  if (status >= 500) return ExitCode.Server;
-  return ExitCode.Unexpected;
+  if (status === 410) return ExitCode.NotFound;
+  // Any other refusal of the request (405, 409, 413, 414, 431…) is the service saying it will not take it.
+  if (status >= 400 && status < 500) return ExitCode.Usage;
+  // 5xx, and anything else the spec does not describe: the service's failure, not a bug of the CLI.
+  return ExitCode.Server;
 }
 
 /** Error code used when a response body does not carry one (401 bodies are not shown in the spec). */

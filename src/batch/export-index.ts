@@ -1,10 +1,11 @@
 // index.jsonl of `aerial export`: one JSON line per image file in the
 // directory, rewritten whole and atomically at the end of every export.
-import { readdir, readFile, unlink } from 'node:fs/promises';
+import { readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ImageRecord } from '../api/schema.js';
 import { TEMP_SUFFIX, writeFileAtomic } from '../atomic-file.js';
 import { safeNamePart } from '../file-names.js';
+import { readRegularFile } from '../fs-errors.js';
 import { isCompleteJpeg } from './files.js';
 
 export const INDEX_NAME = 'index.jsonl';
@@ -33,9 +34,9 @@ export async function writeIndex(
   }
   let previous = '';
   try {
-    previous = await readFile(path, 'utf8');
+    previous = await readRegularFile(path);
   } catch {
-    // No earlier index.
+    // No earlier index (export refuses anything but a file in its place before it starts).
   }
   for (const line of previous.split('\n')) {
     if (!line.trim()) continue;

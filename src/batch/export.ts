@@ -4,6 +4,7 @@
 // interrupted export resumes. A URL that has expired (past its two hours, or
 // refused with 403) is refreshed by listing again.
 import { setMaxListeners } from 'node:events';
+import { lstat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ApiError, CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
 import type { GenAerialClient } from '../api/client.js';
@@ -111,6 +112,10 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   if (dirArg.trim() === '') throw new UsageError('export needs a directory to write into');
   const dir = resolve(dirArg);
   await makeDirectory(dir, 'export');
+  const indexPath = join(dir, INDEX_NAME);
+  // Whatever stands where the index goes must be the index: found now, not after the downloads.
+  const indexInfo = await lstat(indexPath).catch(() => undefined);
+  if (indexInfo && !indexInfo.isFile()) throw new UsageError(`export: ${indexPath} is not a regular file; move it out of the way`);
 
   // Each download in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
   setMaxListeners(concurrency * 4 + 10, ctx.signal);
@@ -132,7 +137,6 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     }
   };
 
-  const indexPath = join(dir, INDEX_NAME);
   /** Rewrites the index from what is on disk; the way out when listing or downloading stops with an error. */
   const indexWhatIsThere = async (listing: Map<string, Listed>): Promise<void> => {
     const names = imageFileNames(listing.keys());

@@ -6,16 +6,7 @@ import { access, mkdir, open, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { UsageError } from '../api/errors.js';
 import { partFilePrefix, partFilePrefixOf } from '../file-names.js';
-
-/** Why a path the user chose cannot hold files, in their terms; undefined for errors that are not theirs to fix. */
-export function pathProblem(error: unknown): string | undefined {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'EEXIST' || code === 'ENOTDIR') return 'a file is in the way, where a directory must be';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'EROFS') return 'the file system is read-only';
-  if (code === 'ENAMETOOLONG') return 'the name is too long';
-  return undefined;
-}
+import { fileSystemProblem } from '../fs-errors.js';
 
 /**
  * mkdir -p, and a check that files can be created there: known before any
@@ -29,7 +20,7 @@ export async function makeDirectory(dir: string, what: string): Promise<void> {
     doing = 'write into';
     await access(dir, constants.W_OK);
   } catch (error) {
-    const problem = pathProblem(error);
+    const problem = fileSystemProblem(error);
     if (problem) throw new UsageError(`${what}: cannot ${doing} directory ${dir}: ${problem}`);
     throw error;
   }

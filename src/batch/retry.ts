@@ -1,6 +1,7 @@
 // What to do after a failed attempt: retry (and after how long), give the row
 // up, or stop the whole batch. Shared by batch and export.
 import { ApiError, CliError, ExitCode, GenerationFailedError, NetworkError, UsageError } from '../api/errors.js';
+import { fileSystemFailure } from '../fs-errors.js';
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */
@@ -61,8 +62,8 @@ export function toCliError(error: unknown, phase: Phase): CliError {
     const where = phase === 'response' ? 'while receiving the image' : 'before an answer arrived';
     return new NetworkError(`connection failed ${where} (${code})${err.message ? `: ${err.message}` : ''}`, code, true);
   }
-  // Anything else (a full disk, a permission error) is not something a retry fixes.
-  return new CliError(err?.message ?? String(error), ExitCode.Unexpected, code ?? 'Unexpected');
+  // A full disk or a permission error is not something a retry fixes; it is named, not "unexpected".
+  return fileSystemFailure(error) ?? new CliError(err?.message ?? String(error), ExitCode.Unexpected, code ?? 'Unexpected');
 }
 
 /**

@@ -79,7 +79,7 @@ describe('decide', () => {
     const full = Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
     const decision = decide(full, 'response', 0, { ...policy, retryUnsafe: true });
     expect(decision.action).toBe('fail');
-    expect(toCliError(full, 'response').code).toBe('ENOSPC');
+    expect(toCliError(full, 'response')).toMatchObject({ code: 'FileSystemError', exitCode: 2, message: 'cannot use: no space left on the device' });
   });
 });
 
