@@ -179,7 +179,9 @@ export async function main(argv: string[], proc: Process = process): Promise<num
     } else {
       const failure = errorFromUnknown(error, controller.signal);
       (activeContext?.io ?? bootIo).error(failure);
-      if (failure.exitCode === ExitCode.Unexpected && error instanceof Error && activeContext?.io.verbose) {
+      // With --verbose, an error from below the CLI (a bug, or a file-system failure it could only name) shows where.
+      const fromBelow = failure.exitCode === ExitCode.Unexpected || failure.code === 'FileSystemError';
+      if (fromBelow && error instanceof Error && !(error instanceof CliError) && activeContext?.io.verbose) {
         activeContext.io.debug(error.stack ?? '');
       }
       exitCode = failure.exitCode;

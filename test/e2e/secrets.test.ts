@@ -186,8 +186,8 @@ describe('the API key never leaks', () => {
     expect(hostile.requests.every((r) => r.headers['x-api-key'] === KEY)).toBe(true);
   });
 
-  it('an unexpected error prints its stack with --verbose, and the stack holds no key', async () => {
-    // -o - onto a full disk: ENOSPC while streaming is a genuine, unplanned I/O failure (exit 1).
+  it('an error from below the CLI prints its stack with --verbose, and the stack holds no key', async () => {
+    // -o - onto a full disk: ENOSPC while streaming, an I/O failure from below the CLI (named: exit 2).
     // The child's stdout is the device itself, so the CLI's own write fails.
     const full = openSync('/dev/full', 'w');
     const child = spawn(process.execPath, [BIN, 'generate', '--lat', '1', '--lng', '2', '--resolution', 'HD', '--aspect-ratio', 'Square', '-o', '-', '--verbose'], {
@@ -201,8 +201,8 @@ describe('the API key never leaks', () => {
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const [exitCode] = (await once(child, 'close')) as [number];
     const result = { exitCode, stderr };
-    expect(result.exitCode).toBe(1);
-    expect(result.stderr).toMatch(/^error: unexpected: ENOSPC/m);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(/^error: FileSystemError — cannot write: no space left on the device$/m);
     expect(result.stderr).toMatch(/^\s+at /m);
     assertNoSecrets(result.stderr, 'the stack of an unexpected error');
   });
