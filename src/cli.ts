@@ -2,9 +2,8 @@
 // module under commands/ and keeps its heavy imports inside its action, so
 // `--help` loads nothing but commander.
 import { Command, CommanderError, Option, type OutputConfiguration } from 'commander';
-import { CliError, ExitCode, InterruptedError, UsageError } from './api/errors.js';
+import { CliError, ExitCode, fileSystemFailure, InterruptedError, UsageError } from './api/errors.js';
 import { Context, type GlobalOptions } from './context.js';
-import { fileSystemFailure } from './fs-errors.js';
 import { colorEnabled, loadStyle, Terminal } from './io.js';
 import { registrations } from './commands/index.js';
 import { VERSION } from './version.js';

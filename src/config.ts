@@ -4,8 +4,7 @@ import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import envPaths from 'env-paths';
 import { flagName, parseSceneEnum, SCENE_DEFAULTS, SCENE_ENUM_FIELDS, type SceneEnumField } from './api/enums.js';
-import { CliError, UsageError } from './api/errors.js';
-import { fileSystemProblem } from './fs-errors.js';
+import { CliError, fileSystemProblem, UsageError } from './api/errors.js';
 
 export const DEFAULT_PROFILE = 'default';
 export const CONFIG_FILE_NAME = 'config.json';

@@ -21,6 +21,9 @@ import {
 
 export const API_PREFIX = '/api/external/v1/image-generation';
 
+/** For commands that check every id before sending the first (delete). */
+export { checkImageId } from './image-id.js';
+
 export interface Trace {
   method: string;
   /** Full URL; never carries the key, which travels only in the x-api-key header. */

@@ -4,11 +4,10 @@
 import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
-import { CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
+import { CliError, ExitCode, fileSystemProblem, InterruptedError, UsageError } from '../api/errors.js';
 import type { Context } from '../context.js';
 import type { JpegFileOptions, WrittenJpeg } from '../jpeg-file.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
-import { fileSystemProblem } from '../fs-errors.js';
 import { makeDirectory, removeStaleParts } from './files.js';
 import { ManifestWriter, readManifest } from './manifest.js';
 import { parseCount } from './options.js';

@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import type { ImageRecord } from '../api/schema.js';
 import { TEMP_SUFFIX, writeFileAtomic } from '../atomic-file.js';
 import { safeNamePart } from '../file-names.js';
-import { readRegularFile } from '../fs-errors.js';
-import { isCompleteJpeg } from './files.js';
+import { isCompleteJpeg, readRegularFile } from './files.js';
 
 export const INDEX_NAME = 'index.jsonl';
 

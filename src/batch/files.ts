@@ -1,12 +1,11 @@
 // Small file-system facts the batch and export need when resuming: is a file
 // on disk a whole JPEG, and which temp files did a killed run leave behind;
-// and making the directories they write into.
+// making the directories they write into, and reading the files they keep.
 import { constants } from 'node:fs';
 import { access, mkdir, open, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { UsageError } from '../api/errors.js';
+import { fileSystemProblem, UsageError } from '../api/errors.js';
 import { partFilePrefix, partFilePrefixOf } from '../file-names.js';
-import { fileSystemProblem } from '../fs-errors.js';
 
 /**
  * mkdir -p, and a check that files can be created there: known before any
@@ -84,4 +83,25 @@ export async function removeStaleParts(targets: Iterable<string>): Promise<numbe
     }
   }
   return removed;
+}
+
+/** An error saying `path` is not a regular file (a directory, a device, a FIFO), in the shape fs errors have. */
+function notRegular(path: string, isDirectory: boolean): NodeJS.ErrnoException {
+  return Object.assign(new Error(`not a regular file: ${path}`), { code: isDirectory ? 'EISDIR' : 'ENOTREGULAR', syscall: 'read', path });
+}
+
+/**
+ * Reads a file the CLI keeps (a manifest, an index): only a regular file, so a
+ * device or directory put in its place is an error, not an endless read.
+ * ENOENT passes through for the caller to treat as "none yet".
+ */
+export async function readRegularFile(path: string): Promise<string> {
+  const handle = await open(path, 'r');
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw notRegular(path, info.isDirectory());
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
 }

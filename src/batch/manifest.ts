@@ -12,7 +12,7 @@ import { closeSync, fdatasync, fstatSync, openSync, readSync, writeSync } from '
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { GenerationRequest } from '../api/schema.js';
-import { readRegularFile } from '../fs-errors.js';
+import { readRegularFile } from './files.js';
 
 export type RowStatus = 'started' | 'done' | 'failed';
 

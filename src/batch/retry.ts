@@ -1,7 +1,6 @@
 // What to do after a failed attempt: retry (and after how long), give the row
 // up, or stop the whole batch. Shared by batch and export.
-import { ApiError, CliError, ExitCode, GenerationFailedError, NetworkError, UsageError } from '../api/errors.js';
-import { fileSystemFailure } from '../fs-errors.js';
+import { ApiError, CliError, ExitCode, fileSystemFailure, GenerationFailedError, NetworkError, UsageError } from '../api/errors.js';
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */

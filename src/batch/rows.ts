@@ -5,8 +5,7 @@
 import { createReadStream } from 'node:fs';
 import { extname } from 'node:path';
 import { SCENE_ENUM_FIELDS } from '../api/enums.js';
-import { UsageError } from '../api/errors.js';
-import { fileSystemProblem } from '../fs-errors.js';
+import { fileSystemProblem, UsageError } from '../api/errors.js';
 import type { SceneInput } from '../request.js';
 
 export type BatchFormat = 'csv' | 'jsonl';

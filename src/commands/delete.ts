@@ -1,7 +1,6 @@
 // `aerial delete <id...>`: permanent deletion, confirmed on a terminal.
 import type { Command } from 'commander';
 import { CliError, UsageError } from '../api/errors.js';
-import { checkImageId } from '../api/image-id.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
 import { printable } from '../printable.js';
@@ -32,6 +31,7 @@ Examples:
 export async function runDelete(ctx: Context, options: DeleteOptions, args: string[]): Promise<void> {
   const ids = [...new Set(args.map((id) => id.trim()))];
   // Every id is checked before the first is sent: a bad third id must not leave the first two deleted.
+  const { checkImageId } = await import('../api/client.js');
   for (const id of ids) checkImageId(id);
 
   if (!options.yes) {

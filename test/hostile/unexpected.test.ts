@@ -11,24 +11,22 @@ import { ExitCode } from '../../src/api/errors.js';
 import { decide, DEFAULT_RETRY_POLICY } from '../../src/batch/retry.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { answer, answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
-import { useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';
 
 const KEY = 'sk_test_hostile_unexpected_94b1e2';
 registerSecret(KEY);
 
 let server: HostileServer;
-let sandbox: TestSandbox;
 let home: ReturnType<typeof tempDir>;
 let work: string;
 
-useSandboxPerFile((s, h) => {
-  sandbox = s;
-  home = h;
-}, { homePrefix: 'aerial-unexpected-' });
 beforeAll(async () => {
   server = await startHostileServer();
+  home = tempDir('aerial-unexpected-');
 });
-afterAll(() => server.close());
+afterAll(async () => {
+  await server.close();
+  home.remove();
+});
 beforeEach(() => {
   server.reset();
   work = join(home.path, `w${Math.random().toString(36).slice(2, 8)}`);
@@ -50,8 +48,11 @@ function expectNamed(result: { exitCode: number; stderr: string }, code: number,
   expect(lines[0]).toMatch(message);
 }
 
+function aerial(args: string[], configDir = home.path) {
+  return runCli(args, { configDir, cwd: work, env: { AERIAL_API_KEY: KEY, AERIAL_BASE_URL: server.url }, timeout: 60_000 });
+}
+
 describe('answers the spec does not describe', () => {
-  const hostile = (args: string[]) => runCli(args, { configDir: home.path, cwd: work, env: { AERIAL_API_KEY: KEY, AERIAL_BASE_URL: server.url } });
 
   for (const [status, exit] of [
     [405, 2],
@@ -68,53 +69,53 @@ describe('answers the spec does not describe', () => {
     it(`HTTP ${status}: exit ${exit} for list, generate and delete, with the status named`, async () => {
       server.respond(answer(status, `status ${status} from a hostile server`, 'text/plain'));
       for (const args of [['list'], ['generate', '--lat', '1', '--lng', '2', '-o', 'x.jpg'], ['delete', 'img_1', '--yes']]) {
-        expectNamed(await hostile(args), exit, new RegExp(`status ${status} from a hostile server$`));
+        expectNamed(await aerial(args), exit, new RegExp(`status ${status} from a hostile server$`));
       }
     });
   }
 
   it('a 204 where a page of images belongs: exit 6', async () => {
     server.respond(answer(204));
-    expectNamed(await hostile(['list']), 6, /UnexpectedResponse — server sent an unreadable page of images/);
+    expectNamed(await aerial(['list']), 6, /UnexpectedResponse — server sent an unreadable page of images/);
   });
 
   it('a 200 with an empty JSON body to an async request: exit 6', async () => {
     server.respond(answerJson(202, {}));
-    expectNamed(await hostile(['generate-async', '--lat', '1', '--lng', '2', '--callback-url', 'https://hooks.example/x']), 6, /UnexpectedResponse/);
+    expectNamed(await aerial(['generate-async', '--lat', '1', '--lng', '2', '--callback-url', 'https://hooks.example/x']), 6, /UnexpectedResponse/);
   });
 });
 
+// Each of these is found before anything is sent: the server must see no request.
 describe('files that are not what they should be', () => {
-  const cli = (args: string[], env: Record<string, string> = sandbox.env()) => runCli(args, { configDir: home.path, cwd: work, env, timeout: 60_000 });
   const CSV = 'lat,lng\n1,2\n';
 
   it('a directory or a device as the batch manifest', async () => {
     writeFileSync(join(work, 'r.csv'), CSV);
     mkdirSync(join(work, 'mdir'));
-    expectNamed(await cli(['batch', 'r.csv', '--manifest', 'mdir']), 2, /^error: --manifest mdir: it is a directory$/);
+    expectNamed(await aerial(['batch', 'r.csv', '--manifest', 'mdir']), 2, /^error: --manifest mdir: it is a directory$/);
     device('mdev', 'zero');
-    expectNamed(await cli(['batch', 'r.csv', '--manifest', 'mdev']), 2, /^error: --manifest mdev: it is not a regular file$/);
-    expect(sandbox.requests()).toEqual([]);
+    expectNamed(await aerial(['batch', 'r.csv', '--manifest', 'mdev']), 2, /^error: --manifest mdev: it is not a regular file$/);
+    expect(server.requests).toEqual([]);
   });
 
   it('a batch file that never ends', async () => {
     device('endless.csv', 'zero');
-    expectNamed(await cli(['batch', 'endless.csv']), 2, /^error: batch file endless\.csv is larger than 256 MiB; split it into several batches$/);
+    expectNamed(await aerial(['batch', 'endless.csv']), 2, /^error: batch file endless\.csv is larger than 256 MiB; split it into several batches$/);
   });
 
   it('a directory where a row\'s image must go, with or without --force, before anything is sent', async () => {
     writeFileSync(join(work, 'r.csv'), CSV);
     mkdirSync(join(work, 'out', '1.jpg'), { recursive: true });
     for (const force of [[], ['--force']]) {
-      expectNamed(await cli(['batch', 'r.csv', '--output-template', 'out/{row}.jpg', ...force]), 2, /1 output path is a directory \(first: row 1, out\/1\.jpg\)/);
+      expectNamed(await aerial(['batch', 'r.csv', '--output-template', 'out/{row}.jpg', ...force]), 2, /1 output path is a directory \(first: row 1, out\/1\.jpg\)/);
     }
-    expect(sandbox.requests()).toEqual([]);
+    expect(server.requests).toEqual([]);
   });
 
   it('a directory where the export index goes, before anything is listed', async () => {
     mkdirSync(join(work, 'backup', 'index.jsonl'), { recursive: true });
-    expectNamed(await cli(['export', 'backup']), 2, /export: .*backup\/index\.jsonl is not a regular file/);
-    expect(sandbox.requests()).toEqual([]);
+    expectNamed(await aerial(['export', 'backup']), 2, /export: .*backup\/index\.jsonl is not a regular file/);
+    expect(server.requests).toEqual([]);
   });
 
   it('a config directory that is a file, a config file that is a directory or a device', async () => {
@@ -122,7 +123,7 @@ describe('files that are not what they should be', () => {
     mkdirSync(join(work, 'cfgdir', 'config.json'), { recursive: true });
     mkdirSync(join(work, 'cfgdev'));
     execFileSync('mknod', [join(work, 'cfgdev', 'config.json'), 'c', '1', '5']);
-    const at = (dir: string, args: string[]) => runCli(args, { configDir: join(work, dir), cwd: work, env: sandbox.env() });
+    const at = (dir: string, args: string[]) => aerial(args, join(work, dir));
     expectNamed(await at('cfgfile', ['config', 'set', 'defaults.zoom', 'High']), 2, /cannot write config file .*: a file is in the way, where a directory must be/);
     expectNamed(await at('cfgdir', ['list']), 2, /cannot read config file .*config\.json: it is a directory$/);
     expectNamed(await at('cfgdev', ['list']), 2, /cannot read config file .*config\.json: it is not a regular file$/);
