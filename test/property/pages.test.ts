@@ -160,7 +160,7 @@ describe('walkPages against servers that lie', () => {
 
   it('stops at the first page whose claim is past the caps, or whose numbers do not add up', async () => {
     const cases: Array<[Partial<Page>, RegExp]> = [
-      [{ totalElements: 1e9, totalPages: 1e9, size: 1 }, /claims 1000000000 images, more than the 1000000/],
+      [{ totalElements: 1e9, totalPages: 1e9, size: 1 }, /claims 1000000000 images, more than the 500000 one walk collects/],
       [{ totalElements: 1, totalPages: 1e9, size: 1 }, /page 0 says 1000000000 pages of 1 for 1 images, which is 1 page/],
       [{ page: 3 }, /asked for page 0, got page 3/],
       [{ size: 0, content: [] }, /page 0 has size 0 for 1 images/],
@@ -179,7 +179,7 @@ describe('walkPages against servers that lie', () => {
     const result = await walk((index) => ({ content: [record(`img-${index}`)], totalElements: index + 2, totalPages: index + 2, page: index, size: 1 }));
     expect(result.requests).toBe(WALK_LIMITS.maxPages);
     expect(result.ids).toHaveLength(WALK_LIMITS.maxPages - 1);
-    expect((result.error as Error).message).toMatch(/the listing claims 20001 pages, more than the 20000 one walk reads; stopped after 19999 pages \(19999 images\)$/);
+    expect((result.error as Error).message).toMatch(/the listing is too large to walk: it claims 20001 pages, more than the 20000 one walk reads; stopped after 19999 pages \(19999 images\)$/);
   });
 
   it('stops when the records grow past the byte cap, whatever their count', async () => {
@@ -187,6 +187,6 @@ describe('walkPages against servers that lie', () => {
     const limits: WalkLimits = { maxPages: 1000, maxImages: 1000, maxBytes: 1024 * 1024 };
     const result = await walk((index) => ({ content: [record(`img-${index}`, { padding })], totalElements: 1000, totalPages: 1000, page: index, size: 1 }), limits);
     expect(result.requests).toBe(16);
-    expect((result.error as Error).message).toMatch(/records exceed 1 MiB, the most one walk holds; stopped after 15 pages \(15 images\)$/);
+    expect((result.error as Error).message).toMatch(/the listing is too large to walk: its records exceed 1 MiB, the most one walk holds; stopped after 15 pages \(15 images\)$/);
   });
 });
