@@ -2,7 +2,7 @@
 // module under commands/ and keeps its heavy imports inside its action, so
 // `--help` loads nothing but commander.
 import { Command, CommanderError, Option, type OutputConfiguration } from 'commander';
-import { BrokenPipeError, CliError, ExitCode, fileSystemError, InterruptedError, UsageError } from './api/errors.js';
+import { BrokenPipeError, CliError, ExitCode, FileSystemError, fileSystemFailure, InterruptedError, UsageError } from './api/errors.js';
 import { DEFAULT_BASE_URL } from './config.js';
 import { Context, type GlobalOptions } from './context.js';
 import { colorEnabled, loadStyle, Terminal } from './io.js';
@@ -108,9 +108,9 @@ function errorFromUnknown(error: unknown, signal: AbortSignal): CliError {
   if (signal.aborted) return signal.reason instanceof CliError ? signal.reason : new InterruptedError();
   // Ctrl-C inside an inquirer prompt is a keypress in raw mode, not a SIGINT: inquirer rejects instead.
   if (error instanceof Error && ['ExitPromptError', 'AbortPromptError'].includes(error.name)) return new InterruptedError();
-  // A full disk or a permission met anywhere (a manifest, an index, the config) is the user's to fix, not a bug.
-  const fileProblem = fileSystemError(error, (error as NodeJS.ErrnoException).path ?? 'a file could not be written');
-  if (fileProblem) return fileProblem;
+  // A full disk, a read-only directory, a directory where a file must go: nameable, so not "unexpected".
+  const fileSystem = fileSystemFailure(error);
+  if (fileSystem) return fileSystem;
   const message = error instanceof Error ? error.message : String(error);
   return new CliError(`unexpected: ${message}`, ExitCode.Unexpected, 'Unexpected');
 }
@@ -174,7 +174,9 @@ export async function main(argv: string[], proc: Process = process): Promise<num
     reported = failure;
     if (failure instanceof BrokenPipeError) return;
     (activeContext?.io ?? bootIo).error(failure);
-    if (failure.exitCode === ExitCode.Unexpected && cause instanceof Error && activeContext?.io.verbose) {
+    // With --verbose, an error from below the CLI (a bug, or a file-system failure it could only name) shows where.
+    const fromBelow = failure.exitCode === ExitCode.Unexpected || failure instanceof FileSystemError;
+    if (fromBelow && cause instanceof Error && !(cause instanceof CliError) && activeContext?.io.verbose) {
       activeContext.io.debug(cause.stack ?? '');
     }
   };

@@ -1,10 +1,10 @@
 // Configuration: where it lives, its profiles, and how flags, environment,
 // profile and built-in defaults combine (flag > environment > profile > default).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import envPaths from 'env-paths';
 import { flagName, parseSceneEnum, SCENE_DEFAULTS, SCENE_ENUM_FIELDS, type SceneEnumField } from './api/enums.js';
-import { UsageError } from './api/errors.js';
+import { CliError, fileSystemProblem, UsageError } from './api/errors.js';
 
 export const DEFAULT_PROFILE = 'default';
 /** The public GenAerial service (documentation: genaerial.com/api-docs). */
@@ -40,24 +40,32 @@ export function configPath(env: Record<string, string | undefined>): string {
 }
 
 /**
- * Reads the config file with a plain JSON parse. Writes go through `conf`
- * (atomic, mode 0600), but reading needs none of its validation machinery,
- * which costs tens of milliseconds of startup on every command.
+ * Reads the config file with a plain JSON parse and a shape check. A file
+ * that is not valid JSON, or holds a value of the wrong type, is an error
+ * naming the file and the problem: it is never silently replaced.
  */
 export function readConfig(env: Record<string, string | undefined>): ConfigData {
   const path = configPath(env);
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    const fd = openSync(path, 'r');
+    try {
+      // A directory or a device in its place is named, not read without end.
+      const info = fstatSync(fd);
+      if (!info.isFile()) throw Object.assign(new Error('not a regular file'), { code: info.isDirectory() ? 'EISDIR' : 'ENOTREGULAR' });
+      text = readFileSync(fd, 'utf8');
+    } finally {
+      closeSync(fd);
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new UsageError(`cannot read config file ${path}: ${(error as Error).message}`, 'ConfigError');
+    throw new UsageError(`cannot read config file ${path}: ${fileSystemProblem(error) ?? (error as Error).message}`, 'ConfigError');
   }
   let data: unknown;
   try {
     data = JSON.parse(text);
-  } catch {
-    throw new UsageError(`config file ${path} is not valid JSON; fix or delete it`, 'ConfigError');
+  } catch (error) {
+    throw new UsageError(`config file ${path} is not valid JSON (${(error as Error).message}); fix or delete it`, 'ConfigError');
   }
   const problem = configShapeProblem(data);
   if (problem) throw new UsageError(`config file ${path}: ${problem}; fix it or use 'aerial config set'`, 'ConfigError');
@@ -115,10 +123,39 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
-export function resolveSettings(flags: GlobalFlags, env: Record<string, string | undefined>, config: ConfigData): Settings {
+/**
+ * Profile names: letters, digits, '-' and '_', starting with a letter or digit.
+ * No separators (a name is a key in the file, and shown in messages), and none
+ * of the names every JavaScript object already has (`constructor`, `__proto__`,
+ * `toString`…), which would read as a profile that is not there or store nothing.
+ */
+const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const RESERVED_PROFILE_NAMES = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
+
+export function checkProfileName(name: string, label: string): string {
+  if (!PROFILE_NAME.test(name)) {
+    throw new UsageError(`${label} must be 1 to 64 letters, digits, '-' or '_', starting with a letter or digit; got ${JSON.stringify(name)}`);
+  }
+  if (RESERVED_PROFILE_NAMES.has(name)) throw new UsageError(`${label} '${name}' is reserved; choose another profile name`);
+  return name;
+}
+
+/** The profile a command uses (flag > environment > default), its name checked. */
+export function selectedProfile(flags: GlobalFlags, env: Record<string, string | undefined>): Resolved<string> {
   const profile = pick(nonEmpty(flags.profile), nonEmpty(env.AERIAL_PROFILE), undefined, DEFAULT_PROFILE);
-  const data = config.profiles?.[profile.value] ?? {};
-  if (profile.source !== 'default' && !config.profiles?.[profile.value]) {
+  if (profile.source !== 'default') checkProfileName(profile.value, profile.source === 'flag' ? '--profile' : 'AERIAL_PROFILE');
+  return profile;
+}
+
+/** A profile stored in the file, looked up as the file's own key only. */
+export function profileOf(config: ConfigData, name: string): ProfileData | undefined {
+  return config.profiles && Object.hasOwn(config.profiles, name) ? config.profiles[name] : undefined;
+}
+
+export function resolveSettings(flags: GlobalFlags, env: Record<string, string | undefined>, config: ConfigData): Settings {
+  const profile = selectedProfile(flags, env);
+  const data = profileOf(config, profile.value) ?? {};
+  if (profile.source !== 'default' && !profileOf(config, profile.value)) {
     // Naming a profile that does not exist is almost always a typo; say so rather than run unconfigured.
     const known = Object.keys(config.profiles ?? {});
     throw new UsageError(
@@ -236,15 +273,36 @@ export function maskKey(key: string | undefined): string {
   return `${key.slice(0, 4)}…${key.slice(-2)} (${key.length} chars)`;
 }
 
-/** Opens the config file for writing through conf: atomic writes, mode 0600. */
-export async function openConfigStore(env: Record<string, string | undefined>) {
-  const { default: Conf } = await import('conf');
-  return new Conf<ConfigData>({
-    cwd: configDir(env),
-    configName: 'config',
-    projectName: 'aerial',
-    projectSuffix: '',
-    configFileMode: 0o600,
-    accessPropertiesByDotNotation: false,
-  });
+/**
+ * Changes the config file: under a lock, the file is read again, `change`
+ * makes the new content from it (undefined: no change), and it is written
+ * atomically (temp file, fsync, rename) with mode 0600. Two processes setting
+ * different keys at once both keep theirs. A file that is not valid JSON stops
+ * the change with its error; an unwritable place is one clear line.
+ */
+export async function updateConfig(env: Record<string, string | undefined>, change: (data: ConfigData) => ConfigData | undefined): Promise<void> {
+  const path = configPath(env);
+  const hint = ' (set AERIAL_CONFIG_DIR to a directory you can write)';
+  const { mkdir } = await import('node:fs/promises');
+  const { withFileLock } = await import('./file-lock.js');
+  const { writeFileAtomic } = await import('./atomic-file.js');
+  try {
+    // The file holds the API key: a directory made for it is the user's alone.
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    await withFileLock(`${path}.lock`, async () => {
+      const next = change(readConfig(env));
+      if (next !== undefined) await writeFileAtomic(path, `${JSON.stringify(next, null, '\t')}\n`, 0o600);
+    });
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    if ((error as Error).name === 'LockTimeoutError') throw new UsageError(`config file ${path} is locked: ${(error as Error).message}`, 'ConfigError');
+    const problem = fileSystemProblem(error);
+    if (problem) throw new UsageError(`cannot write config file ${path}: ${problem}${hint}`, 'ConfigError');
+    throw error;
+  }
+}
+
+/** `config` with `profile` replaced by `data`: the file's other profiles and fields are kept as they are. */
+export function withProfile(config: ConfigData, profile: string, data: ProfileData): ConfigData {
+  return { ...config, profiles: { ...config.profiles, [profile]: data } };
 }

@@ -2,6 +2,7 @@
 // spinners and message levels. Commands talk only to this, never to `process`.
 import type { Readable, Writable } from 'node:stream';
 import { CliError, FileSystemError, NetworkError } from './api/errors.js';
+import { MESSAGE_MAX, printable, terminalSafeJson } from './printable.js';
 
 export interface Style {
   bold(text: string): string;
@@ -118,7 +119,7 @@ export class Terminal {
   }
 
   outJson(value: unknown): void {
-    this.out(JSON.stringify(value, null, this.stdoutIsTTY ? 2 : undefined));
+    this.out(terminalSafeJson(value, this.stdoutIsTTY ? 2 : undefined));
   }
 
   /** Human messages: stderr, silenced by --quiet. */
@@ -130,8 +131,9 @@ export class Terminal {
     this.info(`${this.style.green('✔')} ${message}`);
   }
 
+  /** Warnings carry foreign text (a row's failure, a server's message): always made printable. */
   warn(message: string): void {
-    if (!this.quiet) this.stderr.write(`${this.style.yellow('warning:')} ${this.redact(message)}\n`);
+    if (!this.quiet) this.stderr.write(`${this.style.yellow('warning:')} ${printable(this.redact(message), MESSAGE_MAX)}\n`);
   }
 
   debug(message: string): void {
@@ -141,13 +143,16 @@ export class Terminal {
   /** One line on stderr: human, or one JSON object with --json. Never silenced. */
   error(error: CliError): void {
     if (this.json) {
-      this.stderr.write(`${this.redact(JSON.stringify(error.toJSON()))}\n`);
+      this.stderr.write(`${this.redact(terminalSafeJson(error.toJSON()))}\n`);
       return;
     }
     // A network or file failure's code (UND_ERR_SOCKET, ResponseTimeout, NoSpace) is already in its message, or says nothing to a person.
     const generic = ['UsageError', 'NetworkError', 'Unexpected', 'Interrupted'].includes(error.code) || error instanceof NetworkError || error instanceof FileSystemError;
-    const text = generic ? error.message : `${error.code} — ${error.message}`;
-    this.stderr.write(`${this.style.red('error:')} ${this.redact(text)}\n`);
+    // Codes and messages carry what servers, webhooks and files said: one printable line.
+    // Redacted before it is cut: a cut must not leave half a key behind.
+    const message = printable(this.redact(error.message), MESSAGE_MAX);
+    const text = generic ? message : `${printable(this.redact(error.code), 80)} — ${message}`;
+    this.stderr.write(`${this.style.red('error:')} ${text}\n`);
   }
 
   /** An ora spinner on a terminal; a silent stand-in otherwise (scripts see no control codes). */

@@ -4,7 +4,7 @@
 // anything is sent, checkOutputPath finds out whatever about the target can be
 // known without paying: the directory, a file that may create there, links,
 // names too long, and special files (written into, never replaced).
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { constants, createWriteStream, open as openCallback, WriteStream } from 'node:fs';
 import { link, lstat, mkdir, open, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { Socket } from 'node:net';
@@ -15,49 +15,13 @@ import { isatty } from 'node:tty';
 import { promisify } from 'node:util';
 import { BrokenPipeError, CliError, FileSystemError, fileSystemError, InterruptedError, UsageError } from './api/errors.js';
 import { CorruptImageError, JpegVerifier } from './api/jpeg-verifier.js';
+import { MAX_NAME_BYTES, partFileName, utf8Length } from './file-names.js';
 
 export { CorruptImageError, JpegVerifier } from './api/jpeg-verifier.js';
 
-/** The longest file name, in bytes, that Linux file systems allow (NAME_MAX of ext4, XFS, Btrfs, tmpfs). */
-const NAME_MAX = 255;
-/** What follows a temp file's stem: `.<12 hex>.part`. */
-const TEMP_SUFFIX_BYTES = '.0123456789ab.part'.length;
-
-/** The longest prefix of `text` that fits in `bytes` bytes of UTF-8, never cutting a character in two. */
-function utf8Prefix(text: string, bytes: number): string {
-  let used = 0;
-  let end = 0;
-  for (const char of text) {
-    used += Buffer.byteLength(char);
-    if (used > bytes) break;
-    end += char.length;
-  }
-  return text.slice(0, end);
-}
-
-/**
- * A temp file's name before its random suffix: `.<name>`. A long name would
- * make the temp name longer than the file system allows, so then it is a
- * prefix of the name and a hash of all of it, no longer in all than the name
- * itself (which the file system takes): a 250-byte name works, and two long
- * names never share temp names.
- */
-export function tempStem(name: string): string {
-  const bytes = Buffer.byteLength(name);
-  if (1 + bytes + TEMP_SUFFIX_BYTES <= NAME_MAX) return `.${name}`;
-  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
-  return `.${utf8Prefix(name, bytes - 1 - TEMP_SUFFIX_BYTES - 1 - hash.length)}~${hash}`;
-}
-
-/** A fresh temp name beside `target`: `<dir>/.<name>.<12 hex>.part`. */
+/** A fresh temp name beside `target` (file-names.ts: a target of the longest name allowed still gets one that fits). */
 export function tempPathFor(target: string): string {
-  return join(dirname(target), `${tempStem(basename(target))}.${randomBytes(6).toString('hex')}.part`);
-}
-
-/** True when `candidate` is a temp name tempPathFor makes for `targetName`. */
-export function isTempNameOf(candidate: string, targetName: string): boolean {
-  const prefix = `${tempStem(targetName)}.`;
-  return candidate.startsWith(prefix) && /^[0-9a-f]{12}\.part$/.test(candidate.slice(prefix.length));
+  return join(dirname(target), partFileName(basename(target), randomBytes(6).toString('hex')));
 }
 
 /** Where an image goes, as checkOutputPath found it. */
@@ -125,8 +89,8 @@ export async function checkOutputPath(path: string, force: boolean, flag = '--ou
  * found before anything is sent. `what` names the flag (and path) in errors.
  */
 export async function checkOutputDirectory(dir: string, name: string, what: string): Promise<void> {
-  const bytes = Buffer.byteLength(name);
-  if (bytes > NAME_MAX) throw new FileSystemError(`${what}: the file name is too long (${bytes} bytes; file systems allow ${NAME_MAX})`, 'NameTooLong');
+  const bytes = utf8Length(name);
+  if (bytes > MAX_NAME_BYTES) throw new FileSystemError(`${what}: the file name is too long (${bytes} bytes; file systems allow ${MAX_NAME_BYTES})`, 'NameTooLong');
   try {
     await mkdir(dir, { recursive: true });
   } catch (error) {

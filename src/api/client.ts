@@ -6,8 +6,10 @@ import type { z } from 'zod';
 import { formatBytes } from '../bytes.js';
 import { printable } from '../printable.js';
 import { directDispatcher } from './dispatcher.js';
+import { checkDownloadHost } from './download-guard.js';
 import { ApiError, CliError, defaultCodeForStatus, ExitCode } from './errors.js';
 import { download, type DownloadOutcome } from './image-download.js';
+import { imageIdSegment } from './image-id.js';
 import { JpegVerifier } from './jpeg-verifier.js';
 import { isTransient, networkFailure, oneLine, responseTimeout, type FailureScene } from './network-failure.js';
 import type { ProxySettings } from './proxy.js';
@@ -25,6 +27,9 @@ import {
 export { openNetwork } from './network.js';
 
 export const API_PREFIX = '/api/external/v1/image-generation';
+
+/** For commands that check every id before sending the first (delete). */
+export { checkImageId } from './image-id.js';
 
 export interface Trace {
   method: string;
@@ -303,7 +308,7 @@ export class GenAerialClient {
   }
 
   async delete(id: string, call: CallOptions = {}): Promise<void> {
-    const res = await this.send('DELETE', `${API_PREFIX}/${encodeURIComponent(id)}`, {
+    const res = await this.send('DELETE', `${API_PREFIX}/${imageIdSegment(id)}`, {
       signal: call.signal,
       kind: 'lookup',
     });
@@ -324,8 +329,9 @@ export class GenAerialClient {
       throw new CliError(`image URL is not a valid URL: ${oneLine(url, 80)}`, ExitCode.Server, 'BadImageUrl');
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new CliError(`image URL must be http(s), got ${parsed.protocol}`, ExitCode.Server, 'BadImageUrl');
+      throw new CliError(`image URL must be http(s), got ${oneLine(parsed.protocol, 20)}`, ExitCode.Server, 'BadImageUrl');
     }
+    checkDownloadHost(parsed.hostname);
     const res = await this.sendRaw('GET', parsed.toString(), { signal: call.signal, withKey: false, kind: 'download' });
     return this.imageFrom(res);
   }

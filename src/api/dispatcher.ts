@@ -4,6 +4,7 @@
 // set per request by the client (they depend on the call); the connect limit
 // belongs to the pool.
 import type { Dispatcher } from 'undici';
+import { guardedLookup } from './download-guard.js';
 import type { ProxySettings } from './proxy.js';
 import { Agent } from './undici-agent.js';
 
@@ -17,7 +18,8 @@ export interface DispatcherOptions {
 }
 
 function poolOptions(options: DispatcherOptions): PoolOptions {
-  return { connections: options.connections, connect: { timeout: options.connectMs } };
+  // Every socket's name is resolved through the guard: a link-local or metadata address is never connected to.
+  return { connections: options.connections, connect: { timeout: options.connectMs, lookup: guardedLookup } };
 }
 
 /** A pool whose every request goes direct. */
@@ -32,7 +34,7 @@ export async function createDispatcher(options: DispatcherOptions): Promise<Disp
 
 interface PoolOptions {
   connections?: number;
-  connect: { timeout: number };
+  connect: { timeout: number; lookup: typeof guardedLookup };
 }
 
 /**

@@ -99,14 +99,28 @@ export class FileSystemError extends CliError {
   }
 }
 
-/** The file-system errors a user must fix, by errno code: what they mean, and the error code scripts see. */
+/**
+ * The file-system errors a user must fix (permissions, space, a read-only
+ * disk, a file in the way, a directory or device where a file must be), by
+ * errno code: what they mean, and the error code scripts see.
+ */
 const FILE_SYSTEM_PROBLEMS: Record<string, [problem: string, code: string]> = {
   ENOSPC: ['no space left on the device', 'NoSpace'],
   EDQUOT: ['disk quota exceeded', 'QuotaExceeded'],
+  EFBIG: ['the file is too large for the file system', 'FileTooLarge'],
   EROFS: ['the file system is read-only', 'ReadOnlyFileSystem'],
   EACCES: ['permission denied', 'PermissionDenied'],
   EPERM: ['operation not permitted', 'PermissionDenied'],
   ENAMETOOLONG: ['the name is too long for the file system', 'NameTooLong'],
+  ENOTDIR: ['a file is in the way, where a directory must be', 'NotADirectory'],
+  EISDIR: ['it is a directory', 'IsADirectory'],
+  ELOOP: ['too many levels of symbolic links', 'SymlinkLoop'],
+  EMFILE: ['too many open files', 'TooManyOpenFiles'],
+  ENFILE: ['too many open files', 'TooManyOpenFiles'],
+  EIO: ['the device reported an input/output error', 'DeviceError'],
+  ENXIO: ['no such device', 'NoSuchDevice'],
+  ENODEV: ['no such device', 'NoSuchDevice'],
+  ENOTREGULAR: ['it is not a regular file', 'NotARegularFile'],
 };
 
 /**
@@ -125,8 +139,43 @@ export function fileSystemProblem(error: unknown): string | undefined {
 }
 
 function knownProblem(error: unknown): [problem: string, code: string] | undefined {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const { code, syscall } = (error ?? {}) as NodeJS.ErrnoException;
+  // mkdir -p meets EEXIST only where a file stands in the way of a directory.
+  if (code === 'EEXIST') return syscall === 'mkdir' ? FILE_SYSTEM_PROBLEMS.ENOTDIR : ['it already exists', 'AlreadyExists'];
   return code === undefined ? undefined : FILE_SYSTEM_PROBLEMS[code];
+}
+
+/** What a failed system call was doing, in the words of the person who chose the path. */
+const DOING: Record<string, string> = {
+  open: 'open',
+  read: 'read',
+  write: 'write',
+  rename: 'write',
+  link: 'write',
+  copyfile: 'write',
+  mkdir: 'create directory',
+  unlink: 'remove',
+  rmdir: 'remove',
+  scandir: 'read directory',
+  stat: 'read',
+  lstat: 'read',
+  access: 'use',
+  fsync: 'save',
+  fdatasync: 'save',
+};
+
+/**
+ * A file-system error from anywhere (a full disk mid-download, a directory
+ * where an index must go) as a FileSystemError naming what it was doing and
+ * where, from the error itself; undefined when it is not one the CLI can name.
+ */
+export function fileSystemFailure(error: unknown): FileSystemError | undefined {
+  if (error instanceof FileSystemError) return error;
+  const { syscall, path, dest } = (error ?? {}) as NodeJS.ErrnoException & { dest?: string };
+  const verb = (syscall && DOING[syscall]) ?? 'use';
+  // A rename puts a finished temp file in place: the place is what the person knows.
+  const where = dest ?? path;
+  return fileSystemError(error, `cannot ${verb}${where ? ` ${where}` : ''}`);
 }
 
 export function exitCodeForStatus(status: number): ExitCodeValue {
@@ -136,8 +185,11 @@ export function exitCodeForStatus(status: number): ExitCodeValue {
   if (status === 404) return ExitCode.NotFound;
   if (status === 429) return ExitCode.RateLimited;
   if (status === 408 || status === 504) return ExitCode.Network;
-  if (status >= 500) return ExitCode.Server;
-  return ExitCode.Unexpected;
+  if (status === 410) return ExitCode.NotFound;
+  // Any other refusal of the request (405, 409, 413, 414, 431…) is the service saying it will not take it.
+  if (status >= 400 && status < 500) return ExitCode.Usage;
+  // 5xx, and anything else the spec does not describe: the service's failure, not a bug of the CLI.
+  return ExitCode.Server;
 }
 
 /** Error code used when a response body does not carry one (401 bodies are not shown in the spec). */

@@ -12,11 +12,15 @@ import {
   WEATHERS,
   ZOOMS,
 } from './enums.js';
+import { CONTROL_CHARACTERS } from './image-id.js';
 
 export const MAX_TAGS = 10;
 
 /** Identifiers are printed and used in paths and file names: control characters in one mean a broken server. */
-const Identifier = z.string().regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'must be a non-empty identifier without control characters');
+const Identifier = z
+  .string()
+  .min(1, 'must be a non-empty identifier')
+  .refine((id) => !CONTROL_CHARACTERS.test(id), 'must be an identifier without control characters');
 
 export const CoordinatesSchema = z.object({
   lat: z.number().finite().min(-90).max(90),

@@ -4,11 +4,11 @@
 import { setMaxListeners } from 'node:events';
 import { basename, dirname } from 'node:path';
 import type { Readable } from 'node:stream';
-import { CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
+import { CliError, ExitCode, fileSystemProblem, InterruptedError, UsageError } from '../api/errors.js';
 import type { Context } from '../context.js';
 import type { JpegFileOptions, WrittenJpeg } from '../jpeg-file.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
-import { pathProblem, removeStaleParts } from './files.js';
+import { removeStaleParts } from './files.js';
 import { ManifestWriter, readManifest } from './manifest.js';
 import { parseCount } from './options.js';
 import { planBatch, type PlannedRow } from './plan.js';
@@ -85,7 +85,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
 
   // A manifest path that cannot hold a file is the user's to fix: --manifest, or the outputs' directory it defaults to.
   const manifestUnusable = (error: unknown): unknown => {
-    const problem = pathProblem(error);
+    const problem = fileSystemProblem(error);
     if (!problem) return error;
     return new UsageError(
       options.manifest !== undefined
@@ -98,6 +98,13 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   });
   const valid = plan.rows.filter((row): row is Job['plan'] => !row.error);
   const state = await resumeState(valid, manifest, Boolean(options.force));
+  // A directory where an image must go would fail that row after it was paid for: refused now, --force or not.
+  const blocked = valid.filter((row) => state.get(row)!.action === 'blocked');
+  if (blocked.length > 0) {
+    throw new UsageError(
+      `${blocked.length} output path${blocked.length > 1 ? 's are directories' : ' is a directory'} (first: row ${blocked[0]!.row}, ${displayPath(blocked[0]!.target)}); change --output-template or move ${blocked.length > 1 ? 'them' : 'it'}`,
+    );
+  }
   const conflicts = valid.filter((row) => state.get(row)!.action === 'conflict');
   if (conflicts.length > 0) {
     const first = conflicts[0]!;

@@ -1,10 +1,11 @@
 // index.jsonl of `aerial export`: one JSON line per image file in the
 // directory, rewritten whole and atomically at the end of every export.
-import { readdir, readFile, unlink } from 'node:fs/promises';
+import { readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ImageRecord } from '../api/schema.js';
 import { TEMP_SUFFIX, writeFileAtomic } from '../atomic-file.js';
-import { isCompleteJpeg } from './files.js';
+import { safeNamePart } from '../file-names.js';
+import { isCompleteJpeg, readRegularFile } from './files.js';
 
 export const INDEX_NAME = 'index.jsonl';
 
@@ -23,16 +24,18 @@ export async function writeIndex(
 ): Promise<number> {
   const lines: string[] = [];
   const seen = new Set<string>();
+  const files = new Set<string>();
   for (const [id, { record }] of listing) {
     if (!done(id)) continue;
     seen.add(id);
+    files.add(fileName(id));
     lines.push(JSON.stringify({ ...record, file: fileName(id) }));
   }
   let previous = '';
   try {
-    previous = await readFile(path, 'utf8');
+    previous = await readRegularFile(path);
   } catch {
-    // No earlier index.
+    // No earlier index (export refuses anything but a file in its place before it starts).
   }
   for (const line of previous.split('\n')) {
     if (!line.trim()) continue;
@@ -43,8 +46,12 @@ export async function writeIndex(
       continue;
     }
     if (typeof record.id !== 'string' || seen.has(record.id) || listing.has(record.id)) continue;
-    if (!(await isCompleteJpeg(join(dir, fileName(record.id)))).ok) continue;
+    // The file an earlier export named (names can depend on the other ids); only a plain name in this directory.
+    const file = record.file;
+    if (typeof file !== 'string' || safeNamePart(file) !== file || files.has(file)) continue;
+    if (!(await isCompleteJpeg(join(dir, file))).ok) continue;
     seen.add(record.id);
+    files.add(file);
     lines.push(line);
   }
   await writeFileAtomic(path, lines.length ? `${lines.join('\n')}\n` : '', 0o644);

@@ -4,11 +4,15 @@
 // interrupted export resumes. A URL that has expired (past its two hours, or
 // refused with 403) is refreshed by listing again.
 import { setMaxListeners } from 'node:events';
+import { lstat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ApiError, CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
 import type { GenAerialClient } from '../api/client.js';
+import { walkPages } from '../api/pages.js';
 import type { ImageRecord } from '../api/schema.js';
 import type { Context } from '../context.js';
+import { MESSAGE_MAX, printable } from '../printable.js';
+import { fitName, MAX_NAME_BYTES, nameTag, safeNamePart, separateNames, utf8Length } from '../file-names.js';
 import { INDEX_NAME, removeStaleIndexTemps, writeIndex } from './export-index.js';
 import { isCompleteJpeg, removeStaleParts } from './files.js';
 import { parseCount } from './options.js';
@@ -16,7 +20,6 @@ import { createProgress, formatDuration, type Progress, type ProgressCounts } fr
 import { decide, describeFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { PauseGate, runPool } from './runner.js';
 import { batchExitCode } from './summary.js';
-import { sanitizeValue } from './template.js';
 
 /** The spec: list URLs are valid for two hours after the list response. */
 export const URL_LIFETIME_MS = 2 * 60 * 60 * 1000;
@@ -52,27 +55,46 @@ interface Listed {
   listedAt: number;
 }
 
-/** File name of an image: its id, made safe as a name. Ids are the service's; they are not trusted as paths. */
+/**
+ * File name of an image: `<id>.jpg` when the id is a safe name that fits;
+ * otherwise the id made safe, cut to fit and tagged with a hash of the id, so
+ * that `<id>.jpg` never holds another id's image (a re-run trusts what it finds).
+ * Ids are the service's; they are not trusted as paths.
+ */
 export function imageFileName(id: string): string {
-  return `${sanitizeValue(id)}.jpg`;
+  const safe = safeNamePart(id);
+  return safe === id && utf8Length(`${id}.jpg`) <= MAX_NAME_BYTES ? `${id}.jpg` : taggedFileName(id, 0);
 }
 
-/** Every record of every page, walked with the retry rules; ids seen twice (history shifting) are kept once. */
+function taggedFileName(id: string, attempt: number): string {
+  return fitName(safeNamePart(id), '.jpg', nameTag(id, attempt));
+}
+
+/** Every id's file name; ids whose names are one file where case does not count (macOS, Windows) are all tagged. */
+export function imageFileNames(ids: Iterable<string>): Map<string, string> {
+  return separateNames([...ids], imageFileName, taggedFileName, () => false);
+}
+
+/**
+ * Every record of every page, walked with the retry rules (src/api/pages.ts
+ * decides when the walk ends), into `into`: a walk that stops early leaves
+ * there what it had listed. Ids seen twice (history shifting) are kept once.
+ */
 async function listEverything(
   client: GenAerialClient,
   pageSize: number,
   withRetries: <T>(what: string, fn: () => Promise<T>) => Promise<T>,
   signal: AbortSignal,
+  into = new Map<string, Listed>(),
 ): Promise<Map<string, Listed>> {
-  const records = new Map<string, Listed>();
-  for (let page = 0; ; page++) {
-    const listedAt = Date.now();
+  let listedAt = 0;
+  const fetchPage = (page: number) => {
+    listedAt = Date.now();
     // Oldest first: images created while the walk is under way land on later pages instead of shifting earlier ones.
-    const result = await withRetries(`list page ${page}`, () => client.list({ page, size: pageSize, sort: ['createdAt,asc'] }, { signal }));
-    for (const record of result.content) if (!records.has(record.id)) records.set(record.id, { record, listedAt });
-    if (result.content.length === 0 || page + 1 >= result.totalPages) break;
-  }
-  return records;
+    return withRetries(`list page ${page}`, () => client.list({ page, size: pageSize, sort: ['createdAt,asc'] }, { signal }));
+  };
+  for await (const { fresh } of walkPages(fetchPage)) for (const record of fresh) into.set(record.id, { record, listedAt });
+  return into;
 }
 
 export async function runExport(ctx: Context, dirArg: string, options: ExportOptions): Promise<void> {
@@ -92,6 +114,10 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   // Made if missing, and a file created there and removed: a read-only or full disk stops the export before it starts.
   const { checkOutputDirectory } = await import('../jpeg-file.js');
   await checkOutputDirectory(dir, INDEX_NAME, 'export');
+  const indexPath = join(dir, INDEX_NAME);
+  // Whatever stands where the index goes must be the index: found now, not after the downloads.
+  const indexInfo = await lstat(indexPath).catch(() => undefined);
+  if (indexInfo && !indexInfo.isFile()) throw new UsageError(`export: ${indexPath} is not a regular file; move it out of the way`);
 
   // Each download in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
   setMaxListeners(concurrency * 4 + 10, ctx.signal);
@@ -113,31 +139,42 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     }
   };
 
-  const spinner = await io.spinner('Listing your images…');
-  let listing: Map<string, Listed>;
-  try {
-    listing = await listEverything(client, pageSize, withRetries, ctx.signal);
-  } finally {
-    spinner.stop();
-  }
+  /** Rewrites the index from what is on disk; the way out when listing or downloading stops with an error. */
+  const indexWhatIsThere = async (listing: Map<string, Listed>): Promise<void> => {
+    const names = imageFileNames(listing.keys());
+    const whole = new Set<string>();
+    await runPool([...listing.keys()], 32, async (id) => {
+      if ((await isCompleteJpeg(join(dir, names.get(id)!))).ok) whole.add(id);
+    }, () => false);
+    await writeIndex(indexPath, dir, listing, (id) => whole.has(id), (id) => names.get(id)!).catch((error: Error) => {
+      io.warn(`${INDEX_NAME} could not be rewritten: ${error.message}`);
+    });
+  };
 
-  // Two ids that sanitise to one name would overwrite each other: refuse before downloading anything.
-  const byName = new Map<string, string>();
-  for (const id of listing.keys()) {
-    const name = imageFileName(id).toLowerCase();
-    const other = byName.get(name);
-    if (other !== undefined) throw new CliError(`image ids '${other}' and '${id}' map to the same file name; cannot export them side by side`, ExitCode.Server, 'IdCollision');
-    byName.set(name, id);
+  const spinner = await io.spinner('Listing your images…');
+  const listing = new Map<string, Listed>();
+  try {
+    await listEverything(client, pageSize, withRetries, ctx.signal, listing);
+  } catch (error) {
+    spinner.stop();
+    // A walk the server will not let end (or any other failure) keeps the images already here indexed.
+    if (!ctx.signal.aborted) await indexWhatIsThere(listing);
+    throw error;
   }
+  spinner.stop();
+
+  // Ids that would share a file (made safe, cut, or differing only in case) are told apart by a hash.
+  const names = imageFileNames(listing.keys());
+  const fileOf = (id: string): string => join(dir, names.get(id)!);
 
   const outcomes = new Map<string, ExportOutcome>();
   await runPool([...listing.keys()], 32, async (id) => {
-    const file = join(dir, imageFileName(id));
+    const file = fileOf(id);
     const onDisk = await isCompleteJpeg(file);
     if (onDisk.ok) outcomes.set(id, { id, status: 'done', file, bytes: onDisk.bytes, previously: true, attempts: 0 });
   }, () => false);
   const pending = [...listing.keys()].filter((id) => !outcomes.has(id));
-  await removeStaleParts(pending.map((id) => join(dir, imageFileName(id))));
+  await removeStaleParts(pending.map(fileOf));
   await removeStaleIndexTemps(dir);
 
   const previously = outcomes.size;
@@ -156,7 +193,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     // The first signal starts no new download and lets those under way finish and be indexed.
     ctx.finishInFlightOnStop({ count: () => inFlight, noun: 'download', notice: (message) => progress.log(message) });
     const download = async (id: string): Promise<void> => {
-      const file = join(dir, imageFileName(id));
+      const file = fileOf(id);
       inFlight++;
       let outcome: ExportOutcome;
       try {
@@ -169,22 +206,27 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
       else if (outcome.status === 'failed') counts.failed++;
       progress.update(counts);
     };
+    let failure: unknown;
     try {
       progress.update(counts);
       await runPool(pending, concurrency, download, () => ctx.stopSignal.aborted);
       interrupted = ctx.stopSignal.aborted;
     } catch (error) {
-      if (!ctx.signal.aborted) throw error;
-      interrupted = true;
+      if (ctx.signal.aborted) interrupted = true;
+      else failure = error;
     } finally {
       progress.stop();
+    }
+    if (failure !== undefined) {
+      // A re-listing that failed (its paging, its key): what did download stays indexed.
+      await indexWhatIsThere(listing);
+      throw failure;
     }
   }
 
   // The index lists what is on disk: this run's listing plus earlier records of images
   // since deleted from the account (a backup keeps them). Rewritten whole, atomically.
-  const indexPath = join(dir, INDEX_NAME);
-  const indexed = await writeIndex(indexPath, dir, listing, (id) => outcomes.get(id)?.status === 'done', imageFileName);
+  const indexed = await writeIndex(indexPath, dir, listing, (id) => outcomes.get(id)?.status === 'done', (id) => names.get(id)!);
 
   const all = [...outcomes.values()];
   const failed = all.filter((o) => o.status === 'failed');
@@ -201,14 +243,14 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
       directory: dir,
       index: indexPath,
       indexed,
-      rows: [...listing.keys()].map((id) => outcomes.get(id) ?? { id, status: 'skipped', file: join(dir, imageFileName(id)), attempts: 0, error: 'not started: interrupted' }),
+      rows: [...listing.keys()].map((id) => outcomes.get(id) ?? { id, status: 'skipped', file: fileOf(id), attempts: 0, error: 'not started: interrupted' }),
     });
   } else {
     const line = `${downloaded} downloaded, ${previously} already there${gone.length ? `, ${gone.length} deleted meanwhile` : ''}${failed.length ? `, ${failed.length} failed` : ''} — ${indexed} images in ${INDEX_NAME} (${formatDuration((Date.now() - started) / 1000)})`;
     if (failed.length === 0 && !interrupted) io.success(line);
     else {
       io.info(`${io.style.yellow('!')} ${line}`);
-      for (const f of failed.slice(0, 20)) io.info(`  ${f.id}: ${f.error ?? 'failed'}`);
+      for (const f of failed.slice(0, 20)) io.info(`  ${printable(f.id, 80)}: ${printable(f.error ?? 'failed', MESSAGE_MAX)}`);
     }
   }
   if (interrupted) throw new InterruptedError();

@@ -2,15 +2,7 @@
 // on disk a whole JPEG, and which temp files did a killed run leave behind.
 import { open, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { fileSystemProblem } from '../api/errors.js';
-import { isTempNameOf, tempStem } from '../jpeg-file.js';
-
-/** Why a path the user chose cannot hold files, in their terms; undefined for errors that are not theirs to fix. */
-export function pathProblem(error: unknown): string | undefined {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'EEXIST' || code === 'ENOTDIR') return 'a file is in the way, where a directory must be';
-  return fileSystemProblem(error);
-}
+import { partFilePrefix, partFilePrefixOf } from '../file-names.js';
 
 /**
  * True when `path` is a regular file that starts with the JPEG signature and
@@ -42,26 +34,20 @@ export async function isCompleteJpeg(path: string): Promise<{ ok: boolean; bytes
   }
 }
 
-/** The temp name writeJpegAtomically uses beside a target (see tempPathFor). */
-export function isPartFileOf(candidate: string, targetName: string): boolean {
-  return isTempNameOf(candidate, targetName);
-}
-
 /**
  * Removes temp files a killed run left beside the given targets. Only names
- * of the exact temp pattern for these targets are touched.
+ * of the exact temp pattern for these targets are touched (file-names.ts).
  */
 export async function removeStaleParts(targets: Iterable<string>): Promise<number> {
-  // Per directory, each target's name by the stem of its temp names.
-  const byDir = new Map<string, Map<string, string>>();
+  // Per directory, the prefixes of its targets' temp names.
+  const byDir = new Map<string, Set<string>>();
   for (const target of targets) {
-    const dir = dirname(target);
-    const stems = byDir.get(dir) ?? new Map<string, string>();
-    stems.set(tempStem(basename(target)), basename(target));
-    byDir.set(dir, stems);
+    const prefixes = byDir.get(dirname(target)) ?? new Set<string>();
+    prefixes.add(partFilePrefix(basename(target)));
+    byDir.set(dirname(target), prefixes);
   }
   let removed = 0;
-  for (const [dir, stems] of byDir) {
+  for (const [dir, prefixes] of byDir) {
     let entries: string[];
     try {
       entries = await readdir(dir);
@@ -69,13 +55,33 @@ export async function removeStaleParts(targets: Iterable<string>): Promise<numbe
       continue;
     }
     for (const entry of entries) {
-      if (!entry.startsWith('.') || !entry.endsWith('.part')) continue;
-      const name = stems.get(entry.slice(0, -'.xxxxxxxxxxxx.part'.length));
-      if (name !== undefined && isPartFileOf(entry, name)) {
+      const prefix = partFilePrefixOf(entry);
+      if (prefix !== undefined && prefixes.has(prefix)) {
         await unlink(join(dir, entry)).catch(() => {});
         removed++;
       }
     }
   }
   return removed;
+}
+
+/** An error saying `path` is not a regular file (a directory, a device, a FIFO), in the shape fs errors have. */
+function notRegular(path: string, isDirectory: boolean): NodeJS.ErrnoException {
+  return Object.assign(new Error(`not a regular file: ${path}`), { code: isDirectory ? 'EISDIR' : 'ENOTREGULAR', syscall: 'read', path });
+}
+
+/**
+ * Reads a file the CLI keeps (a manifest, an index): only a regular file, so a
+ * device or directory put in its place is an error, not an endless read.
+ * ENOENT passes through for the caller to treat as "none yet".
+ */
+export async function readRegularFile(path: string): Promise<string> {
+  const handle = await open(path, 'r');
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw notRegular(path, info.isDirectory());
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
 }

@@ -9,9 +9,10 @@
 // where the service may have generated (and charged) an image we never saw.
 import { createHash } from 'node:crypto';
 import { closeSync, fdatasync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { GenerationRequest } from '../api/schema.js';
+import { readRegularFile } from './files.js';
 
 export type RowStatus = 'started' | 'done' | 'failed';
 
@@ -43,7 +44,8 @@ export function rowKey(request: GenerationRequest | unknown, file: string): stri
 export async function readManifest(path: string): Promise<Map<string, ManifestRecord>> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    // A directory or a device in the manifest's place is an error, not an endless read.
+    text = await readRegularFile(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
     throw error;

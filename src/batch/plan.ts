@@ -1,7 +1,7 @@
 // Turns a batch file into a plan: for every row its validated wire request,
 // its output file and its manifest key, or the reason it is invalid. Nothing
 // here sends a request or writes a file, so --dry-run is the plan printed.
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { flagName, SANDBOX_PRICE, SCENE_ENUM_FIELDS } from '../api/enums.js';
 import { UsageError } from '../api/errors.js';
 import type { GenerationRequest } from '../api/schema.js';
@@ -10,7 +10,8 @@ import { buildGenerationRequest, type SceneInput } from '../request.js';
 import { DEFAULT_MANIFEST_NAME, rowKey } from './manifest.js';
 import { mapColumns, rowSceneInput, type BatchFile } from './rows.js';
 import { inShard, type Shard } from './shard.js';
-import { checkPlaceholders, expandTemplate, type OutputTemplate } from './template.js';
+import { fitName, fitPath, MAX_PATH_BYTES, nameTag, separateNames, splitExtension, utf8Length } from '../file-names.js';
+import { checkPlaceholders, expandTemplate, type ExpandedTemplate, type OutputTemplate } from './template.js';
 
 export interface PlannedRow {
   row: number;
@@ -93,6 +94,7 @@ export function planBatch(options: PlanOptions): BatchPlan {
   const manifestPath = options.manifestPath ? resolve(cwd, options.manifestPath) : defaultManifestPath(template, cwd);
   const manifestDir = resolve(manifestPath, '..');
 
+  const names = new Map<PlannedRow, ExpandedTemplate>();
   const planned: PlannedRow[] = file.rows.map(({ row, line, cells }) => {
     const entry: PlannedRow = { row, line, cells };
     try {
@@ -104,12 +106,14 @@ export function planBatch(options: PlanOptions): BatchPlan {
         return LOCATION_FIELDS.has(field) ? `column '${field}'` : `--${flagName(field)}`;
       };
       const request = buildGenerationRequest(input, options.sceneDefaults, label);
-      const path = expandTemplate(template, (name) => builtinValue(name, row, request) ?? (columns.has(name) ? cellText(cells[name]) : undefined));
+      const expanded = expandTemplate(template, (name) => builtinValue(name, row, request) ?? (columns.has(name) ? cellText(cells[name]) : undefined));
+      // Known before anything is paid for: a path the system calls would refuse with ENAMETOOLONG.
+      const target = resolve(cwd, fitPath(expanded.path));
+      if (utf8Length(target) > MAX_PATH_BYTES) throw new UsageError(`its output path is longer than the system allows (${MAX_PATH_BYTES} bytes)`);
       entry.request = request;
-      entry.target = resolve(cwd, path);
-      entry.file = relative(manifestDir, entry.target).split(sep).join('/');
-      entry.key = rowKey(request, entry.file);
+      entry.target = target;
       entry.credits = SANDBOX_PRICE[request.resolution];
+      names.set(entry, expanded);
     } catch (error) {
       if (!(error instanceof UsageError)) throw error;
       entry.error = `row ${row}: ${error.message}`;
@@ -117,7 +121,12 @@ export function planBatch(options: PlanOptions): BatchPlan {
     return entry;
   });
 
-  markCollisions(planned, cwd);
+  markCollisions(planned, names, cwd);
+  for (const entry of planned) {
+    if (entry.error || !entry.target) continue;
+    entry.file = relative(manifestDir, entry.target).split(sep).join('/');
+    entry.key = rowKey(entry.request, entry.file);
+  }
   return {
     rows: planned.filter((entry) => inShard(entry.row, options.shard)),
     allRows: planned,
@@ -127,17 +136,23 @@ export function planBatch(options: PlanOptions): BatchPlan {
 
 /**
  * Two rows writing one file would silently lose an image (and its credits).
- * Names are compared case-insensitively: they collide on macOS and Windows.
- * Checked across all shards, since shards usually end up in one directory.
+ * Rows alike in every value the template uses are refused: the template does
+ * not tell them apart. Rows whose values differ but make one name (`a/b` and
+ * `a_b`, a cut long value, names that differ only in case, which are one file
+ * on macOS and Windows) are told apart by a hash of their values: the one row
+ * whose name is its values unchanged keeps it. Checked across all shards,
+ * since shards usually end up in one directory.
  */
-function markCollisions(rows: PlannedRow[], cwd: string): void {
-  const firstByName = new Map<string, PlannedRow>();
+function markCollisions(rows: PlannedRow[], names: Map<PlannedRow, ExpandedTemplate>, cwd: string): void {
+  const firstByRaw = new Map<string, PlannedRow>();
+  const named: PlannedRow[] = [];
   for (const entry of rows) {
-    if (!entry.target) continue;
-    const name = entry.target.normalize('NFC').toLowerCase();
-    const first = firstByName.get(name);
+    const expanded = names.get(entry);
+    if (!expanded || !entry.target) continue;
+    const first = firstByRaw.get(expanded.raw);
     if (!first) {
-      firstByName.set(name, entry);
+      firstByRaw.set(expanded.raw, entry);
+      named.push(entry);
       continue;
     }
     const fromCwd = relative(cwd, entry.target);
@@ -145,4 +160,18 @@ function markCollisions(rows: PlannedRow[], cwd: string): void {
     entry.collision = true;
     entry.error = `row ${entry.row}: writes the same file as row ${first.row} (${shown}); make --output-template unique per row, e.g. with {row}`;
   }
+  const separated = separateNames(
+    named,
+    (entry) => entry.target!,
+    (entry, attempt) => {
+      const { path, raw } = names.get(entry)!;
+      const [stem, ending] = splitExtension(basename(path));
+      return join(dirname(entry.target!), fitName(stem, ending, nameTag(raw, attempt)));
+    },
+    (entry) => {
+      const { path, raw } = names.get(entry)!;
+      return raw === path && fitPath(path) === path;
+    },
+  );
+  for (const [entry, target] of separated) entry.target = target;
 }

@@ -2,6 +2,7 @@
 // otherwise one plain line every few seconds (CI logs keep every line, so a
 // redrawn bar would fill them with control codes).
 import type { Terminal } from '../io.js';
+import { MESSAGE_MAX, printable } from '../printable.js';
 
 export interface ProgressCounts {
   /** Rows this run has to do (rows already done by an earlier run are not counted). */
@@ -111,7 +112,7 @@ async function createBar(io: Terminal, noun: string, now: () => number, started:
       });
     },
     log(message) {
-      multibar.log(`${io.style.yellow('warning:')} ${io.redact(message)}\n`);
+      multibar.log(`${io.style.yellow('warning:')} ${printable(io.redact(message), MESSAGE_MAX)}\n`);
     },
     stop() {
       multibar.stop();

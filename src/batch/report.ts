@@ -3,6 +3,7 @@
 import { relative } from 'node:path';
 import { UsageError } from '../api/errors.js';
 import type { Context } from '../context.js';
+import { MESSAGE_MAX, printable } from '../printable.js';
 import type { BatchPlan } from './plan.js';
 import { formatDuration } from './progress.js';
 import type { BatchSummary } from './summary.js';
@@ -33,7 +34,7 @@ export function printDryRun(ctx: Context, plan: BatchPlan, shardNote: string): v
     });
   } else {
     for (const row of plan.rows) {
-      if (row.error) io.out(`${io.style.red('invalid')}  ${row.error}`);
+      if (row.error) io.out(`${io.style.red('invalid')}  ${printable(row.error, MESSAGE_MAX)}`);
       else io.out(`${io.style.green('ok')}       row ${row.row}: ${row.request!.resolution} ${row.request!.coordinates.lat},${row.request!.coordinates.lng} → ${displayPath(row.target!)} (${row.credits} credit${row.credits === 1 ? '' : 's'})`);
     }
     io.info(
@@ -57,10 +58,11 @@ export function printSummary(ctx: Context, summary: BatchSummary, elapsedMs: num
   } else {
     io.info(`${io.style.yellow('!')} ${line}; ${summary.failed} failed, ${summary.skipped} skipped`);
     const failed = summary.rows.filter((r) => r.status === 'failed');
-    for (const row of failed.slice(0, 20)) io.info(`  row ${row.row} failed: ${row.error ?? ''}`);
+    // A row's reason can quote a cell or a webhook's errorMessage.
+    for (const row of failed.slice(0, 20)) io.info(`  row ${row.row} failed: ${printable(row.error ?? '', MESSAGE_MAX)}`);
     if (failed.length > 20) io.info(`  … and ${failed.length - 20} more failed (--json lists every row)`);
     const skipped = summary.rows.filter((r) => r.status === 'skipped');
-    if (skipped.length > 0) io.info(`  ${skipped.length} row${skipped.length > 1 ? 's' : ''} ${skipped[0]!.error ?? 'skipped'}`);
+    if (skipped.length > 0) io.info(`  ${skipped.length} row${skipped.length > 1 ? 's' : ''} ${printable(skipped[0]!.error ?? 'skipped', MESSAGE_MAX)}`);
   }
   io.info(io.style.dim(`Manifest: ${displayPath(manifestPath)}`));
 }

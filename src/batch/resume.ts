@@ -5,6 +5,7 @@
 //               the file is taken as the row's output, nothing is sent
 //   pending   — to be generated (first time, failed before, or its file vanished)
 //   conflict  — a file is in the way that this batch did not write
+//   blocked   — a directory is where the image must go: even --force cannot replace it
 import { lstat, readdir } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { isCompleteJpeg } from './files.js';
@@ -12,7 +13,7 @@ import type { ManifestRecord } from './manifest.js';
 import type { PlannedRow } from './plan.js';
 import { runPool } from './runner.js';
 
-export type ResumeAction = 'done' | 'adopt' | 'pending' | 'conflict';
+export type ResumeAction = 'done' | 'adopt' | 'pending' | 'conflict' | 'blocked';
 
 export interface ResumeEntry {
   action: ResumeAction;
@@ -38,9 +39,12 @@ export async function resumeState(
       const previous = manifest.get(row.key!);
       const listed = present.has(row.target!);
       const onDisk = listed ? await isCompleteJpeg(row.target!) : { ok: false, bytes: 0 };
-      const taken = onDisk.ok || (listed && (await pathTaken(row.target!)));
+      const inTheWay = listed && !onDisk.ok ? await lstat(row.target!).catch(() => undefined) : undefined;
+      const taken = onDisk.ok || inTheWay !== undefined;
       let entry: ResumeEntry;
-      if (previous?.status === 'done' && onDisk.ok) {
+      if (inTheWay?.isDirectory()) {
+        entry = { action: 'blocked', previous };
+      } else if (previous?.status === 'done' && onDisk.ok) {
         entry = { action: 'done', previous, bytes: onDisk.bytes };
       } else if (previous?.status === 'started' && onDisk.ok) {
         entry = { action: 'adopt', previous, bytes: onDisk.bytes };
@@ -57,15 +61,6 @@ export async function resumeState(
       state.set(row, entry);
   }, () => false);
   return state;
-}
-
-async function pathTaken(path: string): Promise<boolean> {
-  try {
-    await lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Which of `paths` exist, from one readdir per directory (a missing directory holds nothing). */

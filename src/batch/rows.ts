@@ -2,10 +2,10 @@
 // maps a row's columns onto scene input. Column names follow the scene flags
 // in camelCase or kebab-case (aspectRatio, aspect-ratio); columns that name no
 // scene field are kept for the output template ({id}, {name}, …).
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
 import { extname } from 'node:path';
 import { SCENE_ENUM_FIELDS } from '../api/enums.js';
-import { UsageError } from '../api/errors.js';
+import { fileSystemProblem, UsageError } from '../api/errors.js';
 import type { SceneInput } from '../request.js';
 
 export type BatchFormat = 'csv' | 'jsonl';
@@ -82,12 +82,14 @@ export function detectFormat(path: string, text: string, given?: string): BatchF
 export async function readBatchFile(path: string, options: { format?: string; stdin?: NodeJS.ReadableStream } = {}): Promise<BatchFile> {
   let text: string;
   try {
-    text = path === '-' ? await readStream(options.stdin ?? process.stdin) : await readFile(path, 'utf8');
+    // A stream either way, and bounded: a FIFO or process substitution is fine, a device that never ends is not.
+    text = await readStream(path === '-' ? (options.stdin ?? process.stdin) : createReadStream(path), path);
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new UsageError(`batch file ${path} does not exist`);
     if (code === 'EISDIR') throw new UsageError(`batch file ${path} is a directory; name a CSV or JSON Lines file`);
-    throw new UsageError(`cannot read batch file ${path}: ${(error as Error).message}`);
+    throw new UsageError(`cannot read batch file ${path}: ${fileSystemProblem(error) ?? (error as Error).message}`);
   }
   const format = detectFormat(path, text, options.format);
   const file = format === 'csv' ? await parseCsv(text, path) : parseJsonLines(text, path);
@@ -95,9 +97,21 @@ export async function readBatchFile(path: string, options: { format?: string; st
   return file;
 }
 
-async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
+/** Far more rows than a batch plans in memory; a file this large is a mistake, or a device. */
+const MAX_BATCH_FILE_BYTES = 256 * 1024 * 1024;
+
+async function readStream(stream: NodeJS.ReadableStream, path: string): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  let bytes = 0;
+  for await (const chunk of stream) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    bytes += buffer.length;
+    if (bytes > MAX_BATCH_FILE_BYTES) {
+      (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+      throw new UsageError(`batch file ${path === '-' ? '(stdin)' : path} is larger than ${MAX_BATCH_FILE_BYTES / 1024 / 1024} MiB; split it into several batches`);
+    }
+    chunks.push(buffer);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 

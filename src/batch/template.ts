@@ -1,8 +1,9 @@
 // --output-template: `out/{id}-{lat}_{lng}.jpg` names each row's file. The
 // template's literal text is the user's own path; the values put into it come
-// from the batch file and are sanitised so a cell can never climb out of the
-// directory, hide a file, or break a name on Windows.
+// from the batch file and are made safe (src/file-names.ts) so a cell can
+// never climb out of the directory, hide a file, or break a name.
 import { UsageError } from '../api/errors.js';
+import { MAX_NAME_BYTES, safeNamePart, utf8Length } from '../file-names.js';
 
 export type TemplatePart = { text: string } | { name: string };
 
@@ -13,8 +14,6 @@ export interface OutputTemplate {
 }
 
 const FLAG = '--output-template';
-/** A value longer than this is cut: most file systems allow 255 bytes per name. */
-const MAX_VALUE_LENGTH = 100;
 
 export function compileTemplate(source: string): OutputTemplate {
   if (source.trim() === '') throw new UsageError(`${FLAG} must not be empty`);
@@ -36,35 +35,42 @@ export function compileTemplate(source: string): OutputTemplate {
   if (!tail || !('text' in tail) || !/\.jpe?g$/i.test(tail.text)) {
     throw new UsageError(`${FLAG} must end in .jpg or .jpeg (the files are JPEG images); got '${source}'`);
   }
+  // A directory or file name spelled out in the template itself is the user's to shorten; names with values are fitted per row.
+  const placeholder = '\u0000';
+  const literalTooLong = parts
+    .map((part) => ('text' in part ? part.text : placeholder))
+    .join('')
+    .split('/')
+    .find((component) => !component.includes(placeholder) && utf8Length(component) > MAX_NAME_BYTES);
+  if (literalTooLong !== undefined) {
+    throw new UsageError(`${FLAG}: '${literalTooLong.slice(0, 40)}…' is longer than a file name may be (${MAX_NAME_BYTES} bytes)`);
+  }
   return { source, parts, names };
 }
 
-/** Makes one substituted value safe as (part of) a single file name. */
-export function sanitizeValue(value: string): string {
-  let text = value
-    .normalize('NFC')
-    // Path separators, characters Windows forbids, and control characters.
-    .replace(/[/\\:*?"<>|\u0000-\u001f\u007f]/g, '_')
-    .replace(/\s+/g, '_')
-    // A leading dot would hide the file or, as '..', name the parent directory.
-    .replace(/^\.+/, (dots) => '_'.repeat(dots.length));
-  if (text.length > MAX_VALUE_LENGTH) text = text.slice(0, MAX_VALUE_LENGTH);
-  return text === '' ? '_' : text;
+export interface ExpandedTemplate {
+  /** The template filled with safe values (not yet fitted to the name limits: see fitPath). */
+  path: string;
+  /** The template filled with the values as they are: two rows alike here are alike in every value used. */
+  raw: string;
 }
 
 /** Fills the template; `lookup` returns undefined for a name it does not know. */
-export function expandTemplate(template: OutputTemplate, lookup: (name: string) => string | undefined): string {
-  let out = '';
+export function expandTemplate(template: OutputTemplate, lookup: (name: string) => string | undefined): ExpandedTemplate {
+  let path = '';
+  let raw = '';
   for (const part of template.parts) {
     if ('text' in part) {
-      out += part.text;
+      path += part.text;
+      raw += part.text;
       continue;
     }
     const value = lookup(part.name);
     if (value === undefined) throw new UsageError(`${FLAG}: unknown placeholder {${part.name}}`);
-    out += sanitizeValue(value);
+    path += safeNamePart(value);
+    raw += value;
   }
-  return out;
+  return { path, raw };
 }
 
 /** Refuses placeholders that name neither a built-in value nor a column, listing what exists. */

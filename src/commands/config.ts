@@ -10,13 +10,17 @@ import {
   maskKey,
   parseConfigKey,
   parseConfigValue,
+  profileOf,
   readConfig,
   resolveSettings,
-  type ConfigData,
+  selectedProfile,
+  updateConfig,
+  withProfile,
   type ConfigKey,
   type ProfileData,
 } from '../config.js';
 import type { Context } from '../context.js';
+import { MESSAGE_MAX, printable } from '../printable.js';
 
 export function register(program: Command, action: ActionFactory): void {
   const config = program
@@ -70,7 +74,7 @@ Examples:
 }
 
 function profileName(ctx: Context): string {
-  return ctx.globals.profile || ctx.env.AERIAL_PROFILE || DEFAULT_PROFILE;
+  return selectedProfile(ctx.globals, ctx.env).value;
 }
 
 function storedValue(profile: ProfileData, key: ConfigKey): string | boolean | undefined {
@@ -108,12 +112,19 @@ async function readSecretFromUser(ctx: Context): Promise<string> {
   return text;
 }
 
-async function save(ctx: Context, profile: string, data: ProfileData): Promise<void> {
-  const { openConfigStore } = await import('../config.js');
-  const store = await openConfigStore(ctx.env);
-  const profiles = { ...(store.get('profiles') ?? {}) } as NonNullable<ConfigData['profiles']>;
-  profiles[profile] = data;
-  store.set('profiles', profiles);
+/**
+ * Sets (or, with undefined, removes) one key of the profile, merged into the
+ * file as it is when the lock is held; false when there was nothing to remove.
+ */
+async function saveValue(ctx: Context, profile: string, key: ConfigKey, value: string | boolean | undefined): Promise<boolean> {
+  let changed = false;
+  await updateConfig(ctx.env, (data) => {
+    const current = profileOf(data, profile) ?? {};
+    if (value === undefined && storedValue(current, key) === undefined) return undefined;
+    changed = true;
+    return withProfile(data, profile, withValue(current, key, value));
+  });
+  return changed;
 }
 
 async function setValue(ctx: Context, rawKey: string, rawValue: string | undefined): Promise<void> {
@@ -126,8 +137,7 @@ async function setValue(ctx: Context, rawKey: string, rawValue: string | undefin
   if (key.kind === 'apiKey') ctx.io.addSecret(raw.trim());
   const value = parseConfigValue(key, raw);
   const profile = profileName(ctx);
-  const current = readConfig(ctx.env).profiles?.[profile] ?? {};
-  await save(ctx, profile, withValue(current, key, value));
+  await saveValue(ctx, profile, key, value);
   const shown = key.kind === 'apiKey' ? maskKey(value as string) : String(value);
   ctx.io.success(`Set ${key.name} = ${shown}${profile !== DEFAULT_PROFILE ? ` in profile ${profile}` : ''}`);
 }
@@ -143,12 +153,10 @@ async function getValue(ctx: Context, rawKey: string): Promise<void> {
 async function unsetValue(ctx: Context, rawKey: string): Promise<void> {
   const key = parseConfigKey(rawKey);
   const profile = profileName(ctx);
-  const current = readConfig(ctx.env).profiles?.[profile];
-  if (!current || storedValue(current, key) === undefined) {
+  if (!(await saveValue(ctx, profile, key, undefined))) {
     ctx.io.info(`${key.name} was not set${profile !== DEFAULT_PROFILE ? ` in profile ${profile}` : ''}`);
     return;
   }
-  await save(ctx, profile, withValue(current, key, undefined));
   ctx.io.success(`Unset ${key.name}${profile !== DEFAULT_PROFILE ? ` in profile ${profile}` : ''}`);
 }
 
@@ -162,7 +170,7 @@ function rows(ctx: Context): Row[] {
   const config = readConfig(ctx.env);
   const profile = profileName(ctx);
   // A profile being edited may not exist yet; show it as empty rather than refuse.
-  const known: ConfigData = { profiles: { ...config.profiles, [profile]: config.profiles?.[profile] ?? {} } };
+  const known = withProfile(config, profile, profileOf(config, profile) ?? {});
   const settings = resolveSettings(ctx.globals, ctx.env, known);
   const out: Row[] = [{ key: 'profile', value: settings.profile.value, source: settings.profile.source }];
   for (const key of configKeys()) {
@@ -186,9 +194,10 @@ async function listValues(ctx: Context): Promise<void> {
   }
   const width = Math.max(...all.map((r) => r.key.length));
   for (const row of all) {
-    const value = row.value === undefined ? ctx.io.style.dim('(not set)') : String(row.value);
+    const value = row.value === undefined ? ctx.io.style.dim('(not set)') : printable(String(row.value), MESSAGE_MAX);
     ctx.io.out(`${row.key.padEnd(width)}  ${value}  ${ctx.io.style.dim(`(${row.source})`)}`);
   }
   const profiles = Object.keys(readConfig(ctx.env).profiles ?? {});
-  if (profiles.length) ctx.io.info(ctx.io.style.dim(`profiles: ${profiles.join(', ')} — file: ${configPath(ctx.env)}`));
+  // The file is edited by hand too: its names and values are shown as plain text.
+  if (profiles.length) ctx.io.info(ctx.io.style.dim(`profiles: ${printable(profiles.join(', '), MESSAGE_MAX)} — file: ${configPath(ctx.env)}`));
 }

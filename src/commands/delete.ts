@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { CliError, UsageError } from '../api/errors.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
+import { printable } from '../printable.js';
 
 interface DeleteOptions {
   yes?: boolean;
@@ -29,14 +30,16 @@ Examples:
 
 export async function runDelete(ctx: Context, options: DeleteOptions, args: string[]): Promise<void> {
   const ids = [...new Set(args.map((id) => id.trim()))];
-  if (ids.some((id) => id === '')) throw new UsageError('image id must not be empty');
+  // Every id is checked before the first is sent: a bad third id must not leave the first two deleted.
+  const { checkImageId } = await import('../api/client.js');
+  for (const id of ids) checkImageId(id);
 
   if (!options.yes) {
     if (!ctx.io.interactive) {
       throw new UsageError('refusing to delete without confirmation: pass --yes (no terminal to ask on)');
     }
     const { confirm } = await import('@inquirer/prompts');
-    const what = ids.length === 1 ? `image ${ids[0]}` : `${ids.length} images (${ids.join(', ')})`;
+    const what = ids.length === 1 ? `image ${printable(ids[0]!, 80)}` : `${ids.length} images (${printable(ids.join(', '))})`;
     const sure = await confirm(
       { message: `Delete ${what} permanently?`, default: false },
       { input: ctx.io.stdin, output: ctx.io.stderr, signal: ctx.signal },
@@ -54,7 +57,7 @@ export async function runDelete(ctx: Context, options: DeleteOptions, args: stri
     try {
       await client.delete(id, { signal: ctx.signal });
       deleted.push(id);
-      ctx.io.success(`Deleted ${id}`);
+      ctx.io.success(`Deleted ${printable(id, 80)}`);
     } catch (error) {
       if (!(error instanceof CliError) || ctx.signal.aborted) throw error;
       failed.push({ id, error });

@@ -8,6 +8,7 @@ import { formatBytes } from '../bytes.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
 import type { Spinner } from '../io.js';
+import { printable } from '../printable.js';
 import { VERSION } from '../version.js';
 import { defaultOutputName } from './generate.js';
 import { addLocationOptions, addSceneOptions, sceneInputFrom } from './scene-options.js';
@@ -273,9 +274,9 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
   const accepted = await client.generateAsync(request, listener.callbackUrl, { signal: ctx.signal });
   const { requestId } = accepted;
   listener.expectOnly(requestId);
-  ctx.io.info(`Accepted request ${requestId}; waiting up to ${formatDuration(plan.timeoutMs)} for the callback`);
+  ctx.io.info(`Accepted request ${printable(requestId, 80)}; waiting up to ${formatDuration(plan.timeoutMs)} for the callback`);
 
-  const waitingText = () => `Waiting for the callback of ${requestId}… ${Math.round((Date.now() - started) / 1000)}s`;
+  const waitingText = () => `Waiting for the callback of ${printable(requestId, 80)}… ${Math.round((Date.now() - started) / 1000)}s`;
   const spinner = endsOnce(await ctx.io.spinner(waitingText()));
   const tick = setInterval(() => spinner.update(waitingText()), 1000);
   try {
@@ -285,7 +286,7 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
     } catch (error) {
       if (ctx.signal.aborted) {
         spinner.stop();
-        ctx.io.info(`Request ${requestId} may still finish; look for it later with 'aerial list'`);
+        ctx.io.info(`Request ${printable(requestId, 80)} may still finish; look for it later with 'aerial list'`);
         throw error;
       }
       spinner.fail(`No callback after ${formatDuration(plan.timeoutMs)}`);
@@ -297,7 +298,7 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
       spinner.fail('Generation failed');
       throw new AsyncGenerationFailedError(requestId, payload.errorCode, payload.errorMessage);
     }
-    spinner.update(`Downloading image ${payload.generatedImageId}…`);
+    spinner.update(`Downloading image ${printable(payload.generatedImageId, 80)}…`);
     const metadata = options.metadata === false ? undefined : await import('../metadata.js');
     const metadataOf = { request, software: `aerial ${VERSION}` };
     const image = await client.fetchImage(payload.signedUrl, { signal: ctx.signal });

@@ -31,8 +31,8 @@ export async function runInit(ctx: Context): Promise<void> {
   // The environment's network settings are checked before any question is asked.
   const network = await ctx.network();
   const config = await import('../config.js');
-  const profile = ctx.globals.profile || ctx.env.AERIAL_PROFILE || config.DEFAULT_PROFILE;
-  const current = config.readConfig(ctx.env).profiles?.[profile] ?? {};
+  const profile = config.selectedProfile(ctx.globals, ctx.env).value;
+  const current = config.profileOf(config.readConfig(ctx.env), profile) ?? {};
   const { style } = ctx.io;
 
   ctx.io.info(`Setting up ${style.bold(`profile ${profile}`)} in ${style.dim(config.configPath(ctx.env))}`);
@@ -50,10 +50,9 @@ export async function runInit(ctx: Context): Promise<void> {
     throw connected.error;
   }
 
-  const store = await config.openConfigStore(ctx.env);
   const data = { ...current, baseUrl, apiKey, defaults };
   if (!defaults || Object.keys(defaults).length === 0) delete data.defaults;
-  store.set('profiles', { ...store.get('profiles'), [profile]: data });
+  await config.updateConfig(ctx.env, (file) => config.withProfile(file, profile, data));
 
   ctx.io.success(`Saved profile ${profile} (API key ${config.maskKey(apiKey)})`);
   for (const name of ['AERIAL_API_KEY', 'AERIAL_BASE_URL'] as const) {

@@ -98,24 +98,20 @@ export async function runList(ctx: Context, options: ListOptions): Promise<void>
   }
 }
 
-/** Walks pages until the last one; ids seen twice (history shifting under us) are kept once. */
+/**
+ * Every page as one page object (src/api/pages.ts decides when the walk ends);
+ * ids seen twice (history shifting under us) are kept once.
+ */
 export async function fetchAllPages(ctx: Context, fetchPage: (page: number) => Promise<Page>): Promise<Page> {
-  const seen = new Set<string>();
+  const { walkPages } = await import('../api/pages.js');
   const content: ImageRecord[] = [];
   let first: Page | undefined;
   let pages = 0;
-  for (let index = 0; ; index++) {
-    const current = await fetchPage(index);
-    first ??= current;
+  for await (const { index, page, fresh } of walkPages(fetchPage)) {
+    first ??= page;
     pages++;
-    for (const record of current.content) {
-      if (!seen.has(record.id)) {
-        seen.add(record.id);
-        content.push(record);
-      }
-    }
-    if (current.content.length === 0 || index + 1 >= current.totalPages) break;
-    ctx.io.debug(`fetched page ${index + 1} of ${current.totalPages}`);
+    for (const record of fresh) content.push(record);
+    ctx.io.debug(`fetched page ${index + 1} of ${page.totalPages}`);
   }
   return { ...first!, content, page: 0, size: content.length, totalPages: pages, totalElements: Math.max(first!.totalElements, content.length) };
 }

@@ -193,14 +193,14 @@ describe('exit codes from the service', () => {
     expect(result.stderr).toMatch(/ValidationFailed/);
   });
 
-  it('1 for an answer nothing in the contract explains', async () => {
+  it('2 for a refusal the contract does not list (418), never 1', async () => {
     const teapot: Server = createServer((_req, res) => res.writeHead(418, { 'content-type': 'text/plain' }).end("I'm a teapot"));
     await new Promise<void>((resolve) => teapot.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(teapot.address() as AddressInfo).port}`;
       const result = await cli(['list'], { env: { AERIAL_BASE_URL: url } });
-      expect(result.exitCode).toBe(1);
-      expect(result.stderr).toMatch(/Http418 — I'm a teapot/);
+      expect(result.exitCode).toBe(2);
+      expect(result.stderr).toMatch(/^error: Http418 — I'm a teapot\n$/);
     } finally {
       teapot.close();
     }

@@ -3,7 +3,7 @@
 // what it received (method, URL, headers, body) so a test can prove what was,
 // and was not, sent — e.g. that a redirect target never saw the API key.
 import { readdirSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import jpeg from 'jpeg-js';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
@@ -173,4 +173,37 @@ export function writeForever(res: ServerResponse, chunk: Buffer | string, interv
 /** Files left in a directory (an output file, a .part temp file): after a failure there must be none. */
 export function leftovers(dir: string): string[] {
   return readdirSync(dir);
+}
+
+/** POSTs JSON to a URL (a webhook listener) and resolves once it answered, or failed to. */
+export function postJson(url: string, body: unknown): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const data = JSON.stringify(body);
+    const req = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', () => resolve(undefined));
+    req.end(data);
+  });
+}
+
+/**
+ * Plays an async service: every POST to …/async is accepted (req-1, req-2, …)
+ * and, a moment later, called back at its x-callback-url with `payload(requestId)`
+ * (a success or error payload, whatever the test makes of it); anything else
+ * is answered by `otherwise`, 404 by default.
+ */
+export function acceptAndCallBack(server: HostileServer, payload: (requestId: string) => Record<string, unknown>, otherwise?: Responder): void {
+  let next = 0;
+  server.respond((res, received, req) => {
+    if (received.method === 'POST' && received.url.endsWith('/async')) {
+      const requestId = `req-${++next}`;
+      answerJson(202, { requestId, status: 'processing' })(res, received, req);
+      const callbackUrl = String(received.headers['x-callback-url']);
+      setTimeout(() => void postJson(callbackUrl, { requestId, ...payload(requestId) }), 20);
+      return;
+    }
+    return (otherwise ?? answerJson(404, { error: 'NotFound', message: 'no' }))(res, received, req);
+  });
 }

@@ -13,6 +13,7 @@ import { buildGenerationRequest } from '../../src/request.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { answerJpeg, leftovers, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 import { expectedBody, invalidFlags, sceneArgv, sceneCase, sceneInput, type SceneCase } from './scene-model.js';
+import { MESSAGE_MAX, printable } from '../../src/printable.js';
 
 const KEY = 'sk_test_property_argv_31f9aa';
 registerSecret(KEY);
@@ -65,7 +66,8 @@ describe('aerial generate over generated command lines (spawned)', () => {
           const { argv, result, refusal } = await runScene(scene);
           expect(refusal, `the builder refuses ${JSON.stringify(argv)}`).toBeInstanceOf(CliError);
           expect(result.exitCode, result.stderr).toBe(ExitCode.Usage);
-          expect(result.stderr).toBe(`error: ${refusal!.message}\n`);
+          // What reaches the terminal is the message's printable form (a tab typed into a flag shows as a space).
+          expect(result.stderr).toBe(`error: ${printable(refusal!.message, MESSAGE_MAX)}\n`);
           expect(result.stdout).toBe('');
           expect(server.requests).toEqual([]);
           expect(leftovers(work.path).filter((name) => name !== 'out.jpg')).toEqual([]);

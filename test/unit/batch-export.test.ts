@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ImageRecord } from '../../src/api/schema.js';
-import { imageFileName, UrlRefresher, URL_LIFETIME_MS } from '../../src/batch/export.js';
+import { imageFileName, imageFileNames, UrlRefresher, URL_LIFETIME_MS } from '../../src/batch/export.js';
 
 const record = (id: string, url = `http://x/${id}?v=1`): ImageRecord => ({
   id,
@@ -11,9 +11,20 @@ const record = (id: string, url = `http://x/${id}?v=1`): ImageRecord => ({
 });
 
 describe('imageFileName', () => {
-  it('names a file by id, never by a path the id spells', () => {
+  it('names a file by id, never by a path the id spells; a changed id carries a hash of itself', () => {
     expect(imageFileName('0b6f-42')).toBe('0b6f-42.jpg');
-    expect(imageFileName('../../etc/x')).toBe('___.._etc_x.jpg');
+    expect(imageFileName('../../etc/x')).toMatch(/^___\.\._etc_x~[0-9a-f]{10}\.jpg$/);
+    expect(imageFileName('a/b')).not.toBe(imageFileName('a_b'));
+    expect(imageFileName('a_b')).toBe('a_b.jpg');
+  });
+
+  it('tells apart ids that differ only in case, and keeps the others plain', () => {
+    const names = imageFileNames(['ABC', 'abc', 'x', 'a/b', 'a_b']);
+    expect(names.get('x')).toBe('x.jpg');
+    expect(names.get('a_b')).toBe('a_b.jpg');
+    expect(names.get('ABC')).toMatch(/^ABC~[0-9a-f]{10}\.jpg$/);
+    expect(names.get('abc')).toMatch(/^abc~[0-9a-f]{10}\.jpg$/);
+    expect(new Set([...names.values()].map((n) => n.toLowerCase())).size).toBe(5);
   });
 });
 

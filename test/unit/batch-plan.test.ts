@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/api/errors.js';
 import { resolveSettings } from '../../src/config.js';
-import { isCompleteJpeg, isPartFileOf, removeStaleParts } from '../../src/batch/files.js';
+import { isCompleteJpeg, removeStaleParts } from '../../src/batch/files.js';
+import { isPartFileOf } from '../../src/file-names.js';
 import { rowKey } from '../../src/batch/manifest.js';
 import { defaultManifestPath, planBatch } from '../../src/batch/plan.js';
 import { resumeState } from '../../src/batch/resume.js';
@@ -58,13 +59,33 @@ describe('planBatch', () => {
     expect(() => plan('{"lat":1,"lng":2}\n', 'out/{name}.jpg')).toThrow('--output-template: unknown placeholder {name}; available: {row}, {lat}, {lng}');
   });
 
-  it('marks rows that would write the same file, case-insensitively', () => {
-    const result = plan('{"id":"A","lat":1,"lng":2}\n{"id":"b","lat":1,"lng":3}\n{"id":"a","lat":1,"lng":4}\n', 'out/{id}.jpg');
+  it('refuses rows alike in every templated value, and tells apart rows whose different values make one name', () => {
+    const lines = [
+      { id: 'A', lat: 1, lng: 2 },
+      { id: 'b', lat: 1, lng: 3 },
+      { id: 'a', lat: 1, lng: 4 },
+      { id: 'b', lat: 1, lng: 5 },
+      { id: 'c/d', lat: 1, lng: 6 },
+      { id: 'c_d', lat: 1, lng: 7 },
+    ];
+    const result = plan(lines.map((line) => JSON.stringify(line)).join('\n'), 'out/{id}.jpg');
     expect(result.rows.map((r) => r.error)).toEqual([
       undefined,
       undefined,
-      'row 3: writes the same file as row 1 (out/a.jpg); make --output-template unique per row, e.g. with {row}',
+      undefined,
+      'row 4: writes the same file as row 2 (out/b.jpg); make --output-template unique per row, e.g. with {row}',
+      undefined,
+      undefined,
     ]);
+    const files = result.rows.map((r) => r.file);
+    // Case twins (one file on macOS and Windows) both get a hash; so does the value that had to change.
+    expect(files[0]).toMatch(/^A~[0-9a-f]{10}\.jpg$/);
+    expect(files[2]).toMatch(/^a~[0-9a-f]{10}\.jpg$/);
+    expect(files[1]).toBe('b.jpg');
+    expect(files[4]).toMatch(/^c_d~[0-9a-f]{10}\.jpg$/);
+    expect(files[5]).toBe('c_d.jpg');
+    // The same file for the same row on every run.
+    expect(plan(lines.map((line) => JSON.stringify(line)).join('\n'), 'out/{id}.jpg').rows.map((r) => r.file)).toEqual(files);
   });
 
   it('keeps only the shard rows but checks every row', () => {

@@ -1,6 +1,7 @@
-// A cross-process lock on the data directory: a lock file created with O_EXCL.
-// Several CLI runs may open one data dir (each `--sandbox` run starts its own
-// server), so every mutation of the state file happens under this lock.
+// A cross-process lock: a lock file created with O_EXCL. Whatever several
+// processes read, change and write back goes through one: the config file
+// (two `aerial config set` at once), and the sandbox's state (each `--sandbox`
+// run starts its own server on one data dir).
 //
 // A holder that crashed leaves its lock file behind; it is taken over when its
 // process is gone (same host) or when it is older than `staleMs` (mutations hold

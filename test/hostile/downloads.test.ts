@@ -1,0 +1,169 @@
+// Image downloads whose URLs a hostile service chose (webhook signedUrl, list
+// record url): only plain http(s), never a link-local or cloud metadata
+// address in any spelling, nor a name that resolves to one when the socket
+// connects; and the API key never travels with a download.
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { GenAerialClient } from '../../src/api/client.js';
+import { guardLookup, isForbiddenAddress } from '../../src/api/download-guard.js';
+import { Agent } from '../../src/api/undici-agent.js';
+import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
+import { acceptAndCallBack, answerJson, headerNames, startHostileServer, tinyJpeg, type HostileServer } from '../helpers/hostile-server.js';
+
+const KEY = 'sk_test_hostile_downloads_0c7d3a';
+registerSecret(KEY);
+
+let service: HostileServer;
+let storage: HostileServer;
+let home: ReturnType<typeof tempDir>;
+
+beforeAll(async () => {
+  service = await startHostileServer();
+  storage = await startHostileServer();
+  home = tempDir('aerial-downloads-');
+});
+afterAll(async () => {
+  await service.close();
+  await storage.close();
+  home.remove();
+});
+beforeEach(() => {
+  service.reset();
+  storage.reset();
+  storage.respond((res) => {
+    const body = tinyJpeg();
+    res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': body.length }).end(body);
+  });
+});
+
+function aerial(args: string[], cwd = home.path) {
+  return runCli(args, { configDir: home.path, cwd, env: { AERIAL_API_KEY: KEY, AERIAL_BASE_URL: service.url }, timeout: 60_000 });
+}
+
+/** Every spelling of a metadata or link-local destination the URL parser and the kernel would take. */
+const FORBIDDEN_URLS = [
+  'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+  'http://169.254.170.2/v2/credentials',
+  'http://169.254.169.254./latest',
+  'http://2852039166/latest',
+  'http://0xA9FEA9FE/latest',
+  'http://0251.0376.0251.0376/latest',
+  'http://169.254.43518/latest',
+  'http://[::ffff:169.254.169.254]/latest',
+  'http://[::ffff:a9fe:a9fe]/latest',
+  'http://[fe80::1]/latest',
+  'http://[febf:ffff::1]/latest',
+  'http://[fd00:ec2::254]/latest/meta-data/',
+  'http://100.100.100.200/latest/meta-data/',
+  'http://metadata.google.internal/computeMetadata/v1/',
+  'http://METADATA.google.internal./computeMetadata/v1/',
+  'http://metadata/computeMetadata/v1/',
+  'https://instance-data/latest/',
+];
+const NOT_HTTP = ['file:///etc/passwd', 'ftp://images.example/x.jpg', 'data:image/jpeg;base64,/9j/2Q==', 'javascript:alert(1)', 'gopher://169.254.169.254/'];
+
+describe('generate-async --listen with a hostile signedUrl', () => {
+  for (const signedUrl of [...FORBIDDEN_URLS, ...NOT_HTTP]) {
+    it(`refuses ${signedUrl}: exit 6, one line, nothing written`, async () => {
+      acceptAndCallBack(service, (requestId) => ({ signedUrl, generatedImageId: `img-${requestId}`, creditsUsed: 1 }));
+      const out = join(home.path, 'never.jpg');
+      const result = await aerial(['generate-async', '--lat', '1', '--lng', '2', '--listen', '--timeout', '20s', '-o', out, '--quiet']);
+      expect(result.exitCode).toBe(6);
+      const lines = result.stderr.split('\n').filter(Boolean);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(signedUrl.startsWith('http') ? /^error: ForbiddenDestination — refused to download from \S+: a link-local or cloud metadata address$/ : /^error: BadImageUrl — image URL must be http\(s\)/);
+      expect(existsSync(out)).toBe(false);
+    });
+  }
+});
+
+describe('batch --async and export with hostile URLs', () => {
+  it('batch --async: rows whose signedUrl is forbidden fail alone; the good one downloads without the key', async () => {
+    const urls = [FORBIDDEN_URLS[0]!, `${storage.url}/signed/good.jpg?sig=1`, FORBIDDEN_URLS[13]!];
+    acceptAndCallBack(service, (requestId) => ({ signedUrl: urls[Number(requestId.slice(4)) - 1], generatedImageId: requestId, creditsUsed: 1 }));
+    const work = tempDir('aerial-downloads-batch-');
+    try {
+      const csv = join(work.path, 'rows.csv');
+      writeFileSync(csv, 'lat,lng\n1,2\n3,4\n5,6\n');
+      const result = await aerial(['batch', csv, '--async', '--concurrency', '1', '--max-retries', '0', '--json'], work.path);
+      expect(result.exitCode).toBe(6);
+      const rows = JSON.parse(result.stdout).rows as Array<{ status: string; error?: string }>;
+      expect(rows.map((r) => r.status)).toEqual(['failed', 'done', 'failed']);
+      expect(rows[0]!.error).toMatch(/refused to download from 169\.254\.169\.254/);
+      expect(rows[2]!.error).toMatch(/refused to download from metadata\.google\.internal/);
+      expect(storage.requests.map((r) => r.url)).toEqual(['/signed/good.jpg?sig=1']);
+      expect(headerNames(storage.requests[0]!.headers)).not.toContain('x-api-key');
+      expect(JSON.stringify(storage.requests[0]!.headers)).not.toContain(KEY);
+    } finally {
+      work.remove();
+    }
+  });
+
+  it('export: records whose url is forbidden fail, the others are saved', async () => {
+    const record = (id: string, url: string) => ({ id, url, coordinates: { latitude: 1, longitude: 2 }, resolution: 'HD', createdAt: '2025-01-01T00:00:00Z' });
+    const content = [record('good', `${storage.url}/good.jpg`), record('meta', FORBIDDEN_URLS[7]!), record('file', NOT_HTTP[0]!)];
+    service.respond(answerJson(200, { content, totalElements: 3, totalPages: 1, page: 0, size: 50 }));
+    const dir = join(home.path, 'export');
+    const result = await aerial(['export', dir, '--json']);
+    expect(result.exitCode).toBe(6);
+    const summary = JSON.parse(result.stdout) as { rows: Array<{ id: string; status: string; error?: string }> };
+    expect(summary.rows.map((r) => [r.id, r.status])).toEqual([['good', 'done'], ['meta', 'failed'], ['file', 'failed']]);
+    expect(readdirSync(dir).sort()).toEqual(['good.jpg', 'index.jsonl']);
+    expect(headerNames(storage.requests[0]!.headers)).not.toContain('x-api-key');
+  });
+});
+
+describe('names that resolve to a forbidden address, refused as the socket connects', () => {
+  const answers: Record<string, string[]> = {
+    'images.example': ['127.0.0.1'],
+    'rebind.example': ['127.0.0.1', '169.254.169.254'],
+    'mapped.example': ['::ffff:169.254.169.254'],
+    'linklocal6.example': ['fe80::1'],
+  };
+  /** A resolver with fixed answers (this machine's DNS cannot be made to lie); everything else about the socket is real. */
+  const resolve = (hostname: string, options: { all?: boolean }, callback: (error: NodeJS.ErrnoException | null, address: unknown, family?: number) => void) => {
+    const addresses = (answers[hostname] ?? []).map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+    if (addresses.length === 0) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '');
+    if (options.all) return callback(null, addresses);
+    callback(null, addresses[0]!.address, addresses[0]!.family);
+  };
+
+  it('connects to a name that resolves to an allowed address, and refuses one that resolves to a forbidden one (exit 6)', async () => {
+    const dispatcher = new Agent({ connect: { lookup: guardLookup(resolve as never) } });
+    const client = new GenAerialClient({ baseUrl: service.url, apiKey: KEY, dispatcher });
+    try {
+      const image = await client.fetchImage(`http://images.example:${storage.port}/ok.jpg`);
+      for await (const chunk of image.body) void chunk;
+      expect(storage.requests.map((r) => r.url)).toEqual(['/ok.jpg']);
+      for (const name of ['rebind.example', 'mapped.example', 'linklocal6.example']) {
+        const failure = await client.fetchImage(`http://${name}:${storage.port}/steal.jpg`).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(failure, name).toMatchObject({ code: 'ForbiddenDestination', exitCode: 6 });
+        expect((failure as Error).message).toMatch(new RegExp(`^refused to connect to ${name.replace('.', '\\.')} \\(.+\\): a link-local or cloud metadata address$`));
+      }
+      // The name that answered 127.0.0.1 first never reached the server: refused before connecting.
+      expect(storage.requests.map((r) => r.url)).toEqual(['/ok.jpg']);
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('the CLI connects through the guard to names that resolve as usual (localhost)', async () => {
+    service.respond(answerJson(200, { content: [], totalElements: 0, totalPages: 0, page: 0, size: 20 }));
+    const result = await runCli(['list', '--json'], { configDir: home.path, env: { AERIAL_API_KEY: KEY, AERIAL_BASE_URL: `http://localhost:${service.port}` } });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(service.requests).toHaveLength(1);
+  });
+
+  it('the address rule covers link-local and metadata addresses in every family, and nothing ordinary', () => {
+    for (const address of ['169.254.0.1', '169.254.169.254', '169.254.255.255', 'fe80::1', 'febf::1', 'fd00:ec2::254', '::ffff:169.254.1.1', '100.100.100.200']) {
+      expect(isForbiddenAddress(address), address).toBe(true);
+    }
+    for (const address of ['127.0.0.1', '10.0.0.1', '192.168.1.1', '169.253.255.255', '169.255.0.0', '::1', 'fec0::1', '100.100.100.199', '8.8.8.8', 'not-an-ip']) {
+      expect(isForbiddenAddress(address), address).toBe(false);
+    }
+  });
+});
