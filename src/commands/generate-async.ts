@@ -6,6 +6,8 @@ import { GenerationFailedError, NetworkError, UsageError } from '../api/errors.j
 import type { GenerationRequest } from '../api/schema.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
+import { startDeadline } from '../deadline.js';
+import { formatDuration, parseDuration, type DurationRange } from '../duration.js';
 import type { Spinner } from '../io.js';
 import { VERSION } from '../version.js';
 import { defaultOutputName, formatBytes } from './generate.js';
@@ -26,8 +28,12 @@ interface GenerateAsyncOptions {
 }
 
 const DEFAULT_LISTEN_HOST = '127.0.0.1';
-const DEFAULT_TIMEOUT = '10m';
-const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+/** How long a callback is waited for: generate-async --timeout and batch --callback-timeout. */
+export const DEFAULT_CALLBACK_WAIT = '10m';
+/** Bare numbers were milliseconds once: above 10 minutes, one is refused unless it has a unit. */
+export const CALLBACK_WAIT_RANGE: DurationRange = { minMs: 1, maxMs: 24 * 3_600_000, bareMaxMs: 600_000 };
+/** The help's words for a callback wait, shared with batch --callback-timeout. */
+export const CALLBACK_WAIT_HELP = `90s, 10m, 1h; a bare number is seconds, at most ${CALLBACK_WAIT_RANGE.bareMaxMs! / 1000} (default ${DEFAULT_CALLBACK_WAIT}, up to ${formatDuration(CALLBACK_WAIT_RANGE.maxMs)})`;
 
 export function register(program: Command, action: ActionFactory): void {
   const command = program
@@ -42,7 +48,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--listen-host <host>', `address the listener binds (default ${DEFAULT_LISTEN_HOST}; 0.0.0.0 for every interface)`)
     .option('--listen-port <port>', 'port the listener binds (default 0: a free port)')
     .option('--public-url <url>', 'URL the service calls to reach the listener, e.g. your ngrok or cloudflared tunnel; a secret token path is appended')
-    .option('--timeout <duration>', `how long --listen waits for the callback: 90s, 10m, 1h or milliseconds (default ${DEFAULT_TIMEOUT})`)
+    .option('--timeout <duration>', `how long --listen waits for the callback: ${CALLBACK_WAIT_HELP}`)
     .option('-o, --output <file>', 'with --listen: where to save the JPEG (default aerial-LAT_LNG-TIME.jpg)')
     .option('-f, --force', 'with --listen: overwrite the output file if it exists')
     .option('--no-metadata', 'with --listen: save the bytes exactly as received (no GPS EXIF, no AI-generated note)')
@@ -87,24 +93,9 @@ export function validateCallbackUrl(raw: string | undefined, flag = '--callback-
   return url.toString();
 }
 
-const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
-
-/** Reads 90s, 10m, 1h, 250ms or a bare number of milliseconds. */
-export function parseTimeout(raw: string, flag = '--timeout'): number {
-  const match = DURATION.exec(raw.trim().toLowerCase());
-  const ms = match ? Number(match[1]) * UNIT_MS[(match[2] ?? 'ms') as keyof typeof UNIT_MS] : NaN;
-  if (!(ms >= 1) || ms > MAX_TIMEOUT_MS) {
-    throw new UsageError(`${flag} must be a duration from 1ms to 24h such as 90s, 10m, 1h or milliseconds (600000); got '${raw}'`);
-  }
-  return Math.round(ms);
-}
-
-export function formatDuration(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
+/** A callback wait (--timeout, --callback-timeout) in milliseconds. */
+export function parseCallbackWait(raw: string | undefined, flag: string): number {
+  return parseDuration(raw ?? DEFAULT_CALLBACK_WAIT, flag, CALLBACK_WAIT_RANGE);
 }
 
 export function parseListenPort(raw: string | undefined): number {
@@ -134,7 +125,7 @@ function planListener(options: GenerateAsyncOptions): ListenPlan {
     host,
     port: parseListenPort(options.listenPort),
     publicUrl: advertised === undefined ? undefined : validateCallbackUrl(advertised, flag),
-    timeoutMs: parseTimeout(options.timeout ?? DEFAULT_TIMEOUT),
+    timeoutMs: parseCallbackWait(options.timeout, '--timeout'),
   };
 }
 
@@ -276,16 +267,19 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
   const tick = setInterval(() => spinner.update(waitingText()), 1000);
   try {
     let payload;
+    const deadline = startDeadline(plan.timeoutMs, ctx.signal);
     try {
-      payload = await listener.waitFor(requestId, AbortSignal.any([ctx.signal, AbortSignal.timeout(plan.timeoutMs)]));
+      payload = await listener.waitFor(requestId, deadline.signal);
     } catch (error) {
-      if (ctx.signal.aborted) {
+      if (!deadline.expired) {
         spinner.stop();
-        ctx.io.info(`Request ${requestId} may still finish; look for it later with 'aerial list'`);
+        if (ctx.signal.aborted) ctx.io.info(`Request ${requestId} may still finish; look for it later with 'aerial list'`);
         throw error;
       }
       spinner.fail(`No callback after ${formatDuration(plan.timeoutMs)}`);
       throw new CallbackTimeoutError(requestId, plan.timeoutMs);
+    } finally {
+      deadline.clear();
     }
 
     const { isSuccessPayload } = await import('../listener.js');

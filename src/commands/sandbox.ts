@@ -5,6 +5,8 @@ import type { Command } from 'commander';
 import { UsageError } from '../api/errors.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
+import { formatDuration, parseDuration, type DurationRange } from '../duration.js';
+import { MAX_LATENCY_MS } from '../sandbox/faults.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 
 interface SandboxCommandOptions {
@@ -25,6 +27,9 @@ interface SandboxCommandOptions {
 export type SandboxFlags = Required<Pick<SandboxOptions, 'port' | 'host'>> &
   Partial<Pick<SandboxOptions, 'dataDir' | 'credits' | 'key' | 'latencyMs' | 'failRate' | 'rateLimit' | 'dropRate' | 'webhookFail' | 'seed'>>;
 
+/** Bare numbers were milliseconds once: above 30 one is refused unless it has a unit, so an old `--latency 500` cannot mean minutes. */
+const LATENCY_RANGE: DurationRange = { minMs: 0, maxMs: MAX_LATENCY_MS, bareMaxMs: 30_000 };
+
 export function register(program: Command, action: ActionFactory): void {
   program
     .command('sandbox')
@@ -35,7 +40,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--data-dir <dir>', 'where accounts and images persist (default: <config dir>/sandbox)')
     .option('--credits <n>', 'set the default account\'s credits (a new account starts with 1000)')
     .option('--key <key>', 'use this API key for the default account (created if new)')
-    .option('--latency <ms>', 'send no API answer (nor webhook) sooner than this many ms')
+    .option('--latency <duration>', `send no API answer (nor webhook) sooner than this: 250ms, 2s; a bare number is seconds, at most ${LATENCY_RANGE.bareMaxMs! / 1000} (up to ${formatDuration(LATENCY_RANGE.maxMs)})`)
     .option('--fail-rate <0..1>', 'share of generations that fail with ErrorGeneratingImage')
     .option('--rate-limit <n>', 'requests per second per account before 429 with Retry-After')
     .option('--drop-rate <0..1>', 'share of API requests whose connection is reset')
@@ -97,7 +102,7 @@ export function parseSandboxFlags(options: SandboxCommandOptions): SandboxFlags 
     dataDir: options.dataDir,
     credits: wholeNumber(options.credits, '--credits', 0, 1_000_000_000),
     key,
-    latencyMs: wholeNumber(options.latency, '--latency', 0, 600_000),
+    latencyMs: options.latency === undefined ? undefined : parseDuration(options.latency, '--latency', LATENCY_RANGE),
     failRate: fraction(options.failRate, '--fail-rate'),
     rateLimit,
     dropRate: fraction(options.dropRate, '--drop-rate'),
@@ -152,7 +157,8 @@ export async function runSandbox(ctx: Context, options: SandboxCommandOptions): 
     io.out(`key: ${sandbox.defaultKey}`);
   }
   const credits = await sandbox.credits(sandbox.defaultKey);
-  io.info(`Sandbox serving GenAerial v1 at ${sandbox.url} (data: ${dataDir}; ${credits} credits; fault seed ${sandbox.seed})`);
+  const latency = flags.latencyMs ? `; latency ${formatDuration(flags.latencyMs)}` : '';
+  io.info(`Sandbox serving GenAerial v1 at ${sandbox.url} (data: ${dataDir}; ${credits} credits${latency}; fault seed ${sandbox.seed})`);
   if (!isLoopback(flags.host)) io.warn(`--host ${flags.host} exposes the sandbox beyond this machine; its test endpoints need no key`);
   io.info(`Try: AERIAL_BASE_URL=${sandbox.url} AERIAL_API_KEY=<key above> aerial list   (Ctrl-C stops)`);
 

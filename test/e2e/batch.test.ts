@@ -190,7 +190,7 @@ describe('batch', () => {
     const sandbox = await sandboxFor({ seed: 42, failRate: 0.3, dropRate: 0.2, rateLimit: 6 });
     const list = rows(10);
     const csv = writeCsv('faults.csv', list);
-    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '4', '--retry-delay', '20', '--max-retries', '12', '--retry-unsafe', '--json']);
+    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '4', '--retry-delay', '20ms', '--max-retries', '12', '--retry-unsafe', '--json']);
     expect(result.exitCode).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ total: 10, succeeded: 10, failed: 0 });
     // The knobs really fired: the rows only finished because failed attempts were retried.
@@ -214,7 +214,7 @@ describe('batch', () => {
     const sandbox = await sandboxFor({ dropRate: 1 });
     const list = rows(3);
     const csv = writeCsv('drops.csv', list);
-    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--retry-delay', '10', '--json']);
+    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--retry-delay', '10ms', '--json']);
     expect(result.exitCode).toBe(7);
     const summary = JSON.parse(result.stdout);
     expect(summary).toMatchObject({ total: 3, succeeded: 0, failed: 3 });
@@ -414,7 +414,7 @@ describe('batch', () => {
     const sandbox = await sandboxFor({ seed: 3, failRate: 0.3, webhookFail: 2 });
     const list = rows(6);
     const csv = writeCsv('async.csv', list);
-    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--async', '--concurrency', '3', '--retry-delay', '10', '--max-retries', '10', '--json']);
+    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--async', '--concurrency', '3', '--retry-delay', '10ms', '--max-retries', '10', '--json']);
     expect(result.exitCode).toBe(0);
     const summary = JSON.parse(result.stdout);
     expect(summary).toMatchObject({ total: 6, succeeded: 6, failed: 0 });
