@@ -181,7 +181,7 @@ complete -c aerial -n '__aerial_is \'aerial batch\'' -l no-save-image -d 'do not
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l tag -x -d 'descriptive tag, repeatable, at most 10'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l prompt -x -d 'custom enhancement instructions'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial list\'' -l page -x -d 'zero-indexed page number (default 0)'
+complete -c aerial -n '__aerial_is \'aerial list\'' -l page -x -d 'page number, counted from 0 (default 0)'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l size -x -d 'images per page, at least 1 (default 20)'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l sort -r -F -d 'sort criterion such as createdAt,desc; repeatable'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l all -d 'walk every page and print all images'

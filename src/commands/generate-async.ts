@@ -69,10 +69,10 @@ the token, or for another request, are answered 404/400 and ignored.
 The real service cannot reach 127.0.0.1: expose the listener with a tunnel and pass
 its public address as --public-url (or --callback-url; with --listen both mean
 "advertise this URL, listen locally"):
-  ngrok:        ngrok http 8787
-                → --listen-port 8787 --public-url https://<id>.ngrok-free.app
-  cloudflared:  cloudflared tunnel --url http://127.0.0.1:8787
-                → --listen-port 8787 --public-url https://<words>.trycloudflare.com
+  ngrok http 8787
+    → --listen-port 8787 --public-url https://<id>.ngrok-free.app
+  cloudflared tunnel --url http://127.0.0.1:8787
+    → --listen-port 8787 --public-url https://<words>.trycloudflare.com
 On timeout (exit 7) the request id is printed; the image may still arrive in your
 history: aerial list. More: docs/webhooks.md`,
     )

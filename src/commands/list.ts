@@ -33,16 +33,16 @@ export function register(program: Command, action: ActionFactory): void {
     .addHelpText(
       'after',
       `
-On a terminal, a table as wide as the terminal: the URL expiry, seconds,
-resolution, time and date give way in that order, and ids are always whole.
-Piped, one line per image with tab-separated fields and no header: id,
-createdAt, resolution, latitude, longitude. --json prints the API's page object.
+On a terminal, a table as wide as the terminal: the URL expiry, the seconds, the
+resolution, the time, the date and the coordinates give way in that order; ids
+are always whole. Piped, one line per image with tab-separated fields and no
+header: id, createdAt, resolution, latitude, longitude. --json prints the API's
+page object. Pages count from 0, as --page does.
 
 Examples:
   $ aerial list
   $ aerial list --size 50 --sort createdAt,asc
-  $ aerial list --all | cut -f1 | xargs aerial delete --yes
-  $ aerial list --all --json | jq -r '.content[].id'
+  $ aerial list --all | cut -f1,4,5        # id, latitude, longitude
   $ aerial list --json | jq '.content[] | select(.resolution == "UHD")'`,
     )
     .action(action<ListOptions>(runList));
