@@ -2,12 +2,12 @@
 // module under commands/ and keeps its heavy imports inside its action, so
 // `--help` loads nothing but commander.
 import { Command, CommanderError, Option, type OutputConfiguration } from 'commander';
-import { nearest } from './api/enums.js';
 import { CliError, ExitCode, InterruptedError, UsageError } from './api/errors.js';
 import { Context, type GlobalOptions } from './context.js';
 import { fitHelpText, formatItem } from './help-layout.js';
 import { colorEnabled, loadStyle, Terminal } from './io.js';
 import { registrations } from './commands/index.js';
+import { nearest } from './suggest.js';
 import { VERSION } from './version.js';
 
 export { VERSION };
