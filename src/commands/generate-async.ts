@@ -6,7 +6,6 @@ import { GenerationFailedError, NetworkError, UsageError } from '../api/errors.j
 import type { GenerationRequest } from '../api/schema.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
-import { startDeadline } from '../deadline.js';
 import { formatDuration, parseDuration, type DurationRange } from '../duration.js';
 import type { Spinner } from '../io.js';
 import { VERSION } from '../version.js';
@@ -267,6 +266,7 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
   const tick = setInterval(() => spinner.update(waitingText()), 1000);
   try {
     let payload;
+    const { startDeadline } = await import('../deadline.js');
     const deadline = startDeadline(plan.timeoutMs, ctx.signal);
     try {
       payload = await listener.waitFor(requestId, deadline.signal);
