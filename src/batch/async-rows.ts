@@ -49,7 +49,7 @@ export async function parseAsyncFlags(flags: AsyncFlags): Promise<AsyncSetup | u
     host,
     port: parseListenPort(flags.listenPort),
     publicUrl: flags.publicUrl === undefined ? undefined : validateCallbackUrl(flags.publicUrl, '--public-url'),
-    timeoutMs: parseCallbackWait(flags.callbackTimeout, '--callback-timeout'),
+    timeoutMs: await parseCallbackWait(flags.callbackTimeout, '--callback-timeout'),
   };
 }
 

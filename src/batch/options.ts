@@ -1,6 +1,6 @@
 // Parsing of the numeric and duration flags batch and export share.
 import { UsageError } from '../api/errors.js';
-import { formatDuration, parseDuration, type DurationRange } from '../duration.js';
+import { parseDuration, type DurationRange } from '../duration.js';
 import { DEFAULT_RETRY_POLICY } from './retry.js';
 
 /**
@@ -12,11 +12,7 @@ import { DEFAULT_RETRY_POLICY } from './retry.js';
 export const RETRY_DELAY_RANGE: DurationRange = { minMs: 0, maxMs: DEFAULT_RETRY_POLICY.maxDelayMs };
 /** --progress-interval: between plain progress lines when stderr is not a terminal. */
 export const PROGRESS_INTERVAL_RANGE: DurationRange = { minMs: 1000, maxMs: 3_600_000 };
-const DEFAULT_PROGRESS_INTERVAL_MS = 5000;
-
-/** The help of both flags, shared by batch and export. */
-export const RETRY_DELAY_HELP = `delay before the first retry, doubled for each further one, with jitter: 500ms, 2s; a bare number is seconds (default ${formatDuration(DEFAULT_RETRY_POLICY.baseDelayMs)}, at most ${formatDuration(RETRY_DELAY_RANGE.maxMs)})`;
-export const PROGRESS_INTERVAL_HELP = `time between progress lines when stderr is not a terminal: 10s, 1m; a bare number is seconds (default ${formatDuration(DEFAULT_PROGRESS_INTERVAL_MS)})`;
+export const DEFAULT_PROGRESS_INTERVAL_MS = 5000;
 
 export function parseRetryDelay(raw: string | undefined): number {
   return raw === undefined ? DEFAULT_RETRY_POLICY.baseDelayMs : parseDuration(raw, '--retry-delay', RETRY_DELAY_RANGE);

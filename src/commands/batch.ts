@@ -2,12 +2,19 @@
 // for CI jobs. The work lives in ../batch/; this file only declares the
 // interface, so that `--help` loads nothing heavy.
 import type { Command } from 'commander';
-import { PROGRESS_INTERVAL_HELP, RETRY_DELAY_HELP } from '../batch/options.js';
 import type { ActionFactory } from '../cli.js';
 import type { BatchOptions } from '../batch/batch.js';
 import type { Context } from '../context.js';
 import { CALLBACK_WAIT_HELP } from './generate-async.js';
 import { addSceneOptions, sceneInputFrom } from './scene-options.js';
+
+/**
+ * The help of the duration flags batch and export share, written out so that
+ * --help loads no parser (a test holds them to src/batch/options.ts).
+ */
+export const RETRY_DELAY_HELP =
+  'delay before the first retry, doubled for each further one, with jitter: 500ms, 2s; a bare number is seconds (default 500ms, at most 30s)';
+export const PROGRESS_INTERVAL_HELP = 'time between progress lines when stderr is not a terminal: 10s, 1m; a bare number is seconds (default 5s)';
 
 interface BatchCommandOptions {
   [option: string]: unknown;

@@ -6,7 +6,7 @@ import { GenerationFailedError, NetworkError, UsageError } from '../api/errors.j
 import type { GenerationRequest } from '../api/schema.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
-import { formatDuration, parseDuration, type DurationRange } from '../duration.js';
+import type { DurationRange } from '../duration.js';
 import type { Spinner } from '../io.js';
 import { VERSION } from '../version.js';
 import { defaultOutputName, formatBytes } from './generate.js';
@@ -31,8 +31,11 @@ const DEFAULT_LISTEN_HOST = '127.0.0.1';
 export const DEFAULT_CALLBACK_WAIT = '10m';
 /** Bare numbers were milliseconds once: above 10 minutes, one is refused unless it has a unit. */
 export const CALLBACK_WAIT_RANGE: DurationRange = { minMs: 1, maxMs: 24 * 3_600_000, bareMaxMs: 600_000 };
-/** The help's words for a callback wait, shared with batch --callback-timeout. */
-export const CALLBACK_WAIT_HELP = `90s, 10m, 1h; a bare number is seconds, at most ${CALLBACK_WAIT_RANGE.bareMaxMs! / 1000} (default ${DEFAULT_CALLBACK_WAIT}, up to ${formatDuration(CALLBACK_WAIT_RANGE.maxMs)})`;
+/**
+ * The help's words for a callback wait, shared with batch --callback-timeout; written
+ * out so that --help loads no parser (a test holds them to the range above).
+ */
+export const CALLBACK_WAIT_HELP = '90s, 10m, 1h; a bare number is seconds, at most 600 (default 10m, up to 24h)';
 
 export function register(program: Command, action: ActionFactory): void {
   const command = program
@@ -93,7 +96,8 @@ export function validateCallbackUrl(raw: string | undefined, flag = '--callback-
 }
 
 /** A callback wait (--timeout, --callback-timeout) in milliseconds. */
-export function parseCallbackWait(raw: string | undefined, flag: string): number {
+export async function parseCallbackWait(raw: string | undefined, flag: string): Promise<number> {
+  const { parseDuration } = await import('../duration.js');
   return parseDuration(raw ?? DEFAULT_CALLBACK_WAIT, flag, CALLBACK_WAIT_RANGE);
 }
 
@@ -112,7 +116,7 @@ export interface ListenPlan {
 }
 
 /** Checks every --listen flag before anything is bound or sent. */
-function planListener(options: GenerateAsyncOptions): ListenPlan {
+async function planListener(options: GenerateAsyncOptions): Promise<ListenPlan> {
   if (options.callbackUrl !== undefined && options.publicUrl !== undefined) {
     throw new UsageError('--callback-url and --public-url mean the same with --listen (the URL the service calls); pass one');
   }
@@ -124,7 +128,7 @@ function planListener(options: GenerateAsyncOptions): ListenPlan {
     host,
     port: parseListenPort(options.listenPort),
     publicUrl: advertised === undefined ? undefined : validateCallbackUrl(advertised, flag),
-    timeoutMs: parseCallbackWait(options.timeout, '--timeout'),
+    timeoutMs: await parseCallbackWait(options.timeout, '--timeout'),
   };
 }
 
@@ -143,7 +147,7 @@ export async function runGenerateAsync(ctx: Context, options: GenerateAsyncOptio
     if (stray) throw new UsageError(`${stray[1]} only applies with --listen (which waits for the callback and saves the image)`);
     if (options.metadata === false) throw new UsageError('--no-metadata only applies with --listen (which saves the image)');
   }
-  const plan = options.listen ? planListener(options) : undefined;
+  const plan = options.listen ? await planListener(options) : undefined;
   const { buildGenerationRequest } = await import('../request.js');
   const request = buildGenerationRequest(sceneInputFrom(options), ctx.settings().sceneDefaults);
   if (plan) return listenAndDownload(ctx, request, plan, options);
@@ -161,9 +165,10 @@ export async function runGenerateAsync(ctx: Context, options: GenerateAsyncOptio
 
 /** No callback in time: exit 7, with the request id so the image can still be found later. */
 export class CallbackTimeoutError extends NetworkError {
-  constructor(readonly requestId: string, timeoutMs: number) {
+  /** `waited`: how long, as formatDuration() writes it. */
+  constructor(readonly requestId: string, waited: string) {
     super(
-      `no callback for request ${requestId} within ${formatDuration(timeoutMs)}; it may still finish — look for it later with 'aerial list'`,
+      `no callback for request ${requestId} within ${waited}; it may still finish — look for it later with 'aerial list'`,
       'Timeout',
     );
   }
@@ -241,6 +246,7 @@ export async function startListener(ctx: Context, plan: Pick<ListenPlan, 'host' 
 async function listenAndDownload(ctx: Context, request: GenerationRequest, plan: ListenPlan, options: GenerateAsyncOptions): Promise<void> {
   if (options.output === '-') throw new UsageError('--output - is not supported by generate-async; name a file');
   const { checkOutputPath, writeJpegAtomically } = await import('../jpeg-file.js');
+  const { formatDuration } = await import('../duration.js');
   const { lat, lng } = request.coordinates;
   // Checked before anything is sent: a refused target must not cost credits.
   const target = await checkOutputPath(options.output ?? defaultOutputName(lat, lng), Boolean(options.force));
@@ -277,7 +283,7 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
         throw error;
       }
       spinner.fail(`No callback after ${formatDuration(plan.timeoutMs)}`);
-      throw new CallbackTimeoutError(requestId, plan.timeoutMs);
+      throw new CallbackTimeoutError(requestId, formatDuration(plan.timeoutMs));
     } finally {
       deadline.clear();
     }
