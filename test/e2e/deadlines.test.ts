@@ -4,12 +4,14 @@
 // is seconds, units are written out, and a bad value is refused with exit 2
 // naming the flag before anything is sent.
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertNoSecrets, registerSecret, runCli, spawnCli, tempDir } from '../helpers/cli.js';
 import { forcedGcChild } from '../helpers/forced-gc.js';
 import { answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
-import { API_PATH } from '../helpers/sandbox.js';
+import { API_PATH, generationRequest } from '../helpers/sandbox.js';
 
 const KEY = 'deadline-test-key-0001';
 const SCENE = ['--lat', '48.8584', '--lng', '2.2945', '--resolution', 'HD'];
@@ -78,6 +80,61 @@ describe('deadlines under forced garbage collection', () => {
     // A callback that never came may still be charged: the row is not sent again.
     expect(asyncRequests()).toHaveLength(3);
     expect(gc.collections()).toBeGreaterThan(30);
+  });
+});
+
+describe('the sandbox under forced garbage collection', () => {
+  it('gives up on a webhook receiver that never answers after the 5 s attempt limit, and tries again', async () => {
+    // A receiver that takes each delivery and never answers it.
+    const arrivals: number[] = [];
+    const receiver = createServer((req) => {
+      arrivals.push(Date.now());
+      req.resume();
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const gc = forcedGcChild(home.path);
+    const sandbox = spawnCli(['sandbox', '--port', '0', '--json', '--data-dir', join(home.path, 'sandbox-data')], {
+      configDir: home.path,
+      env: gc.env,
+      timeout: 30_000,
+    });
+    try {
+      const info = await new Promise<{ url: string; key: string }>((resolve, reject) => {
+        let out = '';
+        sandbox.stdout!.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]!));
+        });
+        void sandbox.then((result) => reject(new Error(`the sandbox exited: ${String(result.stderr)}`)));
+      });
+      const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const accepted = await fetch(`${info.url}${API_PATH}/async`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': info.key, 'x-callback-url': hook },
+        body: JSON.stringify(generationRequest()),
+      });
+      expect(accepted.status).toBe(202);
+      const { requestId } = (await accepted.json()) as { requestId: string };
+      const until = Date.now() + 15_000;
+      while (arrivals.length < 2 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(arrivals, 'the second delivery attempt never came').toHaveLength(2);
+      // The first attempt was given up after 5 s, then retried 200 ms later.
+      const gap = arrivals[1]! - arrivals[0]!;
+      expect(gap).toBeGreaterThanOrEqual(5000);
+      expect(gap).toBeLessThan(7500);
+      const attempts = (await (await fetch(`${info.url}/__sandbox/webhooks`)).json()) as Array<{ requestId: string; attempt: number; outcome: string; detail?: string }>;
+      expect(attempts.filter((a) => a.requestId === requestId).map((a) => [a.attempt, a.outcome, a.detail])).toEqual([[1, 'failed', 'no answer within 5s']]);
+    } finally {
+      // The second Ctrl-C stops at once, without the grace the hanging delivery would get.
+      sandbox.kill('SIGINT');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      sandbox.kill('SIGINT');
+      await sandbox;
+      await new Promise((resolve) => receiver.close(resolve));
+      receiver.closeAllConnections();
+    }
+    // Full collections take a while in a process this size: still, many ran during the 5 s wait.
+    expect(gc.collections()).toBeGreaterThan(100);
   });
 });
 
