@@ -87,6 +87,15 @@ describe('on a terminal, the sandbox\'s ids', () => {
     expectFits(lines, 60, records.map((r) => r.id));
   });
 
+  it('bold header and dim footer on a colour terminal; no escape codes at all with NO_COLOR', async () => {
+    const coloured = await spawnInPty(['list'], { configDir: home.path, env: sandbox.env(), columns: 80 }).exited;
+    expect(coloured.output).toMatch(/^\u001b\[1mID +Created \(UTC\) +Res +Coordinates\u001b\[22m\r\n/);
+    expect(coloured.output).toContain('\u001b[2mPage 0, the only one (3 images)\u001b[22m');
+    const plainTerminal = await spawnInPty(['list'], { configDir: home.path, env: { ...sandbox.env(), NO_COLOR: '1' }, columns: 80 }).exited;
+    expect(plainTerminal.output).not.toContain('\u001b');
+    expect(plain(plainTerminal.output)).toBe(plain(coloured.output));
+  });
+
   it('at 130 columns: every column, the URL expiry two hours after the listing', async () => {
     const { lines } = await onTerminal(['list'], 130, sandbox.env());
     expect(lines[0]).toMatch(/^ID {36}Created \(UTC\) {8}Res  Coordinates +URL expires$/);
