@@ -1,6 +1,6 @@
 // End-to-end: every wait the CLI promises to end does end, on time, while the
 // garbage collector runs all the time (node --expose-gc with a preload that
-// collects every 10 ms); and duration flags read as documented: a bare number
+// collects every 20 ms); and duration flags read as documented: a bare number
 // is seconds, units are written out, and a bad value is refused with exit 2
 // naming the flag before anything is sent.
 import { writeFileSync } from 'node:fs';
@@ -54,8 +54,8 @@ describe('deadlines under forced garbage collection', () => {
     expect(elapsed).toBeGreaterThanOrEqual(2000);
     expect(elapsed).toBeLessThan(8000);
     expect(asyncRequests()).toHaveLength(1);
-    // The collector really ran while the CLI waited: 2 s at one collection per 10 ms.
-    expect(gc.collections()).toBeGreaterThan(50);
+    // The collector really ran while the CLI waited: 2 s at one collection per 20 ms.
+    expect(gc.collections()).toBeGreaterThan(30);
   });
 
   it('batch --async --callback-timeout 1.5 fails every row after 1.5 seconds, exit 7, each sent once', async () => {
@@ -79,7 +79,7 @@ describe('deadlines under forced garbage collection', () => {
     expect(elapsed).toBeLessThan(8000);
     // A callback that never came may still be charged: the row is not sent again.
     expect(asyncRequests()).toHaveLength(3);
-    expect(gc.collections()).toBeGreaterThan(30);
+    expect(gc.collections()).toBeGreaterThan(20);
   });
 });
 
@@ -92,7 +92,8 @@ describe('the sandbox under forced garbage collection', () => {
       req.resume();
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    const gc = forcedGcChild(home.path);
+    // Every 50 ms: full collections in a process with render threads are not cheap.
+    const gc = forcedGcChild(home.path, 50);
     const sandbox = spawnCli(['sandbox', '--port', '0', '--json', '--data-dir', join(home.path, 'sandbox-data')], {
       configDir: home.path,
       env: gc.env,
@@ -133,8 +134,8 @@ describe('the sandbox under forced garbage collection', () => {
       await new Promise((resolve) => receiver.close(resolve));
       receiver.closeAllConnections();
     }
-    // Full collections take a while in a process this size: still, many ran during the 5 s wait.
-    expect(gc.collections()).toBeGreaterThan(100);
+    // Many ran during the 5 s wait.
+    expect(gc.collections()).toBeGreaterThan(50);
   });
 });
 

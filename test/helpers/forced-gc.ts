@@ -35,7 +35,7 @@ export interface ForcedGcChild {
 }
 
 /** A preload in `dir` (a temp dir of the test) that makes a child Node process collect garbage all the time. */
-export function forcedGcChild(dir: string, everyMs = 10): ForcedGcChild {
+export function forcedGcChild(dir: string, everyMs = 20): ForcedGcChild {
   const preload = join(dir, 'force-gc.cjs');
   const counter = join(dir, 'gc-count');
   writeFileSync(
