@@ -103,7 +103,7 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
  * the latency on this machine; the render figures measure that).
  */
 async function withSandbox(work, name, latencyMs, credits, fn) {
-  const sandbox = await startSandboxProcess(['--latency', String(latencyMs), '--data-dir', join(work, name), '--credits', String(credits)], {
+  const sandbox = await startSandboxProcess(['--latency', `${latencyMs}ms`, '--data-dir', join(work, name), '--credits', String(credits)], {
     ...process.env,
     AERIAL_CONFIG_DIR: join(work, 'config'),
   });

@@ -1,5 +1,5 @@
 // Sandbox throughput under concurrency: N sync HD generations at concurrency C
-// against `aerial sandbox --latency 100` in its own process, sent through one
+// against `aerial sandbox --latency 100ms` in its own process, sent through one
 // undici pool from this process. Ideal is N × 0.1 s / C (1.25 s for 200 at 16):
 // whatever the sandbox adds on top of its injected latency is its own cost
 // (state persistence, rendering, HTTP).
@@ -57,7 +57,7 @@ export async function benchSandboxThroughput({ requests = 200, concurrency = 16,
   const env = { ...process.env, AERIAL_CONFIG_DIR: join(work, 'config') };
   if (fsyncDelayMs > 0) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --import=${slowFsyncPreload(work, fsyncDelayMs)}`.trim();
   const sandbox = await startSandboxProcess(
-    ['--latency', String(latencyMs), '--data-dir', join(work, 'data'), '--credits', String(requests * 10)],
+    ['--latency', `${latencyMs}ms`, '--data-dir', join(work, 'data'), '--credits', String(requests * 10)],
     env,
   );
   const agent = new Agent({ connections: concurrency });

@@ -76,40 +76,56 @@ function startBigJpegServer(bytes) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
+/**
+ * Start-up, as users run it: without NODE_EXTRA_CA_CERTS, which makes every Node
+ * start read and parse a CA bundle (about 2.6× slower here; few users set it).
+ * When this machine sets it, the same cases are also measured with it, in the
+ * same interleaved runs, so both figures can be told apart.
+ */
 export async function benchStartup({ runs = 15 } = {}) {
   const configDir = mkdtempSync(join(tmpdir(), 'aerial-bench-'));
-  const env = { ...process.env, AERIAL_CONFIG_DIR: configDir, NO_COLOR: '1' };
-  const sandbox = await startSandboxProcess(['--data-dir', join(configDir, 'sandbox')], env);
+  const { NODE_EXTRA_CA_CERTS: extraCaCerts, ...withoutCa } = process.env;
+  const clean = { ...withoutCa, AERIAL_CONFIG_DIR: configDir, NO_COLOR: '1' };
+  const sandbox = await startSandboxProcess(['--data-dir', join(configDir, 'sandbox')], clean);
   try {
     // Something to list, so the list run parses a real page.
     for (let i = 0; i < 5; i++) {
       spawnSync(process.execPath, [BIN, 'generate', '--base-url', sandbox.url, '--lat', String(10 + i), '--lng', '20', '--resolution', 'HD', '-o', join(configDir, `seed-${i}.jpg`)], {
-        env: { ...env, AERIAL_API_KEY: sandbox.key },
+        env: { ...clean, AERIAL_API_KEY: sandbox.key },
       });
     }
-    const listEnv = { ...env, AERIAL_API_KEY: sandbox.key, AERIAL_BASE_URL: sandbox.url };
-    const cases = {
-      node: [['-e', '0'], env],
-      version: [[BIN, '--version'], env],
-      help: [[BIN, '--help'], env],
-      listJson: [[BIN, 'list', '--json'], listEnv],
-    };
+    const variants = { clean };
+    if (extraCaCerts) variants.withExtraCaCerts = { ...clean, NODE_EXTRA_CA_CERTS: extraCaCerts };
+    const cases = {};
+    for (const [variant, env] of Object.entries(variants)) {
+      const listEnv = { ...env, AERIAL_API_KEY: sandbox.key, AERIAL_BASE_URL: sandbox.url };
+      cases[`${variant}/node`] = [['-e', '0'], env];
+      cases[`${variant}/version`] = [[BIN, '--version'], env];
+      cases[`${variant}/help`] = [[BIN, '--help'], env];
+      cases[`${variant}/listJson`] = [[BIN, 'list', '--json'], listEnv];
+    }
     const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-    for (const [name, [args, e]] of Object.entries(cases)) timeOnce(args, e); // warm the file cache
+    for (const [args, e] of Object.values(cases)) timeOnce(args, e); // warm the file cache
     // Interleaved, so machine noise falls on every case alike.
     for (let i = 0; i < runs; i++) {
       for (const [name, [args, e]] of Object.entries(cases)) samples[name].push(timeOnce(args, e));
     }
-    const medians = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
+    const figures = (variant) => {
+      const m = (name) => median(samples[`${variant}/${name}`]);
+      return {
+        nodeMs: m('node'),
+        versionMs: m('version'),
+        helpMs: m('help'),
+        listJsonMs: m('listJson'),
+        versionRatio: m('version') / m('node'),
+        helpRatio: m('help') / m('node'),
+        listJsonRatio: m('listJson') / m('node'),
+      };
+    };
     return {
       runs,
-      nodeMs: medians.node,
-      versionMs: medians.version,
-      helpMs: medians.help,
-      listJsonMs: medians.listJson,
-      versionRatio: medians.version / medians.node,
-      helpRatio: medians.help / medians.node,
-      listJsonRatio: medians.listJson / medians.node,
+      clean: figures('clean'),
+      withExtraCaCerts: extraCaCerts ? { file: extraCaCerts, ...figures('withExtraCaCerts') } : null,
     };
   } finally {
     await sandbox.stop();

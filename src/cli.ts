@@ -5,9 +5,11 @@ import { Command, CommanderError, Option, type OutputConfiguration } from 'comma
 import { BrokenPipeError, CliError, ExitCode, FileSystemError, fileSystemFailure, InterruptedError, UsageError } from './api/errors.js';
 import { DEFAULT_BASE_URL } from './config.js';
 import { Context, type GlobalOptions } from './context.js';
+import { fitHelpText, formatItem } from './help-layout.js';
 import { colorEnabled, loadStyle, Terminal } from './io.js';
 import { registrations } from './commands/index.js';
 import { Shutdown } from './shutdown.js';
+import { nearest } from './suggest.js';
 import { VERSION } from './version.js';
 
 export { VERSION };
@@ -65,7 +67,7 @@ export function renderHelpTexts(): Record<string, string> {
   return texts;
 }
 
-export function buildProgram(action: ActionFactory, output?: OutputConfiguration): Command {
+export function buildProgram(action: ActionFactory, output: OutputConfiguration = {}): Command {
   const program = new Command('aerial')
     .description('Generate AI aerial images of any coordinates with the GenAerial v1 API')
     .version(`aerial ${VERSION} (node ${process.version})`, '-V, --version', 'print the version of aerial and Node.js')
@@ -79,7 +81,7 @@ export function buildProgram(action: ActionFactory, output?: OutputConfiguration
     .option('--no-color', 'disable colour (also NO_COLOR)')
     .showSuggestionAfterError(true)
     .showHelpAfterError('(run with --help for usage)')
-    .configureHelp({ sortSubcommands: false, showGlobalOptions: true })
+    .configureHelp({ sortSubcommands: false, showGlobalOptions: true, formatItem, minWidthToWrap: 20 })
     .addHelpText(
       'after',
       `
@@ -96,11 +98,42 @@ written, 3 auth, 4 credits, 5 not found, 6 generation/server error,
     );
   // Set before the subcommands exist: they inherit both when created.
   program.exitOverride();
-  program.configureOutput({ getOutHelpWidth: helpWidth, getErrHelpWidth: helpWidth, ...output });
+  const width = output.getOutHelpWidth ?? helpWidth;
+  const writeOut = output.writeOut ?? ((text: string) => process.stdout.write(text));
+  program.configureOutput({
+    getOutHelpWidth: helpWidth,
+    getErrHelpWidth: helpWidth,
+    ...output,
+    // Help, with its examples and notes, laid out for the terminal's width.
+    writeOut: (text) => writeOut(fitHelpText(text, width())),
+  });
   for (const register of registrations) register(program, action);
-  // The implicit `help` command joins the Setup group instead of a "Commands:" heading of its own.
-  program.commandsGroup('Setup:').helpCommand(true);
+  // commander's own help command looks one level deep (`aerial help config set` showed
+  // the help of `config`); this one follows the whole path. It joins the Setup group.
+  program
+    .helpCommand(false)
+    .commandsGroup('Setup:')
+    .command('help')
+    .argument('[command...]', 'a command, and a subcommand of it')
+    .description('display help for command')
+    .action((names: string[]) => helpFor(program, names).help());
   return program;
+}
+
+/** The command `names` lead to from `program` (by name or alias); an unknown name is a usage error. */
+function helpFor(program: Command, names: string[]): Command {
+  let command = program;
+  for (const [depth, name] of names.entries()) {
+    const found = command.commands.find((sub) => sub.name() === name || sub.aliases().includes(name));
+    if (!found) {
+      const known = command.commands.map((sub) => sub.name());
+      const suggestion = nearest(name, known);
+      const path = names.slice(0, depth + 1).join(' ');
+      throw new UsageError(`unknown command '${path}'${suggestion ? ` (did you mean ${suggestion}?)` : ''}; commands: ${known.join(', ')}`);
+    }
+    command = found;
+  }
+  return command;
 }
 
 function errorFromUnknown(error: unknown, signal: AbortSignal): CliError {

@@ -77,15 +77,15 @@ export function describeCommand(command: Command, parentPath: string[] = []): Co
   const help = command.createHelp();
   const path = [...parentPath, command.name()];
   const subcommands = help.visibleCommands(command).map((sub) => {
-    // commander's implicit `help [command]` is not in `commands`; give it the command names to complete.
-    if (!command.commands.includes(sub)) {
+    // `help [command]` (commander's implicit one, or the program's own) completes the command names.
+    if (!command.commands.includes(sub) || (sub.name() === 'help' && sub.commands.length === 0)) {
       return {
         path: [...path, sub.name()],
         name: sub.name(),
         aliases: [],
         description: sub.description(),
         options: [],
-        arguments: [{ name: 'command', variadic: false, value: { kind: 'words', words: command.commands.map((c) => c.name()) } }],
+        arguments: [{ name: 'command', variadic: false, value: { kind: 'words', words: command.commands.map((c) => c.name()).filter((name) => name !== 'help') } }],
         subcommands: [],
       } satisfies CompletionCommand;
     }

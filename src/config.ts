@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import envPaths from 'env-paths';
 import { flagName, parseSceneEnum, SCENE_DEFAULTS, SCENE_ENUM_FIELDS, type SceneEnumField } from './api/enums.js';
 import { CliError, fileSystemProblem, UsageError } from './api/errors.js';
+import { nearest } from './suggest.js';
 
 export const DEFAULT_PROFILE = 'default';
 /** The public GenAerial service (documentation: genaerial.com/api-docs). */
@@ -206,9 +207,22 @@ export function parseConfigKey(input: string): ConfigKey {
   const aliases: Record<string, string> = { apikey: 'api-key', api_key: 'api-key', baseurl: 'base-url', base_url: 'base-url' };
   const key = configKeys().find((k) => k.name === (aliases[normalized] ?? normalized));
   if (!key) {
-    throw new UsageError(`unknown config key '${input}'; keys: ${configKeys().map((k) => k.name).join(', ')}`);
+    const names = configKeys().map((k) => k.name);
+    const suggestion = nearestKey(normalized, names);
+    throw new UsageError(`unknown config key '${input}'${suggestion ? ` (did you mean ${suggestion}?)` : ''}; keys: ${names.join(', ')}`);
   }
   return key;
+}
+
+/** The key (or keys) a typo or a cut-short name was meant to be, with or without its "defaults." (zoom → defaults.zoom). */
+function nearestKey(typed: string, names: string[]): string | undefined {
+  const bare = (name: string) => name.replace(/^defaults\./, '');
+  const short = names.map(bare);
+  const started = names.filter((name) => bare(name).startsWith(bare(typed)));
+  if (typed !== '' && started.length > 0 && started.length <= 3) return started.join(' or ');
+  // Measured without "defaults.", which would make any two scene keys look alike.
+  const match = nearest(bare(typed), short);
+  return match === undefined ? undefined : names[short.indexOf(match)];
 }
 
 /** Validates a value for a key and returns what is stored. */

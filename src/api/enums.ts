@@ -1,5 +1,6 @@
 // The scene vocabulary of GenAerial v1, exactly as the spec spells it on the wire.
-// Kept free of any dependency: `--help`, completions and the sandbox all read it.
+// Kept light: `--help`, completions and the sandbox all read it.
+import { nearest } from '../suggest.js';
 
 export const RESOLUTIONS = ['HD', 'FHD', 'UHD'] as const;
 export const ZOOMS = ['ExtraLow', 'Low', 'Medium', 'High', 'ExtraHigh'] as const;
@@ -100,36 +101,6 @@ export function imageDimensions(resolution: Resolution, aspectRatio: AspectRatio
 /** Kebab-case flag name of a wire field (aspectRatio → aspect-ratio). */
 export function flagName(field: string): string {
   return field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length]!;
-}
-
-/** The closest of `candidates` to `input` (case-insensitive), if it is close enough to be a likely typo. */
-export function nearest(input: string, candidates: readonly string[]): string | undefined {
-  const needle = input.toLowerCase();
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of candidates) {
-    const distance = editDistance(needle, candidate.toLowerCase());
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  const tolerance = Math.max(2, Math.floor(needle.length / 3));
-  return bestDistance <= tolerance ? best : undefined;
 }
 
 export type EnumParse<T extends string> = { ok: true; value: T } | { ok: false; message: string };

@@ -5,6 +5,8 @@
 import { CliError, ExitCode, GenerationFailedError, NetworkError, UsageError } from '../api/errors.js';
 import type { GenAerialClient } from '../api/client.js';
 import type { Context } from '../context.js';
+import { startDeadline } from '../deadline.js';
+import { formatDuration } from '../duration.js';
 import type { WrittenJpeg } from '../jpeg-file.js';
 import type { Readable } from 'node:stream';
 import type { Job, RowProducer } from './row-runner.js';
@@ -40,14 +42,14 @@ export async function parseAsyncFlags(flags: AsyncFlags): Promise<AsyncSetup | u
     if (stray) throw new UsageError(`${stray[1]} only applies with --async`);
     return undefined;
   }
-  const { parseListenPort, parseTimeout, validateCallbackUrl } = await import('../commands/generate-async.js');
+  const { parseCallbackWait, parseListenPort, validateCallbackUrl } = await import('../commands/generate-async.js');
   const host = flags.listenHost?.trim() ?? '127.0.0.1';
   if (host === '') throw new UsageError('--listen-host must be an address or host name such as 127.0.0.1');
   return {
     host,
     port: parseListenPort(flags.listenPort),
     publicUrl: flags.publicUrl === undefined ? undefined : validateCallbackUrl(flags.publicUrl, '--public-url'),
-    timeoutMs: parseTimeout(flags.callbackTimeout ?? '10m', '--callback-timeout'),
+    timeoutMs: await parseCallbackWait(flags.callbackTimeout, '--callback-timeout'),
   };
 }
 
@@ -69,12 +71,15 @@ export async function asyncProducer(ctx: Context, options: AsyncProducerOptions)
     const accepted = await client.generateAsync(job.plan.request, listener.callbackUrl, { signal });
     attempt.requestId = accepted.requestId;
     let payload;
+    const deadline = startDeadline(setup.timeoutMs, signal);
     try {
-      payload = await listener.waitFor(accepted.requestId, AbortSignal.any([signal, AbortSignal.timeout(setup.timeoutMs)]));
+      payload = await listener.waitFor(accepted.requestId, deadline.signal);
     } catch (error) {
-      if (signal.aborted) throw error;
+      if (!deadline.expired) throw error;
       // Accepted but never heard of again: it may still be generated, and charged.
-      throw new NetworkError(`no callback for request ${accepted.requestId} within ${Math.round(setup.timeoutMs / 1000)}s`, 'CallbackTimeout', true);
+      throw new NetworkError(`no callback for request ${accepted.requestId} within ${formatDuration(setup.timeoutMs)}`, 'CallbackTimeout', true);
+    } finally {
+      deadline.clear();
     }
     if (!isSuccessPayload(payload)) throw new GenerationFailedError(payload.errorCode, `${payload.errorMessage} (request ${accepted.requestId})`);
     const { signedUrl } = payload;

@@ -10,7 +10,7 @@ import type { JpegFileOptions, WrittenJpeg } from '../jpeg-file.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
 import { removeStaleParts } from './files.js';
 import { ManifestWriter, readManifest } from './manifest.js';
-import { parseCount } from './options.js';
+import { parseCount, parseProgressInterval, parseRetryDelay } from './options.js';
 import { planBatch, type PlannedRow } from './plan.js';
 import { createProgress } from './progress.js';
 import { displayPath, printDryRun, printSummary } from './report.js';
@@ -58,10 +58,10 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const policy: RetryPolicy = {
     ...DEFAULT_RETRY_POLICY,
     maxRetries: parseCount(options.maxRetries, '--max-retries', 0, 100, DEFAULT_RETRY_POLICY.maxRetries),
-    baseDelayMs: parseCount(options.retryDelay, '--retry-delay', 0, 600_000, DEFAULT_RETRY_POLICY.baseDelayMs),
+    baseDelayMs: parseRetryDelay(options.retryDelay),
     retryUnsafe: Boolean(options.retryUnsafe),
   };
-  const progressIntervalMs = parseCount(options.progressInterval, '--progress-interval', 1, 3600, 5) * 1000;
+  const progressIntervalMs = parseProgressInterval(options.progressInterval);
   const shard = parseShard(options.shard);
   const template = compileTemplate(options.outputTemplate ?? DEFAULT_TEMPLATE);
   const sceneDefaults = ctx.settings().sceneDefaults;

@@ -11,12 +11,13 @@ import type { GenAerialClient } from '../api/client.js';
 import { walkPages } from '../api/pages.js';
 import type { ImageRecord } from '../api/schema.js';
 import type { Context } from '../context.js';
+import { formatDuration } from '../duration.js';
 import { MESSAGE_MAX, printable } from '../printable.js';
 import { fitName, MAX_NAME_BYTES, nameTag, safeNamePart, separateNames, utf8Length } from '../file-names.js';
 import { INDEX_NAME, removeStaleIndexTemps, writeIndex } from './export-index.js';
 import { isCompleteJpeg, removeStaleParts } from './files.js';
-import { parseCount } from './options.js';
-import { createProgress, formatDuration, type Progress, type ProgressCounts } from './progress.js';
+import { parseCount, parseProgressInterval, parseRetryDelay } from './options.js';
+import { createProgress, type Progress, type ProgressCounts } from './progress.js';
 import { decide, describeFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { PauseGate, runPool } from './runner.js';
 import { batchExitCode } from './summary.js';
@@ -105,10 +106,10 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const policy: RetryPolicy = {
     ...DEFAULT_RETRY_POLICY,
     maxRetries: parseCount(options.maxRetries, '--max-retries', 0, 100, DEFAULT_RETRY_POLICY.maxRetries),
-    baseDelayMs: parseCount(options.retryDelay, '--retry-delay', 0, 600_000, DEFAULT_RETRY_POLICY.baseDelayMs),
+    baseDelayMs: parseRetryDelay(options.retryDelay),
     retryUnsafe: true,
   };
-  const progressIntervalMs = parseCount(options.progressInterval, '--progress-interval', 1, 3600, 5) * 1000;
+  const progressIntervalMs = parseProgressInterval(options.progressInterval);
   if (dirArg.trim() === '') throw new UsageError('export needs a directory to write into');
   const dir = resolve(dirArg);
   // Made if missing, and a file created there and removed: a read-only or full disk stops the export before it starts.
@@ -132,7 +133,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
         if (ctx.signal.aborted) throw ctx.signal.reason ?? error;
         const decision = decide(error, 'request', retry, policy);
         if (decision.action !== 'retry') throw decision.error;
-        io.debug(`${what}: retrying in ${formatDuration(decision.delayMs / 1000)}`);
+        io.debug(`${what}: retrying in ${formatDuration(decision.delayMs)}`);
         if (decision.pauseAll) gate.pause(decision.delayMs);
         else await sleepFor(decision.delayMs, ctx.signal);
       }
@@ -246,7 +247,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
       rows: [...listing.keys()].map((id) => outcomes.get(id) ?? { id, status: 'skipped', file: fileOf(id), attempts: 0, error: 'not started: interrupted' }),
     });
   } else {
-    const line = `${downloaded} downloaded, ${previously} already there${gone.length ? `, ${gone.length} deleted meanwhile` : ''}${failed.length ? `, ${failed.length} failed` : ''} — ${indexed} images in ${INDEX_NAME} (${formatDuration((Date.now() - started) / 1000)})`;
+    const line = `${downloaded} downloaded, ${previously} already there${gone.length ? `, ${gone.length} deleted meanwhile` : ''}${failed.length ? `, ${failed.length} failed` : ''} — ${indexed} images in ${INDEX_NAME} (${formatDuration(Date.now() - started, 100)})`;
     if (failed.length === 0 && !interrupted) io.success(line);
     else {
       io.info(`${io.style.yellow('!')} ${line}`);

@@ -1,6 +1,7 @@
 // Batch progress on stderr: a live bar when a person is watching a terminal,
 // otherwise one plain line every few seconds (CI logs keep every line, so a
 // redrawn bar would fill them with control codes).
+import { formatDuration } from '../duration.js';
 import type { Terminal } from '../io.js';
 import { MESSAGE_MAX, printable } from '../printable.js';
 
@@ -21,13 +22,8 @@ export interface Progress {
   stop(): void;
 }
 
-export function formatDuration(seconds: number): string {
-  if (!Number.isFinite(seconds)) return '?';
-  const s = Math.max(0, Math.round(seconds));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
-}
+/** An estimate in whole seconds: finer would only flicker. */
+const eta = (seconds: number) => formatDuration(seconds * 1000, 1000);
 
 /** Rows per second so far and the time the rest will take at that rate. */
 export function rateAndEta(counts: ProgressCounts, elapsedMs: number): { rate: number; etaSeconds: number } {
@@ -41,7 +37,7 @@ export function progressLine(counts: ProgressCounts, elapsedMs: number, noun = '
   const finished = counts.done + counts.failed;
   const { rate, etaSeconds } = rateAndEta(counts, elapsedMs);
   const percent = counts.total > 0 ? Math.floor((finished * 100) / counts.total) : 100;
-  return `${finished}/${counts.total} ${noun} (${percent}%): ${counts.done} done, ${counts.failed} failed, ${counts.retrying} retrying — ${rate.toFixed(1)}/s, ETA ${formatDuration(etaSeconds)}`;
+  return `${finished}/${counts.total} ${noun} (${percent}%): ${counts.done} done, ${counts.failed} failed, ${counts.retrying} retrying — ${rate.toFixed(1)}/s, ETA ${eta(etaSeconds)}`;
 }
 
 export interface ProgressOptions {
@@ -108,7 +104,7 @@ async function createBar(io: Terminal, noun: string, now: () => number, started:
         failed: counts.failed,
         retrying: counts.retrying,
         perSecond: rate.toFixed(1),
-        remaining: formatDuration(etaSeconds),
+        remaining: eta(etaSeconds),
       });
     },
     log(message) {

@@ -3,9 +3,9 @@
 import { relative } from 'node:path';
 import { UsageError } from '../api/errors.js';
 import type { Context } from '../context.js';
+import { formatDuration } from '../duration.js';
 import { MESSAGE_MAX, printable } from '../printable.js';
 import type { BatchPlan } from './plan.js';
-import { formatDuration } from './progress.js';
 import type { BatchSummary } from './summary.js';
 
 export function displayPath(path: string): string {
@@ -52,7 +52,7 @@ export function printSummary(ctx: Context, summary: BatchSummary, elapsedMs: num
   const generated = summary.succeeded - previously;
   const parts = [`${generated} generated`];
   if (previously) parts.push(`${previously} already done`);
-  const line = `${summary.succeeded} of ${summary.total} rows done (${parts.join(', ')})${shardNote} in ${formatDuration(elapsedMs / 1000)}`;
+  const line = `${summary.succeeded} of ${summary.total} rows done (${parts.join(', ')})${shardNote} in ${formatDuration(elapsedMs, 100)}`;
   if (summary.failed === 0 && summary.skipped === 0) {
     io.success(line);
   } else {

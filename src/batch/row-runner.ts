@@ -7,10 +7,11 @@
 import type { CliError } from '../api/errors.js';
 import { sleep } from '../api/client.js';
 import type { GenerationRequest } from '../api/schema.js';
+import { formatDuration } from '../duration.js';
 import type { WrittenJpeg } from '../jpeg-file.js';
 import type { ManifestWriter } from './manifest.js';
 import type { PlannedRow } from './plan.js';
-import { formatDuration, type Progress, type ProgressCounts } from './progress.js';
+import type { Progress, ProgressCounts } from './progress.js';
 import { decide, describeFailure, type Decision, type Phase, type RetryPolicy } from './retry.js';
 import type { ResumeEntry } from './resume.js';
 import { PauseGate, runPool, Slots } from './runner.js';
@@ -179,7 +180,7 @@ export class RowRunner {
   private pauseAll(delayMs: number): void {
     const wasPaused = this.gate.remaining() > 0;
     this.gate.pause(delayMs);
-    if (!wasPaused) this.progress.log(`rate limited (429): pausing all requests for ${formatDuration(delayMs / 1000)}`);
+    if (!wasPaused) this.progress.log(`rate limited (429): pausing all requests for ${formatDuration(delayMs, 100)}`);
   }
 
   /** Waits before a retry; false when the stop came first (the retry is not sent). */

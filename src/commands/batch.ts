@@ -5,7 +5,16 @@ import type { Command } from 'commander';
 import type { ActionFactory } from '../cli.js';
 import type { BatchOptions } from '../batch/batch.js';
 import type { Context } from '../context.js';
+import { CALLBACK_WAIT_HELP } from './generate-async.js';
 import { addSceneOptions, sceneInputFrom } from './scene-options.js';
+
+/**
+ * The help of the duration flags batch and export share, written out so that
+ * --help loads no parser (a test holds them to src/batch/options.ts).
+ */
+export const RETRY_DELAY_HELP =
+  'delay before the first retry, doubled for each further one, with jitter: 500ms, 2s; a bare number is seconds (default 500ms, at most 30s)';
+export const PROGRESS_INTERVAL_HELP = 'time between progress lines when stderr is not a terminal: 10s, 1m; a bare number is seconds (default 5s)';
 
 interface BatchCommandOptions {
   [option: string]: unknown;
@@ -21,7 +30,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--output-template <template>', 'file name per row; {row}, {lat}, {lng}, {zoom}, any scene field or column (default aerial-batch/{row}-{lat}_{lng}.jpg)')
     .option('--concurrency <n>', 'requests in flight at once, 1 to 256 (default 4)')
     .option('--max-retries <n>', 'retries per row on 429, 5xx, resets and timeouts (default 5)')
-    .option('--retry-delay <ms>', 'delay before the first retry, doubled for each further one, with jitter (default 500)')
+    .option('--retry-delay <duration>', RETRY_DELAY_HELP)
     .option('--retry-unsafe', 'also retry rows whose connection broke after the request was sent (the service may charge twice)')
     .option('--manifest <file>', 'JSON Lines record of each row (default aerial-batch-manifest.jsonl in the template\'s base directory)')
     .option('--shard <k/n>', 'run only shard k of n (every n-th row, from row k): split a batch across CI runners')
@@ -29,12 +38,12 @@ export function register(program: Command, action: ActionFactory): void {
     .option('-f, --force', 'overwrite output files that this batch did not write')
     .option('--no-metadata', 'save the bytes exactly as received: no GPS EXIF, no AI-generated note')
     .option('--skip-invalid', 'run the valid rows even when some rows are invalid (they are reported as failed)')
-    .option('--progress-interval <seconds>', 'seconds between progress lines when stderr is not a terminal (default 5)')
+    .option('--progress-interval <duration>', PROGRESS_INTERVAL_HELP)
     .option('--async', 'use the async endpoint: one local listener catches every row\'s callback, matched by requestId')
     .option('--listen-host <host>', 'with --async: address the listener binds (default 127.0.0.1)')
     .option('--listen-port <port>', 'with --async: port the listener binds (default 0: a free port)')
     .option('--public-url <url>', 'with --async: URL the service calls to reach the listener (a tunnel); a secret token path is appended')
-    .option('--callback-timeout <duration>', 'with --async: how long a row waits for its callback: 90s, 10m, 1h (default 10m)');
+    .option('--callback-timeout <duration>', `with --async: how long a row waits for its callback: ${CALLBACK_WAIT_HELP}`);
   addSceneOptions(command);
   command
     .addHelpText(

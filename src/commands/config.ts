@@ -167,11 +167,8 @@ interface Row {
 }
 
 function rows(ctx: Context): Row[] {
-  const config = readConfig(ctx.env);
-  const profile = profileName(ctx);
-  // A profile being edited may not exist yet; show it as empty rather than refuse.
-  const known = withProfile(config, profile, profileOf(config, profile) ?? {});
-  const settings = resolveSettings(ctx.globals, ctx.env, known);
+  // A profile that does not exist is refused, as every other command refuses it: most likely a typo.
+  const settings = resolveSettings(ctx.globals, ctx.env, readConfig(ctx.env));
   const out: Row[] = [{ key: 'profile', value: settings.profile.value, source: settings.profile.source }];
   for (const key of configKeys()) {
     if (key.kind === 'apiKey') {

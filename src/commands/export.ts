@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { ExportOptions } from '../batch/export.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
+import { PROGRESS_INTERVAL_HELP, RETRY_DELAY_HELP } from './batch.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -13,9 +14,9 @@ export function register(program: Command, action: ActionFactory): void {
     .description('download every image in your history, with a JSON Lines index')
     .option('--concurrency <n>', 'downloads in flight at once, 1 to 256 (default 4)')
     .option('--max-retries <n>', 'retries per request on 429, 5xx, resets and timeouts (default 5)')
-    .option('--retry-delay <ms>', 'delay before the first retry, doubled for each further one, with jitter (default 500)')
+    .option('--retry-delay <duration>', RETRY_DELAY_HELP)
     .option('--page-size <n>', 'images per list request (default 50)')
-    .option('--progress-interval <seconds>', 'seconds between progress lines when stderr is not a terminal (default 5)')
+    .option('--progress-interval <duration>', PROGRESS_INTERVAL_HELP)
     .addHelpText(
       'after',
       `

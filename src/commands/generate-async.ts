@@ -7,6 +7,7 @@ import type { GenerationRequest } from '../api/schema.js';
 import { formatBytes } from '../bytes.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
+import type { DurationRange } from '../duration.js';
 import type { Spinner } from '../io.js';
 import { printable } from '../printable.js';
 import { VERSION } from '../version.js';
@@ -28,8 +29,15 @@ interface GenerateAsyncOptions {
 }
 
 const DEFAULT_LISTEN_HOST = '127.0.0.1';
-const DEFAULT_TIMEOUT = '10m';
-const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+/** How long a callback is waited for: generate-async --timeout and batch --callback-timeout. */
+export const DEFAULT_CALLBACK_WAIT = '10m';
+/** Bare numbers were milliseconds once: above 10 minutes, one is refused unless it has a unit. */
+export const CALLBACK_WAIT_RANGE: DurationRange = { minMs: 1, maxMs: 24 * 3_600_000, bareMaxMs: 600_000 };
+/**
+ * The help's words for a callback wait, shared with batch --callback-timeout; written
+ * out so that --help loads no parser (a test holds them to the range above).
+ */
+export const CALLBACK_WAIT_HELP = '90s, 10m, 1h; a bare number is seconds, at most 600 (default 10m, up to 24h)';
 
 export function register(program: Command, action: ActionFactory): void {
   const command = program
@@ -44,7 +52,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--listen-host <host>', `address the listener binds (default ${DEFAULT_LISTEN_HOST}; 0.0.0.0 for every interface)`)
     .option('--listen-port <port>', 'port the listener binds (default 0: a free port)')
     .option('--public-url <url>', 'URL the service calls to reach the listener, e.g. your ngrok or cloudflared tunnel; a secret token path is appended')
-    .option('--timeout <duration>', `how long --listen waits for the callback: 90s, 10m, 1h or milliseconds (default ${DEFAULT_TIMEOUT})`)
+    .option('--timeout <duration>', `how long --listen waits for the callback: ${CALLBACK_WAIT_HELP}`)
     .option('-o, --output <file>', 'with --listen: where to save the JPEG (default aerial-LAT_LNG-TIME.jpg)')
     .option('-f, --force', 'with --listen: overwrite the output file if it exists')
     .option('--no-metadata', 'with --listen: save the bytes exactly as received (no GPS EXIF, no AI-generated note)')
@@ -65,10 +73,10 @@ the token, or for another request, are answered 404/400 and ignored.
 The real service cannot reach 127.0.0.1: expose the listener with a tunnel and pass
 its public address as --public-url (or --callback-url; with --listen both mean
 "advertise this URL, listen locally"):
-  ngrok:        ngrok http 8787
-                → --listen-port 8787 --public-url https://<id>.ngrok-free.app
-  cloudflared:  cloudflared tunnel --url http://127.0.0.1:8787
-                → --listen-port 8787 --public-url https://<words>.trycloudflare.com
+  ngrok http 8787
+    → --listen-port 8787 --public-url https://<id>.ngrok-free.app
+  cloudflared tunnel --url http://127.0.0.1:8787
+    → --listen-port 8787 --public-url https://<words>.trycloudflare.com
 On timeout (exit 7) the request id is printed; the image may still arrive in your
 history: aerial list. More: docs/webhooks.md`,
     )
@@ -89,24 +97,10 @@ export function validateCallbackUrl(raw: string | undefined, flag = '--callback-
   return url.toString();
 }
 
-const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
-
-/** Reads 90s, 10m, 1h, 250ms or a bare number of milliseconds. */
-export function parseTimeout(raw: string, flag = '--timeout'): number {
-  const match = DURATION.exec(raw.trim().toLowerCase());
-  const ms = match ? Number(match[1]) * UNIT_MS[(match[2] ?? 'ms') as keyof typeof UNIT_MS] : NaN;
-  if (!(ms >= 1) || ms > MAX_TIMEOUT_MS) {
-    throw new UsageError(`${flag} must be a duration from 1ms to 24h such as 90s, 10m, 1h or milliseconds (600000); got '${raw}'`);
-  }
-  return Math.round(ms);
-}
-
-export function formatDuration(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
+/** A callback wait (--timeout, --callback-timeout) in milliseconds. */
+export async function parseCallbackWait(raw: string | undefined, flag: string): Promise<number> {
+  const { parseDuration } = await import('../duration.js');
+  return parseDuration(raw ?? DEFAULT_CALLBACK_WAIT, flag, CALLBACK_WAIT_RANGE);
 }
 
 export function parseListenPort(raw: string | undefined): number {
@@ -124,7 +118,7 @@ export interface ListenPlan {
 }
 
 /** Checks every --listen flag before anything is bound or sent. */
-function planListener(options: GenerateAsyncOptions): ListenPlan {
+async function planListener(options: GenerateAsyncOptions): Promise<ListenPlan> {
   if (options.callbackUrl !== undefined && options.publicUrl !== undefined) {
     throw new UsageError('--callback-url and --public-url mean the same with --listen (the URL the service calls); pass one');
   }
@@ -136,7 +130,7 @@ function planListener(options: GenerateAsyncOptions): ListenPlan {
     host,
     port: parseListenPort(options.listenPort),
     publicUrl: advertised === undefined ? undefined : validateCallbackUrl(advertised, flag),
-    timeoutMs: parseTimeout(options.timeout ?? DEFAULT_TIMEOUT),
+    timeoutMs: await parseCallbackWait(options.timeout, '--timeout'),
   };
 }
 
@@ -155,7 +149,7 @@ export async function runGenerateAsync(ctx: Context, options: GenerateAsyncOptio
     if (stray) throw new UsageError(`${stray[1]} only applies with --listen (which waits for the callback and saves the image)`);
     if (options.metadata === false) throw new UsageError('--no-metadata only applies with --listen (which saves the image)');
   }
-  const plan = options.listen ? planListener(options) : undefined;
+  const plan = options.listen ? await planListener(options) : undefined;
   const { buildGenerationRequest } = await import('../request.js');
   const request = buildGenerationRequest(sceneInputFrom(options), ctx.settings().sceneDefaults);
   if (plan) return listenAndDownload(ctx, request, plan, options);
@@ -173,9 +167,10 @@ export async function runGenerateAsync(ctx: Context, options: GenerateAsyncOptio
 
 /** No callback in time: exit 7, with the request id so the image can still be found later. */
 export class CallbackTimeoutError extends NetworkError {
-  constructor(readonly requestId: string, timeoutMs: number) {
+  /** `waited`: how long, as formatDuration() writes it. */
+  constructor(readonly requestId: string, waited: string) {
     super(
-      `no callback for request ${requestId} within ${formatDuration(timeoutMs)}; it may still finish — look for it later with 'aerial list'`,
+      `no callback for request ${requestId} within ${waited}; it may still finish — look for it later with 'aerial list'`,
       'Timeout',
     );
   }
@@ -253,6 +248,7 @@ export async function startListener(ctx: Context, plan: Pick<ListenPlan, 'host' 
 async function listenAndDownload(ctx: Context, request: GenerationRequest, plan: ListenPlan, options: GenerateAsyncOptions): Promise<void> {
   if (options.output === '-') throw new UsageError('--output - is not supported by generate-async; name a file');
   const { checkOutputPath, openSpecialOutput, saveJpeg } = await import('../jpeg-file.js');
+  const { formatDuration } = await import('../duration.js');
   const { lat, lng } = request.coordinates;
   // Checked before anything is sent: a refused target must not cost credits.
   const target = await checkOutputPath(options.output ?? defaultOutputName(lat, lng), Boolean(options.force));
@@ -281,16 +277,20 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
   const tick = setInterval(() => spinner.update(waitingText()), 1000);
   try {
     let payload;
+    const { startDeadline } = await import('../deadline.js');
+    const deadline = startDeadline(plan.timeoutMs, ctx.signal);
     try {
-      payload = await listener.waitFor(requestId, AbortSignal.any([ctx.signal, AbortSignal.timeout(plan.timeoutMs)]));
+      payload = await listener.waitFor(requestId, deadline.signal);
     } catch (error) {
-      if (ctx.signal.aborted) {
+      if (!deadline.expired) {
         spinner.stop();
-        ctx.io.info(`Request ${printable(requestId, 80)} may still finish; look for it later with 'aerial list'`);
+        if (ctx.signal.aborted) ctx.io.info(`Request ${printable(requestId, 80)} may still finish; look for it later with 'aerial list'`);
         throw error;
       }
       spinner.fail(`No callback after ${formatDuration(plan.timeoutMs)}`);
-      throw new CallbackTimeoutError(requestId, plan.timeoutMs);
+      throw new CallbackTimeoutError(requestId, formatDuration(plan.timeoutMs));
+    } finally {
+      deadline.clear();
     }
 
     const { isSuccessPayload } = await import('../listener.js');

@@ -4,7 +4,6 @@ import { UsageError } from '../api/errors.js';
 import type { ImageRecord, Page } from '../api/schema.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
-import { printable } from '../printable.js';
 
 interface ListOptions {
   page?: string;
@@ -13,9 +12,9 @@ interface ListOptions {
   all?: boolean;
 }
 
-/** The list URLs are valid for two hours after the list response (spec, Limits). */
-export const URL_LIFETIME_MS = 2 * 60 * 60 * 1000;
 const ALL_PAGE_SIZE = 50;
+/** The terminal's width when it does not say. */
+const DEFAULT_COLUMNS = 80;
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
@@ -27,17 +26,23 @@ export function register(program: Command, action: ActionFactory): void {
     .alias('ls')
     .helpGroup('Images:')
     .description('list the images in your history')
-    .option('--page <n>', 'zero-indexed page number (default 0)')
+    .option('--page <n>', 'page number, counted from 0 (default 0)')
     .option('--size <n>', 'images per page, at least 1 (default 20)')
     .option('--sort <property,dir>', 'sort criterion such as createdAt,desc; repeatable', collect)
     .option('--all', 'walk every page and print all images')
     .addHelpText(
       'after',
       `
+On a terminal, a table as wide as the terminal: the URL expiry, the seconds, the
+resolution, the time, the date and the coordinates give way in that order; ids
+are always whole. Piped, one line per image with tab-separated fields and no
+header: id, createdAt, resolution, latitude, longitude. --json prints the API's
+page object. Pages count from 0, as --page does.
+
 Examples:
   $ aerial list
   $ aerial list --size 50 --sort createdAt,asc
-  $ aerial list --all --json | jq -r '.content[].id'
+  $ aerial list --all | cut -f1,4,5        # id, latitude, longitude
   $ aerial list --json | jq '.content[] | select(.resolution == "UHD")'`,
     )
     .action(action<ListOptions>(runList));
@@ -82,20 +87,42 @@ export async function runList(ctx: Context, options: ListOptions): Promise<void>
     return;
   }
   if (result.content.length === 0) {
-    ctx.io.info(
-      result.totalElements === 0
-        ? 'No images yet. Make one with: aerial generate --lat 48.8584 --lng 2.2945 -o eiffel.jpg'
-        : `Page ${result.page} is past the end (${result.totalElements} images in ${result.totalPages} pages).`,
-    );
+    if (result.totalElements === 0) ctx.io.info('No images yet. Make one with: aerial generate --lat 48.8584 --lng 2.2945 -o eiffel.jpg');
+    else ctx.io.info(`--page ${result.page} is past the end: ${result.totalElements} images on ${pageRange(result.totalPages)}`);
     return;
   }
-  ctx.io.out(await renderTable(ctx, result.content, retrievedAt));
-  if (!options.all) {
-    const next = result.page + 1 < result.totalPages ? ` — next: aerial list --page ${result.page + 1}` : '';
-    ctx.io.info(ctx.io.style.dim(`Page ${result.page + 1} of ${Math.max(1, result.totalPages)} (${result.totalElements} images)${next}`));
-  } else {
-    ctx.io.info(ctx.io.style.dim(`${result.content.length} images`));
+  const { renderTable, renderTsv } = await import('../image-table.js');
+  const { io } = ctx;
+  const width = io.stdoutIsTTY ? io.stdout.columns || DEFAULT_COLUMNS : Infinity;
+  io.out(io.stdoutIsTTY ? renderTable(result.content, { width, style: io.style, retrievedAt }) : renderTsv(result.content));
+  if (options.all) {
+    io.info(io.style.dim(`${result.content.length} images`));
+    return;
   }
+  const [where, next] = pageFooter(result, { size, sort });
+  // One line when it fits the terminal, the hint on its own line when not.
+  const footer = next === undefined ? where : `${where}${where.length + next.length + 3 <= width ? ' — ' : '\n'}${next}`;
+  io.info(io.style.dim(footer));
+}
+
+/** Pages are counted from 0 everywhere, as --page counts them: "pages 0–2". */
+function pageRange(totalPages: number): string {
+  return totalPages <= 1 ? 'page 0' : `pages 0–${totalPages - 1}`;
+}
+
+/** ["Page 0 of pages 0–2 (45 images)", "next: aerial list --page 1 --size 20"], in the numbers --page takes. */
+function pageFooter(page: Page, asked: { size?: number; sort?: string[] }): [string, string | undefined] {
+  const where = page.totalPages <= 1 ? `Page ${page.page}, the only one` : `Page ${page.page} of ${pageRange(page.totalPages)}`;
+  const more = page.page + 1 < page.totalPages;
+  // The next page of the same listing: the flags that shape it come along.
+  const same = [...(asked.size === undefined ? [] : ['--size', String(asked.size)]), ...(asked.sort ?? []).flatMap((sort) => ['--sort', sort])];
+  const next = more ? `next: aerial list --page ${page.page + 1}${same.map((word) => ` ${shellWord(word)}`).join('')}` : undefined;
+  return [`${where} (${page.totalElements} images)`, next];
+}
+
+/** A word as a shell takes it back. */
+function shellWord(word: string): string {
+  return /^[\w.,:/@%+=-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /**
@@ -114,31 +141,4 @@ export async function fetchAllPages(ctx: Context, fetchPage: (page: number) => P
     ctx.io.debug(`fetched page ${index + 1} of ${page.totalPages}`);
   }
   return { ...first!, content, page: 0, size: content.length, totalPages: pages, totalElements: Math.max(first!.totalElements, content.length) };
-}
-
-function formatExpiry(retrievedAt: number, now = Date.now()): string {
-  const expires = new Date(retrievedAt + URL_LIFETIME_MS);
-  const minutes = Math.round((expires.getTime() - now) / 60000);
-  return `${expires.toISOString().slice(11, 16)}Z (${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m)`;
-}
-
-async function renderTable(ctx: Context, records: ImageRecord[], retrievedAt: number): Promise<string> {
-  const { default: Table } = await import('cli-table3');
-  const { style } = ctx.io;
-  const table = new Table({
-    head: ['ID', 'Created (UTC)', 'Res', 'Coordinates', 'URL expires'].map((h) => style.bold(h)),
-    style: { head: [], border: ctx.io.color ? ['grey'] : [] },
-  });
-  const expiry = formatExpiry(retrievedAt);
-  for (const record of records) {
-    // Every cell the server controls goes through printable(): no escape codes or line breaks in the table.
-    table.push([
-      printable(record.id, 80),
-      printable(record.createdAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ''), 40),
-      printable(record.resolution, 20),
-      `${record.coordinates.latitude.toFixed(4)}, ${record.coordinates.longitude.toFixed(4)}`,
-      style.dim(expiry),
-    ]);
-  }
-  return table.toString();
 }

@@ -25,6 +25,14 @@ interface SandboxCommandOptions {
 export type SandboxFlags = Required<Pick<SandboxOptions, 'port' | 'host'>> &
   Partial<Pick<SandboxOptions, 'dataDir' | 'credits' | 'key' | 'latencyMs' | 'failRate' | 'rateLimit' | 'dropRate' | 'webhookFail' | 'seed'>>;
 
+/**
+ * --latency: bare numbers were milliseconds once, so above 30 one is refused unless it
+ * has a unit (an old `--latency 500` cannot mean minutes); the most is the sandbox's
+ * MAX_LATENCY_MS. Written out so that --help loads no parser (a test holds it to both).
+ */
+export const LATENCY_BARE_MAX_MS = 30_000;
+export const LATENCY_HELP = 'send no API answer (nor webhook) sooner than this: 250ms, 2s; a bare number is seconds, at most 30 (up to 10m)';
+
 export function register(program: Command, action: ActionFactory): void {
   program
     .command('sandbox')
@@ -35,7 +43,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--data-dir <dir>', 'where accounts and images persist (default: <config dir>/sandbox)')
     .option('--credits <n>', 'set the default account\'s credits (a new account starts with 1000)')
     .option('--key <key>', 'use this API key for the default account (created if new)')
-    .option('--latency <ms>', 'send no API answer (nor webhook) sooner than this many ms')
+    .option('--latency <duration>', LATENCY_HELP)
     .option('--fail-rate <0..1>', 'share of generations that fail with ErrorGeneratingImage')
     .option('--rate-limit <n>', 'requests per second per account before 429 with Retry-After')
     .option('--drop-rate <0..1>', 'share of API requests whose connection is reset')
@@ -76,7 +84,7 @@ function fraction(raw: string | undefined, flag: string): number | undefined {
   return value;
 }
 
-export function parseSandboxFlags(options: SandboxCommandOptions): SandboxFlags {
+export async function parseSandboxFlags(options: SandboxCommandOptions): Promise<SandboxFlags> {
   const host = options.host.trim();
   if (!host) throw new UsageError('--host must not be empty');
   let rateLimit: number | undefined;
@@ -97,13 +105,19 @@ export function parseSandboxFlags(options: SandboxCommandOptions): SandboxFlags 
     dataDir: options.dataDir,
     credits: wholeNumber(options.credits, '--credits', 0, 1_000_000_000),
     key,
-    latencyMs: wholeNumber(options.latency, '--latency', 0, 600_000),
+    latencyMs: await parseLatency(options.latency),
     failRate: fraction(options.failRate, '--fail-rate'),
     rateLimit,
     dropRate: fraction(options.dropRate, '--drop-rate'),
     webhookFail: wholeNumber(options.webhookFail, '--webhook-fail', 0, 1_000_000),
     seed: wholeNumber(options.seed, '--seed', 0, 2 ** 32 - 1),
   };
+}
+
+async function parseLatency(raw: string | undefined): Promise<number | undefined> {
+  if (raw === undefined) return undefined;
+  const [{ parseDuration }, { MAX_LATENCY_MS }] = await Promise.all([import('../duration.js'), import('../sandbox/faults.js')]);
+  return parseDuration(raw, '--latency', { minMs: 0, maxMs: MAX_LATENCY_MS, bareMaxMs: LATENCY_BARE_MAX_MS });
 }
 
 function isLoopback(host: string): boolean {
@@ -116,7 +130,7 @@ function untilAborted(signal: AbortSignal): Promise<void> {
 }
 
 export async function runSandbox(ctx: Context, options: SandboxCommandOptions): Promise<void> {
-  const flags = parseSandboxFlags(options);
+  const flags = await parseSandboxFlags(options);
   const { startSandbox, defaultSandboxDir } = await import('../sandbox/server.js');
   const { resolve } = await import('node:path');
   const dataDir = resolve(flags.dataDir ?? defaultSandboxDir(ctx.env));
@@ -152,7 +166,9 @@ export async function runSandbox(ctx: Context, options: SandboxCommandOptions): 
     io.out(`key: ${sandbox.defaultKey}`);
   }
   const credits = await sandbox.credits(sandbox.defaultKey);
-  io.info(`Sandbox serving GenAerial v1 at ${sandbox.url} (data: ${dataDir}; ${credits} credits; fault seed ${sandbox.seed})`);
+  const { formatDuration } = await import('../duration.js');
+  const latency = flags.latencyMs ? `; latency ${formatDuration(flags.latencyMs)}` : '';
+  io.info(`Sandbox serving GenAerial v1 at ${sandbox.url} (data: ${dataDir}; ${credits} credits${latency}; fault seed ${sandbox.seed})`);
   if (!isLoopback(flags.host)) io.warn(`--host ${flags.host} exposes the sandbox beyond this machine; its test endpoints need no key`);
   io.info(`Try: AERIAL_BASE_URL=${sandbox.url} AERIAL_API_KEY=<key above> aerial list   (Ctrl-C stops)`);
 

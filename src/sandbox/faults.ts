@@ -16,6 +16,9 @@ export interface FaultSettings {
   webhookFail: number;
 }
 
+/** The most latency the sandbox takes (the --latency flag, startSandbox's latencyMs). */
+export const MAX_LATENCY_MS = 10 * 60 * 1000;
+
 export const NO_FAULTS: FaultSettings = { latencyMs: 0, failRate: 0, dropRate: 0, webhookFail: 0 };
 
 /** mulberry32: small, fast and good enough to decide "fail this one?" reproducibly. */

@@ -21,7 +21,7 @@ import { API_BASE_PATH, handleApi } from './api-routes.js';
 import type { Exchange, ExchangeNotes, SandboxApp } from './app.js';
 import { BackgroundWork } from './background.js';
 import { CONTROL_PREFIX, handleControl, isLoggedPath } from './control-routes.js';
-import { Faults, type FaultSettings } from './faults.js';
+import { Faults, MAX_LATENCY_MS, type FaultSettings } from './faults.js';
 import { SceneRenderer } from './generation.js';
 import { HttpError, notFound, queryObject, sendError } from './http-io.js';
 import { bundledRenderWorker, DEFAULT_RENDER_THREADS, RenderPool, RUNNING_FROM_SOURCES } from './render-pool.js';
@@ -37,7 +37,6 @@ export type { FaultSettings } from './faults.js';
 
 export const DEFAULT_PORT = 4010;
 export const DEFAULT_HOST = '127.0.0.1';
-const MAX_LATENCY_MS = 10 * 60 * 1000;
 
 export interface SandboxOptions {
   host?: string;

@@ -3,6 +3,8 @@
 // makes the first n attempts count as failures without sending anything.
 import { Agent } from '../api/undici-agent.js';
 import type { WebhookError, WebhookSuccess } from '../api/schema.js';
+import { startDeadline } from '../deadline.js';
+import { formatDuration } from '../duration.js';
 import { sleep, type Faults } from './faults.js';
 
 export interface DeliveryAttempt {
@@ -76,7 +78,7 @@ export class WebhookSender {
   }
 
   private async post(url: string, body: string, attempt: number, signal: AbortSignal, record: DeliveryAttempt): Promise<void> {
-    const timeout = AbortSignal.timeout(this.policy.timeoutMs);
+    const deadline = startDeadline(this.policy.timeoutMs, signal);
     try {
       const target = new URL(url);
       const res = await this.agent.request({
@@ -89,14 +91,16 @@ export class WebhookSender {
           'user-agent': 'aerial-sandbox-webhook',
           'x-sandbox-delivery-attempt': String(attempt),
         },
-        signal: AbortSignal.any([signal, timeout]),
+        signal: deadline.signal,
       });
       record.status = res.statusCode;
       await res.body.dump();
       record.outcome = res.statusCode >= 200 && res.statusCode < 300 ? 'delivered' : 'failed';
     } catch (error) {
       record.outcome = 'failed';
-      record.detail = timeout.aborted ? `no answer within ${this.policy.timeoutMs} ms` : (error as Error).message;
+      record.detail = deadline.expired ? `no answer within ${formatDuration(this.policy.timeoutMs)}` : (error as Error).message;
+    } finally {
+      deadline.clear();
     }
   }
 

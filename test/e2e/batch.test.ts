@@ -191,7 +191,7 @@ describe('batch', () => {
     const sandbox = await sandboxFor({ seed: 42, failRate: 0.3, dropRate: 0.2, rateLimit: 3 });
     const list = rows(10);
     const csv = writeCsv('faults.csv', list);
-    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '4', '--retry-delay', '20', '--max-retries', '12', '--retry-unsafe', '--json']);
+    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '4', '--retry-delay', '20ms', '--max-retries', '12', '--retry-unsafe', '--json']);
     expect(result.exitCode).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ total: 10, succeeded: 10, failed: 0 });
     // The knobs really fired: the rows only finished because failed attempts were retried.
@@ -215,7 +215,7 @@ describe('batch', () => {
     const sandbox = await sandboxFor({ dropRate: 1 });
     const list = rows(3);
     const csv = writeCsv('drops.csv', list);
-    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--retry-delay', '10', '--json']);
+    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--retry-delay', '10ms', '--json']);
     expect(result.exitCode).toBe(7);
     const summary = JSON.parse(result.stdout);
     expect(summary).toMatchObject({ total: 3, succeeded: 0, failed: 3 });
@@ -415,7 +415,7 @@ describe('batch', () => {
     const sandbox = await sandboxFor({ seed: 3, failRate: 0.3, webhookFail: 2 });
     const list = rows(6);
     const csv = writeCsv('async.csv', list);
-    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--async', '--concurrency', '3', '--retry-delay', '10', '--max-retries', '10', '--json']);
+    const result = await cli(sandbox, [csv, ...CHEAP, ...TEMPLATE, '--async', '--concurrency', '3', '--retry-delay', '10ms', '--max-retries', '10', '--json']);
     expect(result.exitCode).toBe(0);
     const summary = JSON.parse(result.stdout);
     expect(summary).toMatchObject({ total: 6, succeeded: 6, failed: 0 });
@@ -508,7 +508,7 @@ describe('batch and signals', () => {
     const sandbox = await sandboxFor({ failRate: 1 });
     const list = rows(2);
     const csv = writeCsv('retrying.csv', list);
-    const args = [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '2', '--retry-delay', '20000'];
+    const args = [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '2', '--retry-delay', '20s'];
     const child = spawnCli(['batch', ...args], { configDir: home.path, env: sandbox.env(), cwd: work, timeout: 60_000 });
     await until(() => generations(sandbox).length === 2, 'both rows to fail once');
     child.kill('SIGTERM');

@@ -238,15 +238,14 @@ describe('list', () => {
     expect(apiRequests().filter((r) => r.method === 'GET')).toHaveLength(3);
   });
 
-  it('shows a table with id, created, resolution, coordinates and URL expiry', async () => {
+  it('piped, prints one tab-separated line per image (the terminal table: list-output.test.ts)', async () => {
     const result = await cli(['list'], listEnv());
     expect(result.exitCode).toBe(0);
     const page = PageSchema.parse(JSON.parse((await cli(['list', '--json'], listEnv())).stdout));
-    for (const record of page.content) expect(result.stdout).toContain(record.id);
-    expect(result.stdout).toMatch(/ID.*Created \(UTC\).*Res.*Coordinates.*URL expires/);
-    expect(result.stdout).toContain('12.0000, 22.0000');
+    expect(result.stdout.split('\n').filter(Boolean).map((line) => line.split('\t')[0])).toEqual(page.content.map((record) => record.id));
+    expect(result.stdout).toContain('\tHD\t12\t22\n');
     expect(result.stdout).not.toMatch(/\u001b\[/);
-    expect(result.stderr).toMatch(/Page 1 of 1 \(5 images\)/);
+    expect(result.stderr).toBe('Page 0, the only one (5 images)\n');
   });
 
   it('never shows another account\'s images', async () => {

@@ -165,10 +165,11 @@ describe('generate-async --listen: refused input', () => {
     const existing = join(dir, 'taken.jpg');
     writeFileSync(existing, 'not overwritten');
     const cases: Array<[string[], RegExp]> = [
-      [['--timeout', 'soon'], /--timeout must be a duration .*90s, 10m, 1h.*got 'soon'/],
+      [['--timeout', 'soon'], /--timeout must be a duration .*90s, 10m or 1h.*got 'soon'/],
       [['--timeout', '0'], /--timeout must be a duration/],
       [['--timeout', '25h'], /--timeout must be a duration from 1ms to 24h/],
       [['--timeout', '-5s'], /--timeout must be a duration/],
+      [['--timeout', '30000'], /--timeout .*got '30000': for milliseconds write 30000ms, or for 30000 seconds write 8h20m/],
       [['--listen-port', '70000'], /--listen-port must be a port number from 0 to 65535/],
       [['--listen-port', 'http'], /--listen-port must be a port number/],
       [['--public-url', 'ftp://tunnel.example'], /--public-url must be an absolute http\(s\) URL/],
@@ -286,7 +287,7 @@ describe('generate-async --listen', () => {
     expect(elapsed).toBeLessThan(8000);
     expect(await canBind(port)).toBe(true);
 
-    const json = await cli(['--listen', '--listen-port', String(port), '--timeout', '700', '-o', join(dir, 'late.jpg'), '--json']);
+    const json = await cli(['--listen', '--listen-port', String(port), '--timeout', '700ms', '-o', join(dir, 'late.jpg'), '--json']);
     expect(json.exitCode).toBe(7);
     expect(json.stdout).toBe('');
     const second = asyncRequests()[1]!.requestId!;

@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { imageDimensions } from '../../src/api/enums.js';
+import { underForcedGc } from '../helpers/forced-gc.js';
 import { generationRequest, jpegInfo, manualClock, startTestSandbox, type ManualClock, type TestSandbox } from '../helpers/sandbox.js';
 
 interface Delivery {
@@ -212,6 +213,31 @@ describe('webhook delivery', () => {
     expect(attempts[5]!.gaveUp).toBe(true);
     // 20 + 40 + 80 + 160 + 320 ms of backoff in the test configuration.
     expect(performance.now() - started).toBeGreaterThanOrEqual(600);
+  });
+
+  it('gives up on a receiver that never answers as soon as each attempt is out of time, while the garbage collector runs', async () => {
+    const own = await startTestSandbox({ webhook: { timeoutMs: 400, attempts: 2, firstRetryDelayMs: 20 } });
+    const silent = await startReceiver(() => 'hang');
+    try {
+      const started = performance.now();
+      const requestId = await acceptedId(await accept(own, generationRequest(), silent.url));
+      const { collections } = await underForcedGc(own.idle());
+      const elapsed = performance.now() - started;
+      const attempts = own.webhookAttempts().filter((attempt) => attempt.requestId === requestId);
+      expect(attempts.map((a) => [a.attempt, a.outcome, a.detail])).toEqual([
+        [1, 'failed', 'no answer within 400ms'],
+        [2, 'failed', 'no answer within 400ms'],
+      ]);
+      expect(attempts[1]!.gaveUp).toBe(true);
+      expect(silent.deliveries).toHaveLength(2);
+      // Two attempts of 400 ms and a 20 ms pause: on time, not whenever the connection gives up.
+      expect(elapsed).toBeGreaterThanOrEqual(820);
+      expect(elapsed).toBeLessThan(5_000);
+      expect(collections).toBeGreaterThan(20);
+    } finally {
+      await own.close();
+      await silent.close();
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { imageDimensions, nearest, parseSceneEnum, RESOLUTIONS, ASPECT_RATIOS } from '../../src/api/enums.js';
+import { imageDimensions, parseSceneEnum, RESOLUTIONS, ASPECT_RATIOS } from '../../src/api/enums.js';
+import { nearest } from '../../src/suggest.js';
 import { UsageError } from '../../src/api/errors.js';
 import { GenerationRequestSchema } from '../../src/api/schema.js';
 import { resolveSettings } from '../../src/config.js';
