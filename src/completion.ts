@@ -1,10 +1,10 @@
 // Shell completion scripts for bash, zsh and fish, generated from the
 // commander program itself (commands, aliases, options, arguments) and the
-// API enums, so they cannot drift from the CLI. `aerial completion <shell>`
+// scene vocabulary, so they cannot drift from the CLI. `aerial completion <shell>`
 // prints one; scripts/completions.mjs writes the committed copies.
 import type { Argument, Command, Option } from 'commander';
-import { SCENE_ENUMS } from './api/enums.js';
 import { configKeys } from './config.js';
+import { isSceneField, sceneSpec } from './scene-vocabulary.js';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof SHELLS)[number];
@@ -41,7 +41,8 @@ export interface CompletionCommand {
 
 /** Values that commander does not know as `.choices()` but the CLI does: scene enums and config keys. */
 function knownValues(name: string, commandPath: string[]): string[] | undefined {
-  if (name in SCENE_ENUMS) return [...SCENE_ENUMS[name as keyof typeof SCENE_ENUMS]];
+  const spec = isSceneField(name) ? sceneSpec(name) : undefined;
+  if (spec?.kind === 'enum') return [...spec.values];
   if (commandPath[1] === 'config' && name === 'key') return configKeys().map((key) => key.name);
   return undefined;
 }

@@ -3,8 +3,19 @@
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import envPaths from 'env-paths';
-import { flagName, parseSceneEnum, SCENE_DEFAULTS, SCENE_ENUM_FIELDS, type SceneEnumField } from './api/enums.js';
+import { parseSceneEnum } from './api/enums.js';
 import { CliError, fileSystemProblem, UsageError } from './api/errors.js';
+import {
+  configKeyOf,
+  DEFAULTABLE_FIELDS,
+  flagName,
+  isSceneField,
+  SCENE_FIELDS,
+  sceneSpec,
+  type BooleanField,
+  type DefaultableField,
+  type EnumField,
+} from './scene-vocabulary.js';
 import { nearest } from './suggest.js';
 
 export const DEFAULT_PROFILE = 'default';
@@ -12,14 +23,13 @@ export const DEFAULT_PROFILE = 'default';
 export const DEFAULT_BASE_URL = 'https://api.genaerial.com';
 export const CONFIG_FILE_NAME = 'config.json';
 
-export const BOOLEAN_SCENE_FIELDS = ['includeContext', 'includeSurroundings', 'improveOutput', 'saveImage'] as const;
-export type BooleanSceneField = (typeof BOOLEAN_SCENE_FIELDS)[number];
-
 export interface ProfileData {
   apiKey?: string;
   baseUrl?: string;
-  defaults?: Partial<Record<SceneEnumField, string>> & Partial<Record<BooleanSceneField, boolean>>;
+  /** Scene defaults by field name: an enum's value, or a boolean. */
+  defaults?: Partial<Record<EnumField, string>> & Partial<Record<BooleanField, boolean>>;
 }
+
 
 export interface ConfigData {
   profiles?: Record<string, ProfileData>;
@@ -90,7 +100,7 @@ export function configShapeProblem(data: unknown): string | undefined {
     if (profile.defaults === undefined) continue;
     if (!isObject(profile.defaults)) return `profiles.${name}.defaults must be an object`;
     for (const [field, value] of Object.entries(profile.defaults)) {
-      const expected = (BOOLEAN_SCENE_FIELDS as readonly string[]).includes(field) ? 'boolean' : 'string';
+      const expected = isSceneField(field) && SCENE_FIELDS[field].kind === 'boolean' ? 'boolean' : 'string';
       if (typeof value !== expected) return `profiles.${name}.defaults.${field} must be a ${expected}`;
     }
   }
@@ -108,8 +118,8 @@ export interface Settings {
   apiKey: Resolved<string | undefined>;
   baseUrl: Resolved<string>;
   /** Scene defaults after profile and built-ins; flags are applied by the command. */
-  sceneDefaults: { [K in SceneEnumField]: Resolved<string> } & {
-    [K in BooleanSceneField]: Resolved<boolean | undefined>;
+  sceneDefaults: { [F in EnumField]: Resolved<string> } & {
+    [F in BooleanField]: Resolved<boolean | undefined>;
   };
 }
 
@@ -164,25 +174,23 @@ export function resolveSettings(flags: GlobalFlags, env: Record<string, string |
     );
   }
   const defaults = data.defaults ?? {};
-  const sceneDefaults = {} as Settings['sceneDefaults'];
-  for (const field of SCENE_ENUM_FIELDS) {
+  const sceneDefaults = {} as Record<DefaultableField, Resolved<unknown>>;
+  for (const field of DEFAULTABLE_FIELDS) {
+    const spec = sceneSpec(field);
     let stored = defaults[field];
-    if (stored !== undefined) {
+    if (spec.kind === 'enum' && stored !== undefined) {
       // A hand-edited value is held to the same rules as `config set`, and the error says where it came from.
-      const parsed = parseSceneEnum(field, stored, `config defaults.${flagName(field)} (profile ${profile.value})`);
+      const parsed = parseSceneEnum(field as EnumField, stored as string, `config ${configKeyOf(field)} (profile ${profile.value})`);
       if (!parsed.ok) throw new UsageError(parsed.message, 'ConfigError');
       stored = parsed.value;
     }
-    (sceneDefaults as Record<string, Resolved<unknown>>)[field] = pick(undefined, undefined, stored, SCENE_DEFAULTS[field]);
-  }
-  for (const field of BOOLEAN_SCENE_FIELDS) {
-    (sceneDefaults as Record<string, Resolved<unknown>>)[field] = pick(undefined, undefined, defaults[field], undefined);
+    sceneDefaults[field] = pick(undefined, undefined, stored, spec.kind === 'enum' ? spec.default : undefined);
   }
   return {
     profile,
     apiKey: pick(nonEmpty(flags.apiKey), nonEmpty(env.AERIAL_API_KEY), nonEmpty(data.apiKey), undefined),
     baseUrl: pick(nonEmpty(flags.baseUrl), nonEmpty(env.AERIAL_BASE_URL), nonEmpty(data.baseUrl), DEFAULT_BASE_URL),
-    sceneDefaults,
+    sceneDefaults: sceneDefaults as Settings['sceneDefaults'],
   };
 }
 
@@ -190,15 +198,18 @@ export function resolveSettings(flags: GlobalFlags, env: Record<string, string |
 export type ConfigKey =
   | { kind: 'apiKey'; name: 'api-key' }
   | { kind: 'baseUrl'; name: 'base-url' }
-  | { kind: 'enumDefault'; name: string; field: SceneEnumField }
-  | { kind: 'booleanDefault'; name: string; field: BooleanSceneField };
+  | { kind: 'enumDefault'; name: string; field: EnumField }
+  | { kind: 'booleanDefault'; name: string; field: BooleanField };
 
 export function configKeys(): ConfigKey[] {
   return [
     { kind: 'apiKey', name: 'api-key' },
     { kind: 'baseUrl', name: 'base-url' },
-    ...SCENE_ENUM_FIELDS.map((field) => ({ kind: 'enumDefault' as const, name: `defaults.${flagName(field)}`, field })),
-    ...BOOLEAN_SCENE_FIELDS.map((field) => ({ kind: 'booleanDefault' as const, name: `defaults.${flagName(field)}`, field })),
+    ...DEFAULTABLE_FIELDS.map((field): ConfigKey =>
+      SCENE_FIELDS[field].kind === 'enum'
+        ? { kind: 'enumDefault', name: configKeyOf(field), field: field as EnumField }
+        : { kind: 'booleanDefault', name: configKeyOf(field), field: field as BooleanField },
+    ),
   ];
 }
 

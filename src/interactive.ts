@@ -4,22 +4,12 @@
 // exit-2 error for them. inquirer itself is loaded only when a prompt shows.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { flagName, parseSceneEnum, SCENE_ENUMS, SCENE_ENUM_FIELDS, type SceneEnumField } from './api/enums.js';
+import { parseSceneEnum } from './api/enums.js';
 import { UsageError } from './api/errors.js';
 import type { Settings } from './config.js';
 import type { Context } from './context.js';
 import { checkCoordinates, parseLocation, type SceneInput } from './request.js';
-
-const LABELS: Record<SceneEnumField, string> = {
-  resolution: 'Resolution',
-  zoom: 'Zoom',
-  bearing: 'Camera faces',
-  angle: 'Camera angle',
-  weather: 'Weather',
-  daytime: 'Time of day',
-  aspectRatio: 'Aspect ratio',
-  epoch: 'Epoch',
-};
+import { ENUM_FIELDS, flagName, SCENE_FIELDS, type EnumField } from './scene-vocabulary.js';
 
 /** The inquirer context every prompt uses: our streams (prompts go to stderr) and the Ctrl-C signal. */
 function promptContext(ctx: Context) {
@@ -120,9 +110,9 @@ export async function promptLocation(ctx: Context, current?: string): Promise<st
 }
 
 /** Current value of each enum: the flag if given (checked now, before any question), else the configured default. */
-export function preselectedScene(input: SceneInput, defaults: Settings['sceneDefaults']): Record<SceneEnumField, string> {
-  const chosen = {} as Record<SceneEnumField, string>;
-  for (const field of SCENE_ENUM_FIELDS) {
+export function preselectedScene(input: SceneInput, defaults: Settings['sceneDefaults']): Record<EnumField, string> {
+  const chosen = {} as Record<EnumField, string>;
+  for (const field of ENUM_FIELDS) {
     const raw = input[field];
     if (raw === undefined || raw === '') {
       chosen[field] = defaults[field].value;
@@ -137,18 +127,19 @@ export function preselectedScene(input: SceneInput, defaults: Settings['sceneDef
 
 export async function promptSceneChoices(
   ctx: Context,
-  current: Record<SceneEnumField, string>,
+  current: Record<EnumField, string>,
   defaults: Settings['sceneDefaults'],
-): Promise<Record<SceneEnumField, string>> {
+): Promise<Record<EnumField, string>> {
   const chosen = { ...current };
-  for (const field of SCENE_ENUM_FIELDS) {
-    const choices = (SCENE_ENUMS[field] as readonly string[]).map((value) => ({
+  for (const field of ENUM_FIELDS) {
+    const { values, prompt } = SCENE_FIELDS[field];
+    const choices = (values as readonly string[]).map((value) => ({
       value,
       name: value === defaults[field].value ? `${value} ${ctx.io.style.dim('(default)')}` : value,
       short: value,
     }));
     chosen[field] = await ask(({ select }) =>
-      select({ message: LABELS[field], choices, default: current[field], pageSize: choices.length, theme: theme(ctx) }, promptContext(ctx)),
+      select({ message: prompt, choices, default: current[field], pageSize: choices.length, theme: theme(ctx) }, promptContext(ctx)),
     );
   }
   return chosen;
@@ -194,7 +185,7 @@ export async function promptForScene(ctx: Context, given: SceneInput, defaults: 
 /** The flags that would repeat these answers without prompting (only what differs from the defaults). */
 export function equivalentFlags(input: SceneInput, defaults: Settings['sceneDefaults'], output?: string): string {
   const flags = [`--at "${input.at}"`];
-  for (const field of SCENE_ENUM_FIELDS) {
+  for (const field of ENUM_FIELDS) {
     const value = input[field];
     if (value !== undefined && value !== defaults[field].value) flags.push(`--${flagName(field)} ${value}`);
   }

@@ -1,20 +1,35 @@
 // Turns scene input (flags, batch rows, prompts) plus configured defaults into
 // a validated wire request. Every failure names the flag and what is allowed,
 // and nothing is sent until this has succeeded.
-import { parseSceneEnum, SCENE_ENUM_FIELDS, flagName, type SceneEnumField } from './api/enums.js';
+import { parseSceneEnum } from './api/enums.js';
 import { UsageError } from './api/errors.js';
-import { describeIssues, GenerationRequestSchema, MAX_TAGS, type GenerationRequest } from './api/schema.js';
-import { BOOLEAN_SCENE_FIELDS, type BooleanSceneField, type Settings } from './config.js';
+import { describeIssues, GenerationRequestSchema, type GenerationRequest } from './api/schema.js';
+import type { Settings } from './config.js';
+import {
+  flagName,
+  SCENE_FIELD_NAMES,
+  SCENE_FIELDS,
+  sceneSpec,
+  writeWire,
+  type BooleanField,
+  type CoordinateField,
+  type EnumField,
+  type SceneField,
+  type SceneFields,
+} from './scene-vocabulary.js';
+
+/** How each kind of field arrives from the command line or a batch row. */
+interface InputByKind {
+  coordinate: string | number;
+  location: string;
+  enum: string;
+  boolean: boolean;
+  list: string[];
+  text: string;
+}
 
 /** Scene values as they arrive from the command line or a batch row: strings, not yet checked. */
-export type SceneInput = {
-  lat?: string | number;
-  lng?: string | number;
-  at?: string;
-  tag?: string[];
-  prompt?: string;
-} & Partial<Record<SceneEnumField, string>> &
-  Partial<Record<BooleanSceneField, boolean>>;
+export type SceneInput = { [F in SceneField]?: InputByKind[SceneFields[F]['kind']] };
 
 /** How a field is named to the user: `--zoom` on the command line, `column 'zoom'` in a batch file. */
 export type FieldLabel = (field: string) => string;
@@ -46,13 +61,15 @@ export function parseLocation(raw: string, label = '--at'): { lat: number; lng: 
 }
 
 export function checkCoordinates(lat: number, lng: number, latLabel: string, lngLabel: string): void {
-  const swapped = Math.abs(lat) > 90 && Math.abs(lat) <= 180 && Math.abs(lng) <= 90;
-  if (lat < -90 || lat > 90) {
+  const [latMin, latMax] = SCENE_FIELDS.lat.range;
+  const [lngMin, lngMax] = SCENE_FIELDS.lng.range;
+  const swapped = (lat < latMin || lat > latMax) && lat >= lngMin && lat <= lngMax && lng >= latMin && lng <= latMax;
+  if (lat < latMin || lat > latMax) {
     throw new UsageError(
-      `${latLabel} must be between -90 and 90; got ${lat}${swapped ? ` (did you swap ${latLabel} and ${lngLabel}?)` : ''}`,
+      `${latLabel} must be between ${latMin} and ${latMax}; got ${lat}${swapped ? ` (did you swap ${latLabel} and ${lngLabel}?)` : ''}`,
     );
   }
-  if (lng < -180 || lng > 180) throw new UsageError(`${lngLabel} must be between -180 and 180; got ${lng}`);
+  if (lng < lngMin || lng > lngMax) throw new UsageError(`${lngLabel} must be between ${lngMin} and ${lngMax}; got ${lng}`);
 }
 
 function resolveCoordinates(input: SceneInput, label: FieldLabel): { lat: number; lng: number } {
@@ -78,30 +95,49 @@ export function buildGenerationRequest(
   label: FieldLabel = flagLabel,
 ): GenerationRequest {
   const coordinates = resolveCoordinates(input, label);
-  const enums = {} as Record<SceneEnumField, string>;
-  for (const field of SCENE_ENUM_FIELDS) {
-    const raw = input[field];
-    // An explicitly empty value (--zoom "") is a mistake, not a request for the default.
-    if (raw === undefined) {
-      enums[field] = defaults[field].value;
-      continue;
+  // In the vocabulary's order, which is the body's: the first field refused is the one named.
+  const request: Record<string, unknown> = {};
+  for (const field of SCENE_FIELD_NAMES) {
+    const spec = sceneSpec(field);
+    switch (spec.kind) {
+      case 'location':
+        break;
+      case 'coordinate':
+        writeWire(request, field, coordinates[field as CoordinateField]);
+        break;
+      case 'enum': {
+        const raw = input[field] as string | undefined;
+        // An explicitly empty value (--zoom "") is a mistake, not a request for the default.
+        if (raw === undefined) {
+          writeWire(request, field, defaults[field as EnumField].value);
+          break;
+        }
+        const parsed = parseSceneEnum(field as EnumField, raw, label(field));
+        if (!parsed.ok) throw new UsageError(parsed.message);
+        writeWire(request, field, parsed.value);
+        break;
+      }
+      case 'boolean': {
+        const value = (input[field] as boolean | undefined) ?? defaults[field as BooleanField].value;
+        if (value !== undefined) writeWire(request, field, value);
+        break;
+      }
+      case 'list': {
+        const entries = ((input[field] as string[] | undefined) ?? []).map((entry) => entry.trim());
+        if (entries.length > spec.max) throw new UsageError(`${label(field)} may be given at most ${spec.max} times; got ${entries.length}`);
+        if (entries.some((entry) => entry === '')) throw new UsageError(`${label(field)} must not be empty`);
+        writeWire(request, field, entries);
+        break;
+      }
+      case 'text': {
+        const text = input[field] as string | undefined;
+        if (text === undefined) break;
+        if (text.trim() === '') throw new UsageError(`${label(field)} must not be empty`);
+        writeWire(request, field, text);
+        break;
+      }
     }
-    const parsed = parseSceneEnum(field, raw, label(field));
-    if (!parsed.ok) throw new UsageError(parsed.message);
-    enums[field] = parsed.value;
   }
-  const tags = (input.tag ?? []).map((tag) => tag.trim());
-  if (tags.length > MAX_TAGS) throw new UsageError(`${label('tag')} may be given at most ${MAX_TAGS} times; got ${tags.length}`);
-  if (tags.some((tag) => tag === '')) throw new UsageError(`${label('tag')} must not be empty`);
-  if (input.prompt !== undefined && input.prompt.trim() === '') throw new UsageError(`${label('prompt')} must not be empty`);
-
-  const request: Record<string, unknown> = { coordinates, ...enums };
-  for (const field of BOOLEAN_SCENE_FIELDS) {
-    const value = input[field] ?? defaults[field].value;
-    if (value !== undefined) request[field] = value;
-  }
-  request.tags = tags;
-  if (input.prompt !== undefined) request.prompt = input.prompt;
 
   // The schema is the last word: anything the checks above missed is still caught before sending.
   const checked = GenerationRequestSchema.safeParse(request);

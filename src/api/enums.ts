@@ -1,60 +1,45 @@
-// The scene vocabulary of GenAerial v1, exactly as the spec spells it on the wire.
-// Kept light: `--help`, completions and the sandbox all read it.
+// The enum fields of GenerationRequest, as the spec spells their values on the
+// wire: named views of the scene vocabulary (../scene-vocabulary.ts), which
+// holds the values, for the sandbox and the request builder. Kept light:
+// `--help`, completions and the sandbox all read it.
+import { ENUM_FIELDS, flagName, SCENE_FIELDS, sceneSpec, type EnumField, type EnumSpec, type EnumValue } from '../scene-vocabulary.js';
 import { nearest } from '../suggest.js';
 
-export const RESOLUTIONS = ['HD', 'FHD', 'UHD'] as const;
-export const ZOOMS = ['ExtraLow', 'Low', 'Medium', 'High', 'ExtraHigh'] as const;
-export const BEARINGS = [
-  'North',
-  'NorthEast',
-  'East',
-  'SouthEast',
-  'South',
-  'SouthWest',
-  'West',
-  'NorthWest',
-] as const;
-export const ANGLES = ['Low', 'Medium', 'High', 'Top'] as const;
-export const WEATHERS = ['Sunny', 'Rainy', 'Cloudy', 'GoldenHour', 'Snow'] as const;
-export const DAYTIMES = ['Dusk', 'Day', 'Dawn', 'Night'] as const;
-export const ASPECT_RATIOS = ['Square', 'Landscape', 'Portrait', 'Standard'] as const;
-export const EPOCHS = ['Nowadays', 'Historical', 'Ancient'] as const;
+export { flagName } from '../scene-vocabulary.js';
 
-export type Resolution = (typeof RESOLUTIONS)[number];
-export type Zoom = (typeof ZOOMS)[number];
-export type Bearing = (typeof BEARINGS)[number];
-export type Angle = (typeof ANGLES)[number];
-export type Weather = (typeof WEATHERS)[number];
-export type Daytime = (typeof DAYTIMES)[number];
-export type AspectRatio = (typeof ASPECT_RATIOS)[number];
-export type Epoch = (typeof EPOCHS)[number];
+export const RESOLUTIONS = SCENE_FIELDS.resolution.values;
+export const ZOOMS = SCENE_FIELDS.zoom.values;
+export const BEARINGS = SCENE_FIELDS.bearing.values;
+export const ANGLES = SCENE_FIELDS.angle.values;
+export const WEATHERS = SCENE_FIELDS.weather.values;
+export const DAYTIMES = SCENE_FIELDS.daytime.values;
+export const ASPECT_RATIOS = SCENE_FIELDS.aspectRatio.values;
+export const EPOCHS = SCENE_FIELDS.epoch.values;
 
-/** The enum-valued fields of a generation request, keyed by their wire name. */
-export const SCENE_ENUMS = {
-  resolution: RESOLUTIONS,
-  zoom: ZOOMS,
-  bearing: BEARINGS,
-  angle: ANGLES,
-  weather: WEATHERS,
-  daytime: DAYTIMES,
-  aspectRatio: ASPECT_RATIOS,
-  epoch: EPOCHS,
-} as const;
+export type Resolution = EnumValue<'resolution'>;
+export type Zoom = EnumValue<'zoom'>;
+export type Bearing = EnumValue<'bearing'>;
+export type Angle = EnumValue<'angle'>;
+export type Weather = EnumValue<'weather'>;
+export type Daytime = EnumValue<'daytime'>;
+export type AspectRatio = EnumValue<'aspectRatio'>;
+export type Epoch = EnumValue<'epoch'>;
 
-export type SceneEnumField = keyof typeof SCENE_ENUMS;
-export const SCENE_ENUM_FIELDS = Object.keys(SCENE_ENUMS) as SceneEnumField[];
+export type SceneEnumField = EnumField;
+export const SCENE_ENUM_FIELDS = ENUM_FIELDS;
+
+/** The values of each enum field, keyed by its wire name. */
+export const SCENE_ENUMS = Object.fromEntries(ENUM_FIELDS.map((field) => [field, SCENE_FIELDS[field].values])) as {
+  readonly [F in EnumField]: (typeof SCENE_FIELDS)[F]['values'];
+};
+
+/** What the CLI sends when neither a flag nor the config names a value. */
+export const SCENE_DEFAULTS = Object.fromEntries(ENUM_FIELDS.map((field) => [field, SCENE_FIELDS[field].default])) as {
+  readonly [F in EnumField]: (typeof SCENE_FIELDS)[F]['default'];
+};
 
 /** The abbreviated compass points the spec's introductory sample uses. */
-export const BEARING_ABBREVIATIONS: Readonly<Record<string, Bearing>> = {
-  N: 'North',
-  NE: 'NorthEast',
-  E: 'East',
-  SE: 'SouthEast',
-  S: 'South',
-  SW: 'SouthWest',
-  W: 'West',
-  NW: 'NorthWest',
-};
+export const BEARING_ABBREVIATIONS: Readonly<Record<string, Bearing>> = SCENE_FIELDS.bearing.aliases;
 
 /** Compass bearing in degrees clockwise from north (EXIF GPSImgDirection, the sandbox's compass marker). */
 export const BEARING_DEGREES: Readonly<Record<Bearing, number>> = {
@@ -67,18 +52,6 @@ export const BEARING_DEGREES: Readonly<Record<Bearing, number>> = {
   West: 270,
   NorthWest: 315,
 };
-
-/** What the CLI sends when neither a flag nor the config names a value. */
-export const SCENE_DEFAULTS = {
-  resolution: 'FHD',
-  zoom: 'Medium',
-  bearing: 'North',
-  angle: 'High',
-  weather: 'Sunny',
-  daytime: 'Day',
-  aspectRatio: 'Landscape',
-  epoch: 'Nowadays',
-} as const satisfies { [K in SceneEnumField]: (typeof SCENE_ENUMS)[K][number] };
 
 /** Credits the sandbox charges per image; the real service's prices are not published. */
 export const SANDBOX_PRICE: Readonly<Record<Resolution, number>> = { HD: 1, FHD: 2, UHD: 4 };
@@ -98,31 +71,25 @@ export function imageDimensions(resolution: Resolution, aspectRatio: AspectRatio
   }
 }
 
-/** Kebab-case flag name of a wire field (aspectRatio → aspect-ratio). */
-export function flagName(field: string): string {
-  return field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-}
-
 export type EnumParse<T extends string> = { ok: true; value: T } | { ok: false; message: string };
 
 /**
  * Maps user input to the documented wire form of an enum field: case-insensitive,
- * separators ignored (north-east, NORTH_EAST), bearings also as N/NE/…; the failure
- * message names the flag, lists the allowed values and suggests the nearest one.
+ * separators ignored (north-east, NORTH_EAST), and the field's aliases (bearings
+ * as N/NE/…); the failure message names the flag, lists the allowed values and
+ * suggests the nearest one.
  */
 export function parseSceneEnum<F extends SceneEnumField>(
   field: F,
   input: string,
   flag = `--${flagName(field)}`,
-): EnumParse<(typeof SCENE_ENUMS)[F][number]> {
-  const allowed = SCENE_ENUMS[field] as readonly string[];
+): EnumParse<EnumValue<F>> {
+  const { values: allowed, aliases = {} } = sceneSpec(field) as EnumSpec;
   const squashed = input.trim().replace(/[\s_-]/g, '').toLowerCase();
   const match = allowed.find((value) => value.toLowerCase() === squashed);
-  if (match) return { ok: true, value: match as (typeof SCENE_ENUMS)[F][number] };
-  if (field === 'bearing') {
-    const abbreviated = BEARING_ABBREVIATIONS[input.trim().toUpperCase()];
-    if (abbreviated) return { ok: true, value: abbreviated as (typeof SCENE_ENUMS)[F][number] };
-  }
+  if (match) return { ok: true, value: match as EnumValue<F> };
+  const alias = Object.keys(aliases).find((name) => name.toUpperCase() === input.trim().toUpperCase());
+  if (alias) return { ok: true, value: aliases[alias] as EnumValue<F> };
   const suggestion = nearest(squashed, allowed);
   const hint = suggestion ? ` (did you mean ${suggestion}?)` : '';
   return {

@@ -3,18 +3,19 @@
 // must keep them (list --json prints the page object as received).
 import { z } from 'zod';
 import {
-  ANGLES,
-  ASPECT_RATIOS,
-  BEARINGS,
-  DAYTIMES,
-  EPOCHS,
-  RESOLUTIONS,
-  WEATHERS,
-  ZOOMS,
-} from './enums.js';
+  SCENE_FIELD_NAMES,
+  sceneSpec,
+  wirePath,
+  type BooleanField,
+  type CoordinateField,
+  type EnumField,
+  type EnumValue,
+  type ListField,
+  type SceneFields,
+  type SceneFieldSpec,
+  type TextField,
+} from '../scene-vocabulary.js';
 import { CONTROL_CHARACTERS } from './image-id.js';
-
-export const MAX_TAGS = 10;
 
 /** Identifiers are printed and used in paths and file names: control characters in one mean a broken server. */
 const Identifier = z
@@ -22,33 +23,58 @@ const Identifier = z
   .min(1, 'must be a non-empty identifier')
   .refine((id) => !CONTROL_CHARACTERS.test(id), 'must be an identifier without control characters');
 
-export const CoordinatesSchema = z.object({
-  lat: z.number().finite().min(-90).max(90),
-  lng: z.number().finite(),
-});
+type Flatten<T> = { [K in keyof T]: T[K] };
+type Leaf<Path> = Path extends `coordinates.${infer Name}` ? Name : never;
 
-/** Body of both generation endpoints, exactly the documented wire form. */
-export const GenerationRequestSchema = z
-  .object({
-    coordinates: CoordinatesSchema,
-    resolution: z.enum(RESOLUTIONS),
-    zoom: z.enum(ZOOMS),
-    bearing: z.enum(BEARINGS),
-    angle: z.enum(ANGLES),
-    weather: z.enum(WEATHERS),
-    daytime: z.enum(DAYTIMES),
-    aspectRatio: z.enum(ASPECT_RATIOS),
-    epoch: z.enum(EPOCHS),
-    includeContext: z.boolean().optional(),
-    includeSurroundings: z.boolean().optional(),
-    improveOutput: z.boolean().optional(),
-    saveImage: z.boolean().optional(),
-    tags: z.array(z.string()).max(MAX_TAGS),
-    prompt: z.string().optional(),
-  })
-  .strict();
+/** Body of both generation endpoints, exactly the documented wire form: the scene vocabulary's fields, by kind. */
+export type GenerationRequest = Flatten<
+  { coordinates: { [F in CoordinateField as Leaf<SceneFields[F]['wire']>]: number } } & { [F in EnumField]: EnumValue<F> } & {
+    [F in BooleanField]?: boolean;
+  } & { [F in ListField as SceneFields[F]['wire']]: string[] } & { [F in TextField]?: string }
+>;
 
-export type GenerationRequest = z.infer<typeof GenerationRequestSchema>;
+/** The schema of one field's value on the wire. */
+function wireSchema(spec: Exclude<SceneFieldSpec, { kind: 'location' }>): z.ZodTypeAny {
+  switch (spec.kind) {
+    case 'coordinate': {
+      const [min, max] = spec.range;
+      return spec.specRange ? z.number().finite().min(min).max(max) : z.number().finite();
+    }
+    case 'enum':
+      return z.enum(spec.values as [string, ...string[]]);
+    case 'boolean':
+      return z.boolean().optional();
+    case 'list':
+      return z.array(z.string()).max(spec.max);
+    case 'text':
+      return z.string().optional();
+  }
+}
+
+/** Every field at its wire path; a nested object (coordinates) takes the place of its first field, so the body keeps the vocabulary's order. */
+function requestShape(): z.ZodRawShape {
+  const shape: Record<string, z.ZodTypeAny> = {};
+  const nested = new Map<string, z.ZodRawShape>();
+  for (const field of SCENE_FIELD_NAMES) {
+    const spec = sceneSpec(field);
+    const path = wirePath(field);
+    if (spec.kind === 'location' || path === undefined) continue;
+    const [name, leaf] = path.split('.') as [string, string | undefined];
+    if (leaf === undefined) {
+      shape[name] = wireSchema(spec);
+      continue;
+    }
+    if (!nested.has(name)) {
+      nested.set(name, {});
+      shape[name] = z.never();
+    }
+    nested.get(name)![leaf] = wireSchema(spec);
+  }
+  for (const [name, fields] of nested) shape[name] = z.object(fields);
+  return shape;
+}
+
+export const GenerationRequestSchema = z.object(requestShape()).strict() as unknown as z.ZodType<GenerationRequest>;
 
 export const ImageRecordSchema = z
   .object({
@@ -105,6 +131,15 @@ export type WebhookError = z.infer<typeof WebhookErrorSchema>;
 export const WebhookPayloadSchema = z.union([WebhookSuccessSchema, WebhookErrorSchema]);
 export type WebhookPayload = z.infer<typeof WebhookPayloadSchema>;
 
+/** The range the spec sets for the coordinate at a wire path, if any. */
+function rangeAt(path: string): readonly [number, number] | undefined {
+  for (const field of SCENE_FIELD_NAMES) {
+    const spec = sceneSpec(field);
+    if (spec.kind === 'coordinate' && spec.specRange && spec.wire === path) return spec.range;
+  }
+  return undefined;
+}
+
 /** One readable sentence per zod issue, naming the field by its dotted path (coordinates.lat, tags). */
 export function describeIssues(error: z.ZodError): string {
   return error.issues
@@ -117,7 +152,8 @@ export function describeIssues(error: z.ZodError): string {
         return `${path} must have at most ${String(issue.maximum)} entries`;
       }
       if (issue.code === 'too_small' || issue.code === 'too_big') {
-        if (path === 'coordinates.lat') return 'coordinates.lat must be between -90 and 90';
+        const range = rangeAt(path);
+        if (range) return `${path} must be between ${range[0]} and ${range[1]}`;
       }
       if (issue.code === 'invalid_type' && issue.received === 'undefined') {
         return `${path} is required`;

@@ -7,6 +7,7 @@ import { UsageError } from '../api/errors.js';
 import type { GenerationRequest } from '../api/schema.js';
 import type { Settings } from '../config.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
+import { LOCATION_FIELDS } from '../scene-vocabulary.js';
 import { DEFAULT_MANIFEST_NAME, rowKey } from './manifest.js';
 import { mapColumns, rowSceneInput, type BatchFile } from './rows.js';
 import { inShard, type Shard } from './shard.js';
@@ -50,8 +51,6 @@ export function builtinValue(name: string, row: number, request: GenerationReque
   }
   return undefined;
 }
-
-const LOCATION_FIELDS = new Set(['lat', 'lng', 'at']);
 
 export const BUILTIN_NAMES = ['row', 'lat', 'lng', ...SCENE_ENUM_FIELDS];
 
@@ -103,7 +102,7 @@ export function planBatch(options: PlanOptions): BatchPlan {
         const column = columnOf.get(field as keyof SceneInput) ?? columnByField.get(field as keyof SceneInput);
         if (column !== undefined) return `column '${column}'`;
         // The location has no flag in a batch: it can only come from a column.
-        return LOCATION_FIELDS.has(field) ? `column '${field}'` : `--${flagName(field)}`;
+        return (LOCATION_FIELDS as string[]).includes(field) ? `column '${field}'` : `--${flagName(field)}`;
       };
       const request = buildGenerationRequest(input, options.sceneDefaults, label);
       const expanded = expandTemplate(template, (name) => builtinValue(name, row, request) ?? (columns.has(name) ? cellText(cells[name]) : undefined));

@@ -4,9 +4,9 @@
 // scene field are kept for the output template ({id}, {name}, …).
 import { createReadStream } from 'node:fs';
 import { extname } from 'node:path';
-import { SCENE_ENUM_FIELDS } from '../api/enums.js';
 import { fileSystemProblem, UsageError } from '../api/errors.js';
 import type { SceneInput } from '../request.js';
+import { columnNames, SCENE_FIELD_NAMES, sceneSpec, type SceneField } from '../scene-vocabulary.js';
 
 export type BatchFormat = 'csv' | 'jsonl';
 
@@ -27,21 +27,9 @@ export interface BatchFile {
 }
 
 /** Scene fields a column may set, by squashed name (lower case, no separators). */
-const FIELD_BY_SQUASHED: ReadonlyMap<string, keyof SceneInput | 'tags'> = new Map<string, keyof SceneInput | 'tags'>([
-  ['lat', 'lat'],
-  ['lng', 'lng'],
-  ['at', 'at'],
-  ['tags', 'tag'],
-  ['tag', 'tag'],
-  ['prompt', 'prompt'],
-  ...SCENE_ENUM_FIELDS.map((field) => [field.toLowerCase(), field] as [string, keyof SceneInput]),
-  ['includecontext', 'includeContext'],
-  ['includesurroundings', 'includeSurroundings'],
-  ['improveoutput', 'improveOutput'],
-  ['saveimage', 'saveImage'],
-]);
-
-const BOOLEAN_FIELDS = new Set(['includeContext', 'includeSurroundings', 'improveOutput', 'saveImage']);
+const FIELD_BY_SQUASHED: ReadonlyMap<string, SceneField> = new Map(
+  SCENE_FIELD_NAMES.flatMap((field) => columnNames(field).map((name) => [squash(name), field] as const)),
+);
 
 export function squash(name: string): string {
   return name.trim().replace(/[\s_-]/g, '').toLowerCase();
@@ -49,7 +37,7 @@ export function squash(name: string): string {
 
 /** Which scene field a column sets, if any. */
 export function sceneFieldOf(column: string): keyof SceneInput | undefined {
-  return FIELD_BY_SQUASHED.get(squash(column)) as keyof SceneInput | undefined;
+  return FIELD_BY_SQUASHED.get(squash(column));
 }
 
 /** Maps each scene field to the one column that sets it; two columns for one field are refused. */
@@ -193,6 +181,22 @@ function parseTags(value: unknown, label: string): string[] {
     .filter((tag) => tag !== '');
 }
 
+/** A cell as its field's kind takes it: numbers stay numbers for coordinates, JSON booleans and arrays as they are. */
+function cellValue(field: SceneField, value: unknown, label: string): SceneInput[SceneField] {
+  switch (sceneSpec(field).kind) {
+    case 'list':
+      return parseTags(value, label);
+    case 'boolean':
+      return parseBoolean(value, label);
+    case 'coordinate':
+      return typeof value === 'number' ? value : String(value);
+    case 'location':
+    case 'enum':
+    case 'text':
+      return String(value);
+  }
+}
+
 export interface RowInput {
   input: SceneInput;
   /** The column each scene field came from; fields not listed came from the flags. */
@@ -210,10 +214,7 @@ export function rowSceneInput(row: BatchRow, columnByField: Map<keyof SceneInput
     const value = row.cells[column];
     if (isBlank(value)) continue;
     const label = `column '${column}'`;
-    if (field === 'tag') input.tag = parseTags(value, label);
-    else if (BOOLEAN_FIELDS.has(field)) input[field] = parseBoolean(value, label);
-    else if (field === 'lat' || field === 'lng') input[field] = typeof value === 'number' ? value : String(value);
-    else input[field] = String(value);
+    input[field] = cellValue(field, value, label);
     columnOf.set(field, column);
   }
   return { input: input as SceneInput, columnOf };

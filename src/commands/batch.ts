@@ -6,7 +6,7 @@ import type { ActionFactory } from '../cli.js';
 import type { BatchOptions } from '../batch/batch.js';
 import type { Context } from '../context.js';
 import { CALLBACK_WAIT_HELP } from './generate-async.js';
-import { addSceneOptions, sceneInputFrom } from './scene-options.js';
+import { addSceneOptions, sceneColumnsHelp, sceneInputFrom } from './scene-options.js';
 
 /**
  * The help of the duration flags batch and export share, written out so that
@@ -49,11 +49,9 @@ export function register(program: Command, action: ActionFactory): void {
     .addHelpText(
       'after',
       `
-Columns are named like the scene flags, in camelCase or kebab-case: lat, lng (or at
-"LAT,LNG"), resolution, zoom, bearing, angle, weather, daytime, aspectRatio /
-aspect-ratio, epoch, includeContext, includeSurroundings, improveOutput, saveImage,
-tags ("a;b" or "a|b"), prompt. Empty cells and missing columns take the flag's value,
-then the config default. Other columns can be used in --output-template.
+Columns are named like the scene flags, in camelCase or kebab-case: ${sceneColumnsHelp()}.
+Empty cells and missing columns take the flag's value, then the config default. Other
+columns can be used in --output-template.
 
 The manifest (JSON Lines, mode 0600) gets a line per row event: "started" just before
 a row is sent, then "done" (file, bytes, attempts) or "failed" (error). Re-running the

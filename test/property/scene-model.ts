@@ -2,10 +2,13 @@
 // Each generated case carries both what the user types (argv) and what the
 // documented contract says must happen: the exact wire body, or a refusal.
 // The expectations come from how each value was built (e.g. "NorthEast
-// written as north_east"), not from re-running the code under test.
+// written as north_east"), not from re-running the code under test; which
+// fields there are, and the values an enum allows, come from the scene
+// vocabulary, so a field added there is generated here too.
 import fc from 'fast-check';
 import { BEARING_ABBREVIATIONS, SCENE_DEFAULTS, SCENE_ENUMS, flagName, type SceneEnumField } from '../../src/api/enums.js';
 import type { SceneInput } from '../../src/request.js';
+import { BOOLEAN_FIELDS, type BooleanField } from '../../src/scene-vocabulary.js';
 
 /** A raw flag value and what it must become: a wire value, or a refusal. */
 export interface Valued<T> {
@@ -13,9 +16,6 @@ export interface Valued<T> {
   valid: boolean;
   value?: T;
 }
-
-const BOOLEAN_FIELDS = ['includeContext', 'includeSurroundings', 'improveOutput', 'saveImage'] as const;
-type BooleanField = (typeof BOOLEAN_FIELDS)[number];
 
 export interface SceneCase {
   /** Location given as --lat/--lng, as --at, both (a conflict), or neither. */
