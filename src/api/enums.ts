@@ -8,13 +8,7 @@ import { nearest } from '../suggest.js';
 export { flagName } from '../scene-vocabulary.js';
 
 export const RESOLUTIONS = SCENE_FIELDS.resolution.values;
-export const ZOOMS = SCENE_FIELDS.zoom.values;
-export const BEARINGS = SCENE_FIELDS.bearing.values;
-export const ANGLES = SCENE_FIELDS.angle.values;
-export const WEATHERS = SCENE_FIELDS.weather.values;
-export const DAYTIMES = SCENE_FIELDS.daytime.values;
 export const ASPECT_RATIOS = SCENE_FIELDS.aspectRatio.values;
-export const EPOCHS = SCENE_FIELDS.epoch.values;
 
 export type Resolution = EnumValue<'resolution'>;
 export type Zoom = EnumValue<'zoom'>;
