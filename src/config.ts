@@ -3,12 +3,12 @@
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import envPaths from 'env-paths';
-import { parseSceneEnum } from './api/enums.js';
 import { CliError, fileSystemProblem, UsageError } from './api/errors.js';
 import {
   configKeyOf,
   DEFAULTABLE_FIELDS,
   flagName,
+  parseSceneEnum,
   isSceneField,
   SCENE_FIELDS,
   sceneSpec,

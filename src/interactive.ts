@@ -4,12 +4,11 @@
 // exit-2 error for them. inquirer itself is loaded only when a prompt shows.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseSceneEnum } from './api/enums.js';
 import { UsageError } from './api/errors.js';
 import type { Settings } from './config.js';
 import type { Context } from './context.js';
 import { checkCoordinates, parseLocation, type SceneInput } from './request.js';
-import { ENUM_FIELDS, flagName, SCENE_FIELDS, type EnumField } from './scene-vocabulary.js';
+import { ENUM_FIELDS, flagName, parseSceneEnum, SCENE_FIELDS, type EnumField } from './scene-vocabulary.js';
 
 /** The inquirer context every prompt uses: our streams (prompts go to stderr) and the Ctrl-C signal. */
 function promptContext(ctx: Context) {

@@ -1,12 +1,12 @@
 // Turns scene input (flags, batch rows, prompts) plus configured defaults into
 // a validated wire request. Every failure names the flag and what is allowed,
 // and nothing is sent until this has succeeded.
-import { parseSceneEnum } from './api/enums.js';
 import { UsageError } from './api/errors.js';
 import { describeIssues, GenerationRequestSchema, type GenerationRequest } from './api/schema.js';
 import type { Settings } from './config.js';
 import {
   flagName,
+  parseSceneEnum,
   SCENE_FIELD_NAMES,
   SCENE_FIELDS,
   sceneSpec,

@@ -3,8 +3,10 @@
 // the mapping from flags to the request, the batch columns, the config keys,
 // the interactive prompts, the completions, the image metadata and the
 // property-test model are all derived from it, so a field is added here and
-// nowhere else. Kept free of imports (no zod): `--help`, every command's
-// registration, the completions and the sandbox read it.
+// nowhere else. Kept light, with no dependency but the typo suggester (no
+// zod): every command's registration, the config, the completions and the
+// sandbox read it.
+import { nearest } from './suggest.js';
 
 /**
  * What a field holds, which decides how each place handles it:
@@ -305,4 +307,24 @@ export function configKeyOf(field: DefaultableField): string {
 export function columnNames(field: SceneField): readonly string[] {
   const shown = sceneSpec(field).columns ?? [field];
   return shown.includes(field) ? shown : [...shown, field];
+}
+
+export type EnumParse<T extends string> = { ok: true; value: T } | { ok: false; message: string };
+
+/**
+ * Maps user input to the documented wire form of an enum field: case-insensitive,
+ * separators ignored (north-east, NORTH_EAST), and the field's aliases (bearings
+ * as N/NE/…); the failure message names the flag, lists the allowed values and
+ * suggests the nearest one.
+ */
+export function parseSceneEnum<F extends EnumField>(field: F, input: string, flag = `--${flagName(field)}`): EnumParse<EnumValue<F>> {
+  const { values: allowed, aliases = {} } = sceneSpec(field) as EnumSpec;
+  const squashed = input.trim().replace(/[\s_-]/g, '').toLowerCase();
+  const match = allowed.find((value) => value.toLowerCase() === squashed);
+  if (match) return { ok: true, value: match as EnumValue<F> };
+  const alias = Object.keys(aliases).find((name) => name.toUpperCase() === input.trim().toUpperCase());
+  if (alias) return { ok: true, value: aliases[alias] as EnumValue<F> };
+  const suggestion = nearest(squashed, allowed);
+  const hint = suggestion ? ` (did you mean ${suggestion}?)` : '';
+  return { ok: false, message: `${flag} must be one of ${allowed.join(', ')}; got '${input}'${hint}` };
 }

@@ -1,11 +1,10 @@
 // The enum fields of GenerationRequest, as the spec spells their values on the
 // wire: named views of the scene vocabulary (../scene-vocabulary.ts), which
-// holds the values, for the sandbox and the request builder. Kept light:
-// `--help`, completions and the sandbox all read it.
-import { ENUM_FIELDS, flagName, SCENE_FIELDS, sceneSpec, type EnumField, type EnumSpec, type EnumValue } from '../scene-vocabulary.js';
-import { nearest } from '../suggest.js';
+// holds the values, and what the sandbox and the metadata make of them
+// (compass degrees, prices, image sizes). Kept light: the sandbox reads it.
+import { ENUM_FIELDS, SCENE_FIELDS, type EnumField, type EnumValue } from '../scene-vocabulary.js';
 
-export { flagName } from '../scene-vocabulary.js';
+export { flagName, parseSceneEnum, type EnumParse } from '../scene-vocabulary.js';
 
 export const RESOLUTIONS = SCENE_FIELDS.resolution.values;
 export const ASPECT_RATIOS = SCENE_FIELDS.aspectRatio.values;
@@ -63,31 +62,4 @@ export function imageDimensions(resolution: Resolution, aspectRatio: AspectRatio
     case 'Standard':
       return { width: (shortSide * 4) / 3, height: shortSide };
   }
-}
-
-export type EnumParse<T extends string> = { ok: true; value: T } | { ok: false; message: string };
-
-/**
- * Maps user input to the documented wire form of an enum field: case-insensitive,
- * separators ignored (north-east, NORTH_EAST), and the field's aliases (bearings
- * as N/NE/…); the failure message names the flag, lists the allowed values and
- * suggests the nearest one.
- */
-export function parseSceneEnum<F extends SceneEnumField>(
-  field: F,
-  input: string,
-  flag = `--${flagName(field)}`,
-): EnumParse<EnumValue<F>> {
-  const { values: allowed, aliases = {} } = sceneSpec(field) as EnumSpec;
-  const squashed = input.trim().replace(/[\s_-]/g, '').toLowerCase();
-  const match = allowed.find((value) => value.toLowerCase() === squashed);
-  if (match) return { ok: true, value: match as EnumValue<F> };
-  const alias = Object.keys(aliases).find((name) => name.toUpperCase() === input.trim().toUpperCase());
-  if (alias) return { ok: true, value: aliases[alias] as EnumValue<F> };
-  const suggestion = nearest(squashed, allowed);
-  const hint = suggestion ? ` (did you mean ${suggestion}?)` : '';
-  return {
-    ok: false,
-    message: `${flag} must be one of ${allowed.join(', ')}; got '${input}'${hint}`,
-  };
 }
