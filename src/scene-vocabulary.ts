@@ -88,8 +88,9 @@ export type SceneFieldSpec = CoordinateSpec | LocationSpec | EnumSpec | BooleanS
  * otherwise) and commander's name for its flag: the flag is the name in
  * kebab-case (aspectRatio → --aspect-ratio). Enum and boolean fields have a
  * config key, `defaults.<flag>`. The order is the order of the help, of the
- * wire body's keys (a batch manifest's row keys hash the body: keep it), and
- * of the scene description in the image metadata.
+ * wire body's keys, and of the scene description in the image metadata. A
+ * batch manifest keys its rows by a hash of the body: reordering the fields, or
+ * adding one that is always sent (an enum), has a re-run send every row again.
  */
 export const SCENE_FIELDS = {
   lat: {
