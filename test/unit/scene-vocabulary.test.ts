@@ -25,6 +25,7 @@ import {
   columnNames,
   configKeyOf,
   DEFAULTABLE_FIELDS,
+  fieldsOfKind,
   flagName,
   LOCATION_FIELDS,
   readWire,
@@ -33,6 +34,7 @@ import {
   sceneSpec,
   wirePath,
   writeWire,
+  type DefaultableField,
   type SceneField,
 } from '../../src/scene-vocabulary.js';
 import { sceneArgv, sceneCase } from '../property/scene-model.js';
@@ -40,14 +42,22 @@ import { ROOT } from '../helpers/cli.js';
 import { usageMessage } from '../helpers/usage-error.js';
 
 const builtIn = resolveSettings({}, {}, {}).sceneDefaults;
-const LOCATION = ['--lat', '1', '--lng', '2'];
 const isLocation = (field: SceneField) => (LOCATION_FIELDS as SceneField[]).includes(field);
 
-/** One way to give a field a value: on the command line, in a batch cell, and what the request must then hold. */
+/** What a request needs besides `field`: the location, or the rest of it. */
+function givenWith(field: SceneField): Record<string, string> {
+  const spec = sceneSpec(field);
+  if (spec.kind === 'location') return {};
+  if (spec.kind === 'coordinate') return Object.fromEntries(fieldsOfKind('coordinate').filter((other) => other !== field).map((other) => [other, '1']));
+  return { lat: '1', lng: '2' };
+}
+
+const asFlags = (given: Record<string, string>) => Object.entries(given).flatMap(([field, value]) => [`--${flagName(field)}`, value]);
+
+/** One way to give a field a value: its flag (with its value), a batch cell, and what the request must then hold. */
 interface Sample {
   argv: string[];
   cell: string;
-  /** The body's value at the field's wire path (for --at: the coordinates). */
   check(request: GenerationRequest): void;
 }
 
@@ -58,31 +68,24 @@ function samplesOf(field: SceneField): Sample[] {
   switch (spec.kind) {
     case 'coordinate': {
       const value = spec.range[1] / 4 + 0.125;
-      const others = LOCATION_FIELDS.filter((other) => other !== field && sceneSpec(other).kind === 'coordinate');
-      return [{ argv: [flag, String(value), ...others.flatMap((other) => [`--${flagName(other)}`, '1'])], cell: String(value), check: wireIs(value) }];
+      return [{ argv: [flag, String(value)], cell: String(value), check: wireIs(value) }];
     }
     case 'location':
-      return [
-        {
-          argv: [flag, '12.5,-33.25'],
-          cell: '12.5,-33.25',
-          check: (request) => expect(request.coordinates).toEqual({ lat: 12.5, lng: -33.25 }),
-        },
-      ];
+      return [{ argv: [flag, '12.5,-33.25'], cell: '12.5,-33.25', check: (request) => expect(request.coordinates).toEqual({ lat: 12.5, lng: -33.25 }) }];
     case 'enum': {
       // Not the default, so a dropped value cannot pass; typed in another case, as users do.
       const value = spec.values.find((candidate) => candidate !== spec.default)!;
-      return [{ argv: [...LOCATION, flag, value.toLowerCase()], cell: value.toUpperCase(), check: wireIs(value) }];
+      return [{ argv: [flag, value.toLowerCase()], cell: value.toUpperCase(), check: wireIs(value) }];
     }
     case 'boolean':
       return [
-        { argv: [...LOCATION, flag], cell: 'yes', check: wireIs(true) },
-        { argv: [...LOCATION, `--no-${flagName(field)}`], cell: 'false', check: wireIs(false) },
+        { argv: [flag], cell: 'yes', check: wireIs(true) },
+        { argv: [`--no-${flagName(field)}`], cell: 'false', check: wireIs(false) },
       ];
     case 'list':
-      return [{ argv: [...LOCATION, flag, ' a ', flag, 'b'], cell: 'a;b', check: wireIs(['a', 'b']) }];
+      return [{ argv: [flag, ' a ', flag, 'b'], cell: 'a;b', check: wireIs(['a', 'b']) }];
     case 'text':
-      return [{ argv: [...LOCATION, flag, 'a lighthouse at dusk'], cell: 'a lighthouse at dusk', check: wireIs('a lighthouse at dusk') }];
+      return [{ argv: [flag, 'a lighthouse at dusk'], cell: 'a lighthouse at dusk', check: wireIs('a lighthouse at dusk') }];
   }
 }
 
@@ -119,7 +122,7 @@ describe('every scene field', () => {
       it('is a flag of generate and generate-async whose value reaches the request', async () => {
         for (const command of ['generate', 'generate-async']) {
           for (const sample of samplesOf(field)) {
-            const input = sceneInputFrom(await parsedOptions([command, ...sample.argv]));
+            const input = sceneInputFrom(await parsedOptions([command, ...asFlags(givenWith(field)), ...sample.argv]));
             sample.check(buildGenerationRequest(input, builtIn));
           }
         }
@@ -127,24 +130,23 @@ describe('every scene field', () => {
 
       it(isLocation(field) ? 'is not a flag of batch, which reads the location from its columns' : 'is a flag of batch whose value every row takes', async () => {
         for (const sample of samplesOf(field)) {
-          const argv = ['batch', 'places.csv', ...sample.argv.slice(isLocation(field) ? 0 : LOCATION.length)];
+          const argv = ['batch', 'places.csv', ...sample.argv];
           if (isLocation(field)) {
             await expect(parsedOptions(argv)).rejects.toThrow(`unknown option '${flag}'`);
             continue;
           }
           const flags = sceneInputFrom(await parsedOptions(argv));
-          sample.check(buildGenerationRequest({ ...flags, lat: '1', lng: '2' }, builtIn));
+          sample.check(buildGenerationRequest({ ...flags, ...givenWith(field) }, builtIn));
         }
       });
 
       it('is set by a batch column under each of its names, in camelCase and kebab-case', async () => {
         const names = columnNames(field).flatMap((name) => [name, flagName(name)]);
         for (const name of names) expect(sceneFieldOf(name), name).toBe(field);
+        const given = givenWith(field);
         for (const sample of samplesOf(field)) {
           for (const name of names) {
-            const header = isLocation(field) ? [name, ...(spec.kind === 'coordinate' ? LOCATION_FIELDS.filter((f) => f !== field && sceneSpec(f).kind === 'coordinate') : [])] : ['lat', 'lng', name];
-            const values = isLocation(field) ? [sample.cell, ...header.slice(1).map(() => '1')] : ['1', '2', sample.cell];
-            const csv = `${header.join(',')}\n${values.map((value) => JSON.stringify(value)).join(',')}\n`;
+            const csv = `${[...Object.keys(given), name].join(',')}\n${[...Object.values(given), sample.cell].map((cell) => JSON.stringify(cell)).join(',')}\n`;
             const plan = planBatch({ file: await parseCsv(csv), flags: {}, sceneDefaults: builtIn, template: compileTemplate('out/{row}.jpg'), cwd: '/work' });
             expect(plan.rows[0]!.error, csv).toBeUndefined();
             sample.check(plan.rows[0]!.request!);
@@ -153,8 +155,9 @@ describe('every scene field', () => {
       });
 
       if ((DEFAULTABLE_FIELDS as SceneField[]).includes(field)) {
-        it(`has a config key, ${configKeyOf(field as (typeof DEFAULTABLE_FIELDS)[number])}, whose stored default the request takes`, () => {
-          const name = configKeyOf(field as (typeof DEFAULTABLE_FIELDS)[number]);
+        const defaultable = field as DefaultableField;
+        it(`has a config key, ${configKeyOf(defaultable)}, whose stored default the request takes`, () => {
+          const name = configKeyOf(defaultable);
           expect(configKeys().map((key) => key.name)).toContain(name);
           const key = parseConfigKey(name);
           expect(key).toMatchObject({ name, field });
@@ -163,8 +166,8 @@ describe('every scene field', () => {
             const config = { profiles: { default: { defaults: { [field]: stored } } } };
             expect(configShapeProblem(config)).toBeUndefined();
             const defaults = resolveSettings({}, {}, config).sceneDefaults;
-            expect(defaults[field as (typeof DEFAULTABLE_FIELDS)[number]].source).toBe('profile');
-            sample.check(buildGenerationRequest({ lat: '1', lng: '2' }, defaults));
+            expect(defaults[defaultable].source).toBe('profile');
+            sample.check(buildGenerationRequest(givenWith(field), defaults));
           }
           // The file holds each default as its JSON type; a hand edit of the wrong type is named.
           const wrong = spec.kind === 'boolean' ? 'yes' : true;
