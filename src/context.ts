@@ -4,7 +4,8 @@
 import type { GenAerialClient, Trace } from './api/client.js';
 import type { Network } from './api/network.js';
 import { UsageError } from './api/errors.js';
-import { DEFAULT_BASE_URL, readConfig, resolveSettings, validateBaseUrl, type Settings } from './config.js';
+import { DEFAULT_BASE_URL, readConfig, resolveSettings, type Settings } from './config.js';
+import { validateBaseUrl } from './flags.js';
 import { Terminal } from './io.js';
 import type { InFlight, Shutdown } from './shutdown.js';
 

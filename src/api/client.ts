@@ -13,6 +13,7 @@ import { imageIdSegment } from './image-id.js';
 import { JpegVerifier } from './jpeg-verifier.js';
 import { isTransient, networkFailure, oneLine, responseTimeout, type FailureScene } from './network-failure.js';
 import type { ProxySettings } from './proxy.js';
+import { API_PATH } from './spec.js';
 import { CallBudget, DEFAULT_TIMEOUTS, retryDelayMs, type CallKind, type Timeouts } from './timeouts.js';
 import {
   AsyncAcceptedSchema,
@@ -26,7 +27,6 @@ import {
 // Loaded with the client by the commands that make requests, in the same bundle chunk.
 export { openNetwork } from './network.js';
 
-export const API_PREFIX = '/api/external/v1/image-generation';
 
 /** For commands that check every id before sending the first (delete). */
 export { checkImageId } from './image-id.js';
@@ -218,7 +218,7 @@ export class GenAerialClient {
 
   /** Synchronous generation: the JPEG as a stream, after checking status and content type. */
   async generate(body: GenerationRequest, call: CallOptions = {}): Promise<ImageResponse> {
-    const res = await this.send('POST', API_PREFIX, { json: body, signal: call.signal, kind: 'generation' });
+    const res = await this.send('POST', API_PATH, { json: body, signal: call.signal, kind: 'generation' });
     return this.imageFrom(res);
   }
 
@@ -231,7 +231,7 @@ export class GenAerialClient {
    * caller to finish. `onImage` is told when the image starts arriving.
    */
   async generateInto(body: GenerationRequest, openSink: () => Writable, call: CallOptions & { onImage?: () => void } = {}): Promise<number> {
-    const url = `${this.baseUrl}${API_PREFIX}`;
+    const url = `${this.baseUrl}${API_PATH}`;
     const target = new URL(url);
     const payload = JSON.stringify(body);
     const headers = { ...this.requestHeaders(true), 'content-type': 'application/json' };
@@ -285,7 +285,7 @@ export class GenAerialClient {
 
   /** Asynchronous generation: the acceptance record; the image arrives by webhook. */
   async generateAsync(body: GenerationRequest, callbackUrl: string, call: CallOptions = {}): Promise<AsyncAccepted> {
-    const res = await this.send('POST', `${API_PREFIX}/async`, {
+    const res = await this.send('POST', `${API_PATH}/async`, {
       json: body,
       headers: { 'x-callback-url': callbackUrl },
       signal: call.signal,
@@ -300,7 +300,7 @@ export class GenAerialClient {
     if (query.size !== undefined) params.set('size', String(query.size));
     for (const sort of query.sort ?? []) params.append('sort', sort);
     const qs = params.toString();
-    const res = await this.send('GET', `${API_PREFIX}${qs ? `?${qs}` : ''}`, {
+    const res = await this.send('GET', `${API_PATH}${qs ? `?${qs}` : ''}`, {
       signal: call.signal,
       kind: 'lookup',
     });
@@ -308,7 +308,7 @@ export class GenAerialClient {
   }
 
   async delete(id: string, call: CallOptions = {}): Promise<void> {
-    const res = await this.send('DELETE', `${API_PREFIX}/${imageIdSegment(id)}`, {
+    const res = await this.send('DELETE', `${API_PATH}/${imageIdSegment(id)}`, {
       signal: call.signal,
       kind: 'lookup',
     });

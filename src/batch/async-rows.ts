@@ -42,12 +42,13 @@ export async function parseAsyncFlags(flags: AsyncFlags): Promise<AsyncSetup | u
     if (stray) throw new UsageError(`${stray[1]} only applies with --async`);
     return undefined;
   }
-  const { parseCallbackWait, parseListenPort, validateCallbackUrl } = await import('../commands/generate-async.js');
+  const { parseCallbackWait } = await import('../commands/generate-async.js');
+  const { parsePort, validateCallbackUrl } = await import('../flags.js');
   const host = flags.listenHost?.trim() ?? '127.0.0.1';
   if (host === '') throw new UsageError('--listen-host must be an address or host name such as 127.0.0.1');
   return {
     host,
-    port: parseListenPort(flags.listenPort),
+    port: parsePort(flags.listenPort, '--listen-port'),
     publicUrl: flags.publicUrl === undefined ? undefined : validateCallbackUrl(flags.publicUrl, '--public-url'),
     timeoutMs: await parseCallbackWait(flags.callbackTimeout, '--callback-timeout'),
   };

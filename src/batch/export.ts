@@ -10,20 +10,20 @@ import { ApiError, CliError, ExitCode, InterruptedError, UsageError } from '../a
 import type { GenAerialClient } from '../api/client.js';
 import { walkPages } from '../api/pages.js';
 import type { ImageRecord } from '../api/schema.js';
+import { URL_LIFETIME_MS } from '../api/spec.js';
 import type { Context } from '../context.js';
 import { formatDuration } from '../duration.js';
 import { MESSAGE_MAX, printable } from '../printable.js';
 import { fitName, MAX_NAME_BYTES, nameTag, safeNamePart, separateNames, utf8Length } from '../file-names.js';
 import { INDEX_NAME, removeStaleIndexTemps, writeIndex } from './export-index.js';
 import { isCompleteJpeg, removeStaleParts } from './files.js';
-import { parseCount, parseProgressInterval, parseRetryDelay } from './options.js';
+import { parseCount } from '../flags.js';
+import { parseProgressInterval, parseRetryDelay } from './options.js';
 import { createProgress, type Progress, type ProgressCounts } from './progress.js';
 import { decide, describeFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { PauseGate, runPool } from './runner.js';
 import { batchExitCode } from './summary.js';
 
-/** The spec: list URLs are valid for two hours after the list response. */
-export const URL_LIFETIME_MS = 2 * 60 * 60 * 1000;
 /** A URL this close to expiry is refreshed first: a download started just before the deadline could be cut off. */
 const EXPIRY_MARGIN_MS = 5 * 60 * 1000;
 const PAGE_SIZE = 50;

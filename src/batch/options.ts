@@ -1,5 +1,4 @@
 // Parsing of the numeric and duration flags batch and export share.
-import { UsageError } from '../api/errors.js';
 import { parseDuration, type DurationRange } from '../duration.js';
 import { DEFAULT_RETRY_POLICY } from './retry.js';
 
@@ -20,14 +19,4 @@ export function parseRetryDelay(raw: string | undefined): number {
 
 export function parseProgressInterval(raw: string | undefined): number {
   return raw === undefined ? DEFAULT_PROGRESS_INTERVAL_MS : parseDuration(raw, '--progress-interval', PROGRESS_INTERVAL_RANGE);
-}
-
-export function parseCount(raw: string | undefined, flag: string, min: number, max: number, fallback: number): number {
-  if (raw === undefined) return fallback;
-  const text = String(raw).trim();
-  const value = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}; got '${raw}'`);
-  }
-  return value;
 }

@@ -83,31 +83,10 @@ history: aerial list. More: docs/webhooks.md`,
     .action(action<GenerateAsyncOptions>(runGenerateAsync));
 }
 
-export function validateCallbackUrl(raw: string | undefined, flag = '--callback-url'): string {
-  if (raw === undefined || raw.trim() === '') throw new UsageError(`${flag} is required: an absolute http(s) URL for the result callback`);
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    throw new UsageError(`${flag} must be an absolute http(s) URL; got '${raw}'`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`${flag} must be an absolute http(s) URL; got '${raw}'`);
-  }
-  return url.toString();
-}
-
 /** A callback wait (--timeout, --callback-timeout) in milliseconds. */
 export async function parseCallbackWait(raw: string | undefined, flag: string): Promise<number> {
   const { parseDuration } = await import('../duration.js');
   return parseDuration(raw ?? DEFAULT_CALLBACK_WAIT, flag, CALLBACK_WAIT_RANGE);
-}
-
-export function parseListenPort(raw: string | undefined): number {
-  if (raw === undefined) return 0;
-  const port = /^\d{1,5}$/.test(raw.trim()) ? Number(raw) : NaN;
-  if (!(port >= 0 && port <= 65535)) throw new UsageError(`--listen-port must be a port number from 0 to 65535 (0 = any free port); got '${raw}'`);
-  return port;
 }
 
 export interface ListenPlan {
@@ -119,6 +98,7 @@ export interface ListenPlan {
 
 /** Checks every --listen flag before anything is bound or sent. */
 async function planListener(options: GenerateAsyncOptions): Promise<ListenPlan> {
+  const { parsePort, validateCallbackUrl } = await import('../flags.js');
   if (options.callbackUrl !== undefined && options.publicUrl !== undefined) {
     throw new UsageError('--callback-url and --public-url mean the same with --listen (the URL the service calls); pass one');
   }
@@ -128,7 +108,7 @@ async function planListener(options: GenerateAsyncOptions): Promise<ListenPlan> 
   if (host === '') throw new UsageError('--listen-host must be an address or host name such as 127.0.0.1');
   return {
     host,
-    port: parseListenPort(options.listenPort),
+    port: parsePort(options.listenPort, '--listen-port'),
     publicUrl: advertised === undefined ? undefined : validateCallbackUrl(advertised, flag),
     timeoutMs: await parseCallbackWait(options.timeout, '--timeout'),
   };
@@ -154,6 +134,7 @@ export async function runGenerateAsync(ctx: Context, options: GenerateAsyncOptio
   const request = buildGenerationRequest(sceneInputFrom(options), ctx.settings().sceneDefaults);
   if (plan) return listenAndDownload(ctx, request, plan, options);
 
+  const { validateCallbackUrl } = await import('../flags.js');
   const callbackUrl = validateCallbackUrl(options.callbackUrl);
   const client = await ctx.client();
   const accepted = await client.generateAsync(request, callbackUrl, { signal: ctx.signal });

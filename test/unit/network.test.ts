@@ -6,7 +6,8 @@ import { NetworkError } from '../../src/api/errors.js';
 import { isTransient, networkFailure, type FailureScene } from '../../src/api/network-failure.js';
 import { describeProxies, maskProxy, proxyFor, proxySecrets, readProxySettings } from '../../src/api/proxy.js';
 import { CallBudget, DEFAULT_TIMEOUTS, readWaitSettings, timeoutsOf, worstCaseMs } from '../../src/api/timeouts.js';
-import { DEFAULT_BASE_URL, hadApiPath, resolveSettings, validateBaseUrl } from '../../src/config.js';
+import { DEFAULT_BASE_URL, resolveSettings } from '../../src/config.js';
+import { hadApiPath, validateBaseUrl } from '../../src/flags.js';
 
 describe('how long a lookup can take', () => {
   const lookup = DEFAULT_TIMEOUTS.calls.lookup;
