@@ -143,8 +143,10 @@ async function testConnection(
   baseUrl: string,
   apiKey: string,
 ): Promise<{ ok: true } | { ok: false; error: CliError }> {
-  const { GenAerialClient } = await import('../api/client.js');
-  const client = new GenAerialClient({ baseUrl, apiKey, ...network, maxRateLimitRetries: 1, onTrace: (trace) => ctx.io.debug(formatTrace(trace)) });
+  const [{ GenAerialClient }, { DEFAULT_RETRY_POLICY }] = await Promise.all([import('../api/client.js'), import('../api/retry.js')]);
+  // A test call retries a 429 once: it is a check, not a job.
+  const retry = { ...DEFAULT_RETRY_POLICY, rateLimitedAttempts: 2 };
+  const client = new GenAerialClient({ baseUrl, apiKey, ...network, retry, onTrace: (trace) => ctx.io.debug(formatTrace(trace)) });
   const spinner = await ctx.io.spinner(`Checking the key against ${baseUrl} (listing one image)…`);
   try {
     const page = await client.list({ page: 0, size: 1 }, { signal: ctx.signal });
