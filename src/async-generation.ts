@@ -11,10 +11,9 @@ import { withRetries, type RetryHooks } from './api/retry.js';
 import type { GenerationRequest, WebhookSuccess } from './api/schema.js';
 import { startDeadline } from './deadline.js';
 import { formatDuration, parseDuration, type DurationRange } from './duration.js';
-import { parsePort, validateCallbackUrl } from './flags.js';
+import { DEFAULT_LISTEN_HOST, parsePort, validateCallbackUrl } from './flags.js';
 import { isSuccessPayload, WebhookListener } from './listener.js';
 
-export const DEFAULT_LISTEN_HOST = '127.0.0.1';
 /** How long a callback is waited for: generate-async --timeout and batch --callback-timeout. */
 export const DEFAULT_CALLBACK_WAIT = '10m';
 /** Bare numbers were milliseconds once: above 10 minutes, one is refused unless it has a unit. */

@@ -24,6 +24,9 @@ export function parseCount(raw: string | undefined, flag: string, min: number, m
   return parseWholeNumber(raw, flag, min, max) ?? fallback;
 }
 
+/** Where a listener binds unless told otherwise (--listen-host): reachable from this machine only. */
+export const DEFAULT_LISTEN_HOST = '127.0.0.1';
+
 /** A port to listen on; 0 (the default) lets the system pick a free one. */
 export function parsePort(raw: string | undefined, flag: string): number {
   if (raw === undefined) return 0;

@@ -8,6 +8,7 @@ import type { ListenPlan } from '../async-generation.js';
 import { formatBytes } from '../bytes.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
+import { DEFAULT_LISTEN_HOST } from '../flags.js';
 import type { Spinner } from '../io.js';
 import { printable } from '../printable.js';
 import { VERSION } from '../version.js';
@@ -28,8 +29,6 @@ interface GenerateAsyncOptions {
   [scene: string]: unknown;
 }
 
-/** Written out so that --help loads nothing of the listener (async-generation.ts holds the default). */
-const DEFAULT_LISTEN_HOST = '127.0.0.1';
 /**
  * The help's words for a callback wait, shared with batch --callback-timeout; written
  * out so that --help loads no parser (a test holds them to CALLBACK_WAIT_RANGE).
