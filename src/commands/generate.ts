@@ -86,10 +86,8 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   if (special) ctx.onCleanup(() => void special.destroy());
   // The EXIF writer (piexifjs) loads while the image is being generated, not before the request:
   // the sink is asked for once the image starts arriving, and waits for it then (image-download.ts).
-  const metadataReady = options.metadata === false ? undefined : import('../metadata.js');
-  metadataReady?.catch(() => {}); // a failed request must not leave an unhandled rejection behind
-  const editor = metadataReady && (async () => (await metadataReady).createMetadataSplicer({ request, software: `aerial ${VERSION}` }))();
-  editor?.catch(() => {});
+  const editor = options.metadata === false ? undefined : import('../metadata.js').then((m) => m.createMetadataSplicer({ request, software: `aerial ${VERSION}` }));
+  editor?.catch(() => {}); // a failed request must not leave an unhandled rejection behind
 
   const client = await ctx.client();
   const where = `${request.coordinates.lat}, ${request.coordinates.lng}`;
