@@ -16,11 +16,12 @@ import {
   type DefaultableField,
   type EnumField,
 } from './scene-vocabulary.js';
+import { DEFAULT_BASE_URL } from './api/spec.js';
+import { validateBaseUrl } from './flags.js';
 import { nearest } from './suggest.js';
 
 export const DEFAULT_PROFILE = 'default';
-/** The public GenAerial service (documentation: genaerial.com/api-docs). */
-export const DEFAULT_BASE_URL = 'https://api.genaerial.com';
+export { DEFAULT_BASE_URL };
 export const CONFIG_FILE_NAME = 'config.json';
 
 export interface ProfileData {
@@ -256,38 +257,6 @@ export function parseConfigValue(key: ConfigKey, raw: string): string | boolean 
       if (['false', 'no', '0', 'off'].includes(value)) return false;
       throw new UsageError(`${key.name} must be true or false; got '${raw}'`);
     }
-  }
-}
-
-/** The path every endpoint of the API sits under; aerial adds it to the base URL itself. */
-const API_PATH = /\/api\/external\/v1(\/.*)?$/i;
-
-/**
- * Checks a service base URL and returns it normalised: no trailing slash, and
- * without the API path when one was pasted with it (`…/api/external/v1…`).
- */
-export function validateBaseUrl(raw: string, label: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new UsageError(`${label} must be an absolute http(s) URL such as ${DEFAULT_BASE_URL}; got '${raw}'`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`${label} must be an absolute http(s) URL such as ${DEFAULT_BASE_URL}; got '${raw}'`);
-  }
-  if (url.username || url.password) throw new UsageError(`${label} must not contain credentials`);
-  if (url.search || url.hash) throw new UsageError(`${label} must not have a query or fragment; got '${raw}'`);
-  url.pathname = url.pathname.replace(API_PATH, '');
-  return url.toString().replace(/\/+$/, '');
-}
-
-/** Whether validateBaseUrl took the API path off `raw`, so the user can be told. */
-export function hadApiPath(raw: string): boolean {
-  try {
-    return API_PATH.test(new URL(raw).pathname);
-  } catch {
-    return false;
   }
 }
 

@@ -3,8 +3,10 @@
 // shutdown.ts), and a lazily built API client (real service or sandbox).
 import type { GenAerialClient, Trace } from './api/client.js';
 import type { Network } from './api/network.js';
+import type { RetryPolicy } from './api/retry.js';
 import { UsageError } from './api/errors.js';
-import { DEFAULT_BASE_URL, readConfig, resolveSettings, validateBaseUrl, type Settings } from './config.js';
+import { DEFAULT_BASE_URL, readConfig, resolveSettings, type Settings } from './config.js';
+import { validateBaseUrl } from './flags.js';
 import { Terminal } from './io.js';
 import type { InFlight, Shutdown } from './shutdown.js';
 
@@ -20,7 +22,8 @@ export interface GlobalOptions {
 }
 
 export interface ClientTuning {
-  maxRateLimitRetries?: number;
+  /** How the client's calls are retried (batch and export); the default policy when absent. */
+  retry?: RetryPolicy;
   /** Reuse one connection pool for many concurrent requests (batch). */
   connections?: number;
 }
@@ -147,7 +150,7 @@ export class Context {
         baseUrl,
         apiKey,
         ...network,
-        maxRateLimitRetries: tuning.maxRateLimitRetries,
+        retry: tuning.retry,
         onTrace: (trace: Trace) => this.io.debug(formatTrace(trace)),
       });
     })();

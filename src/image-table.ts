@@ -5,11 +5,10 @@
 // printable(): no escape codes, tabs or line breaks reach the output.
 import stringWidth from 'string-width';
 import type { ImageRecord } from './api/schema.js';
+import { URL_LIFETIME_MS } from './api/spec.js';
 import type { Style } from './io.js';
 import { printable } from './printable.js';
 
-/** The list URLs are valid for two hours after the list response (spec, Limits). */
-export const URL_LIFETIME_MS = 2 * 60 * 60 * 1000;
 /** Between columns. */
 const GAP = '  ';
 

@@ -1,23 +1,23 @@
-// Streams a JPEG response to disk: never buffered whole, verified as JPEG,
-// written to a temp file beside the target and moved into place only when
-// complete, so a failure or Ctrl-C never leaves a half-written image. Before
+// Where images are saved: a temp file beside the target, moved into place only
+// when the image is whole, so a failure or Ctrl-C never leaves a half-written
+// image; a device or FIFO written into; standard output. The client writes
+// each image into the destination's sink as it arrives (api/image-download.ts),
+// checked and with its metadata spliced in on the way. Before
 // anything is sent, checkOutputPath finds out whatever about the target can be
 // known without paying: the directory, a file that may create there, links,
 // names too long, and special files (written into, never replaced).
 import { randomBytes } from 'node:crypto';
-import { constants, createWriteStream, open as openCallback, WriteStream } from 'node:fs';
+import { constants, createWriteStream, open as openCallback, type WriteStream } from 'node:fs';
 import { link, lstat, mkdir, open, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { Readable, Transform, Writable } from 'node:stream';
-import { finished, pipeline } from 'node:stream/promises';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { isatty } from 'node:tty';
 import { promisify } from 'node:util';
 import { BrokenPipeError, CliError, FileSystemError, fileSystemError, InterruptedError, UsageError } from './api/errors.js';
-import { CorruptImageError, JpegVerifier } from './api/jpeg-verifier.js';
+import type { ChunkEditor, ImageSink, ReceivedImage } from './api/image-download.js';
 import { MAX_NAME_BYTES, partFileName, utf8Length } from './file-names.js';
-
-export { CorruptImageError, JpegVerifier } from './api/jpeg-verifier.js';
 
 /** A fresh temp name beside `target` (file-names.ts: a target of the longest name allowed still gets one that fits). */
 export function tempPathFor(target: string): string {
@@ -164,29 +164,14 @@ export async function openSpecialOutput(target: OutputTarget, flag: string, sign
   return createWriteStream(target.path, { fd: handle });
 }
 
-/**
- * The first stages of a JPEG's way to disk: the source alone when it is
- * already a verifier (the API client verifies the images it returns), else the
- * source and a new one. A stage less per image counts when a batch receives
- * sixteen at once.
- */
-function verifierOf(source: Readable): { stages: [Readable, ...Transform[]]; bytes: () => number } {
-  const verifier = source instanceof JpegVerifier ? source : new JpegVerifier();
-  return { stages: verifier === source ? [source] : [source, verifier], bytes: () => verifier.bytes };
-}
-
-/** Changes chunks on their way into a file (metadata insertion); see MetadataSplicer. */
-export interface ChunkEditor {
-  /** What to write for this chunk; undefined to hold it back for now. */
-  edit(chunk: Buffer): Buffer | undefined;
-  /** Whatever is still held back when the stream ends. */
-  rest(): Buffer | undefined;
-}
-
 export interface JpegFileOptions {
   force: boolean;
-  /** Applied to the bytes as they are written (metadata insertion), without a stream stage of its own. */
-  editor?: ChunkEditor;
+  /**
+   * Applied to the bytes on their way into the file (metadata insertion). A
+   * promise while it is still being made (the EXIF writer loading as the
+   * request is on the wire): the sink is handed out once it is ready.
+   */
+  editor?: ChunkEditor | Promise<ChunkEditor>;
   /**
    * How many bytes may wait in memory for the disk (Node's default is 16 KiB).
    * More lets a response be read off the connection at network speed, so the
@@ -195,58 +180,17 @@ export interface JpegFileOptions {
   diskBufferBytes?: number;
 }
 
-export interface WriteJpegOptions extends JpegFileOptions {
-  signal?: AbortSignal;
-  /** When the server announced a length, anything else means the transfer broke. */
-  expectedLength?: number;
-}
-
 export interface WrittenJpeg {
   path: string;
-  /** Size of the file written. */
+  /** Size of what was written, metadata included. */
   bytes: number;
 }
 
-// fs.WriteStream's typings declare no constructor of its own.
-const FileWriteStream = WriteStream as unknown as new (path: string, options: object) => WriteStream;
-
-/** A file write stream that passes what it writes through an editor first. */
-class EditedWriteStream extends FileWriteStream {
-  constructor(
-    path: string,
-    options: object,
-    private readonly editor: ChunkEditor,
-  ) {
-    super(path, options);
-  }
-
-  override _write(chunk: Buffer, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    const edited = this.editor.edit(chunk);
-    if (!edited) return callback();
-    super._write(edited, encoding, callback);
-  }
-
-  override _writev(chunks: Array<{ chunk: Buffer; encoding: BufferEncoding }>, callback: (error?: Error | null) => void): void {
-    const edited = chunks.flatMap(({ chunk, encoding }) => {
-      const out = this.editor.edit(chunk);
-      return out ? [{ chunk: out, encoding }] : [];
-    });
-    if (edited.length === 0) return callback();
-    super._writev!(edited, callback);
-  }
-
-  override _final(callback: (error?: Error | null) => void): void {
-    const rest = this.editor.rest();
-    if (!rest) return callback();
-    super._write(rest, 'buffer' as BufferEncoding, callback);
-  }
-}
-
 /**
- * A JPEG on its way to disk: a temp file beside the target, opened at once
- * (a batch opens it while the request is on the wire), written through `sink`,
- * then moved into place by commit() or removed by discard(). A failure or
- * Ctrl-C never leaves a half-written image under the target's name.
+ * One JPEG on its way to disk: a temp file beside the target, opened at once,
+ * written through `sink`, then moved into place by commit() or removed by
+ * discard(). A failure or Ctrl-C never leaves a half-written image under the
+ * target's name.
  */
 export class TempJpegFile {
   readonly target: string;
@@ -257,12 +201,11 @@ export class TempJpegFile {
   constructor(
     /** As the user gave it, for messages. */
     private readonly path: string,
-    private readonly options: JpegFileOptions,
+    private readonly options: Pick<JpegFileOptions, 'force' | 'diskBufferBytes'>,
   ) {
     this.target = resolve(path);
     this.temp = tempPathFor(this.target);
-    const streamOptions = { flags: 'wx', mode: 0o644, highWaterMark: options.diskBufferBytes };
-    this.sink = options.editor ? new EditedWriteStream(this.temp, streamOptions, options.editor) : createWriteStream(this.temp, streamOptions);
+    this.sink = createWriteStream(this.temp, { flags: 'wx', mode: 0o644, highWaterMark: options.diskBufferBytes });
     // Errors (an unwritable directory, a full disk) are reported by whoever writes, and by commit();
     // this listener only keeps one nobody has waited for yet from crashing the process.
     this.sink.on('error', () => {});
@@ -309,63 +252,159 @@ export class TempJpegFile {
   }
 }
 
-export async function writeJpegAtomically(source: Readable, path: string, options: WriteJpegOptions): Promise<WrittenJpeg> {
-  const file = new TempJpegFile(path, options);
-  const verifier = verifierOf(source);
-  try {
-    await pipeline([...verifier.stages, file.sink], { signal: options.signal });
-    if (options.expectedLength !== undefined && verifier.bytes() !== options.expectedLength) {
-      throw new CorruptImageError(`JPEG is truncated: got ${verifier.bytes()} of ${options.expectedLength} bytes`);
+/**
+ * Where an image is saved: the sink the client writes it into
+ * (image-download.ts), and what becomes of that once the image is whole, or
+ * once the transfer failed.
+ */
+export interface ImageDestination extends ImageSink {
+  /** After the whole image is in the sink: the file moved into place, or the special file ended. */
+  finish(): Promise<WrittenJpeg>;
+  /** After a failure: removes what was written where that can be, and says the error in the user's terms. */
+  abandon(error: unknown): Promise<unknown>;
+}
+
+/** The editor of a destination, which may still be being made when the destination is. */
+class EditorSlot {
+  editor?: ChunkEditor;
+  private pending?: Promise<unknown>;
+
+  constructor(editor: ChunkEditor | Promise<ChunkEditor> | undefined) {
+    if (editor instanceof Promise) this.pending = editor.then((ready) => (this.editor = ready));
+    else this.editor = editor;
+  }
+
+  /** `open()` once the editor is ready: at once (no promise) when it already is. */
+  whenReady(open: () => Writable): Writable | Promise<Writable> {
+    if (!this.pending) return open();
+    return this.pending.then(() => {
+      this.pending = undefined;
+      return open();
+    });
+  }
+}
+
+/**
+ * A regular file, written atomically: a temp file per attempt beside the
+ * target, moved into place when the image is whole.
+ */
+export class JpegFileDestination implements ImageDestination {
+  private readonly slot: EditorSlot;
+  private file?: TempJpegFile;
+
+  constructor(
+    private readonly path: string,
+    private readonly options: JpegFileOptions,
+  ) {
+    this.slot = new EditorSlot(options.editor);
+  }
+
+  /** Opens the temp file now, so it is ready before the image arrives (a batch opens it as the request goes out). */
+  prepare(): void {
+    this.file ??= new TempJpegFile(this.path, this.options);
+  }
+
+  get editor(): ChunkEditor | undefined {
+    return this.slot.editor;
+  }
+
+  open(): Writable | Promise<Writable> {
+    return this.slot.whenReady(() => (this.file ??= new TempJpegFile(this.path, this.options)).sink);
+  }
+
+  async reset(): Promise<void> {
+    await this.file?.discard();
+    this.file = undefined;
+    this.editor?.reset?.();
+  }
+
+  finish(): Promise<WrittenJpeg> {
+    return (this.file ??= new TempJpegFile(this.path, this.options)).commit();
+  }
+
+  async abandon(error: unknown): Promise<unknown> {
+    const file = this.file;
+    this.file = undefined;
+    await file?.discard();
+    return fileSystemError(error, `cannot write ${this.path}`) ?? error;
+  }
+}
+
+/**
+ * A stream the image is written into as it comes: a device or FIFO opened by
+ * openSpecialOutput (ended once the image is whole), or standard output for
+ * `-o -` (left open). What was written cannot be taken back, so such an image
+ * is never asked for twice. A reader that went away is a broken pipe, as for
+ * standard output; a full device is a file-system error.
+ */
+export class StreamDestination implements ImageDestination {
+  private readonly slot: EditorSlot;
+  private written = 0;
+  /** The stream's own first failure. */
+  private failure?: Error;
+
+  constructor(
+    private readonly stream: Writable,
+    private readonly options: { path: string; editor?: ChunkEditor | Promise<ChunkEditor>; end: boolean },
+  ) {
+    this.slot = new EditorSlot(options.editor);
+    // Kept for abandon(): reported there or by finish(), and none may crash the process meanwhile.
+    stream.on('error', (error) => (this.failure ??= error));
+  }
+
+  get editor(): ChunkEditor | undefined {
+    return this.slot.editor;
+  }
+
+  open(): Writable | Promise<Writable> {
+    return this.slot.whenReady(() => this.stream);
+  }
+
+  async finish(): Promise<WrittenJpeg> {
+    try {
+      if (this.options.end) {
+        this.stream.end();
+        await finished(this.stream);
+      }
+    } catch (error) {
+      throw this.explain(error);
     }
-  } catch (error) {
-    await file.discard();
-    throw file.explain(error);
+    return { path: this.options.path, bytes: this.written };
   }
-  return file.commit();
-}
 
-/** How metadata is added on the way: by the file writer for a file, by a stream stage for a device or FIFO. */
-export interface MetadataWriters {
-  editor(): ChunkEditor;
-  transform(): Transform & { insertedBytes: number };
+  /** The transfer's count of what it wrote, metadata included. */
+  received(image: ReceivedImage): void {
+    this.written = image.written;
+  }
+
+  async abandon(error: unknown): Promise<unknown> {
+    // The stream's own failure (a reader gone, a bad descriptor) is the cause of whatever stopped the transfer.
+    return this.explain(this.failure ?? error);
+  }
+
+  private explain(error: unknown): unknown {
+    if ((error as NodeJS.ErrnoException).code === 'EPIPE') return new BrokenPipeError();
+    return fileSystemError(error, `cannot write ${this.options.path}`) ?? error;
+  }
 }
 
 /**
- * Saves an image to a target checked by checkOutputPath: atomically for a
- * file (see writeJpegAtomically), written into for a special file opened by
- * openSpecialOutput. A FIFO's reader that went away is a broken pipe, as for
- * stdout; a full device is a file-system error.
+ * Saves an image through `transfer` (a client call that writes it into the
+ * destination's sink): the image is then put in place, or, after a failure,
+ * whatever was written is removed and the error said in the user's terms.
  */
-export async function saveJpeg(
-  source: Readable,
-  target: OutputTarget,
-  special: Writable | undefined,
-  options: Omit<WriteJpegOptions, 'editor'> & { metadata?: MetadataWriters },
-): Promise<WrittenJpeg> {
-  if (!special) {
-    const written = await writeJpegAtomically(source, target.file, { ...options, editor: options.metadata?.editor() });
-    return { path: target.path, bytes: written.bytes };
-  }
-  const inserter = options.metadata?.transform();
+export async function saveImage(destination: ImageDestination, transfer: (sink: ImageSink) => Promise<ReceivedImage>): Promise<WrittenJpeg> {
+  let image: ReceivedImage;
   try {
-    const bytes = await pipeJpeg(source, special, { signal: options.signal, transforms: inserter ? [inserter] : [], end: true });
-    return { path: target.path, bytes: bytes + (inserter?.insertedBytes ?? 0) };
+    image = await transfer(destination);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EPIPE') throw new BrokenPipeError();
-    throw fileSystemError(error, `cannot write ${target.path}`) ?? error;
+    throw await destination.abandon(error);
   }
+  if (destination instanceof StreamDestination) destination.received(image);
+  return destination.finish();
 }
 
-/**
- * Streams a verified JPEG into a writable, through optional extra stages
- * (metadata): stdout for `-o -` (left open), or a special file (ended).
- */
-export async function pipeJpeg(
-  source: Readable,
-  destination: NodeJS.WritableStream,
-  options: { signal?: AbortSignal; transforms?: Transform[]; end?: boolean } = {},
-): Promise<number> {
-  const verifier = verifierOf(source);
-  await pipeline([...verifier.stages, ...(options.transforms ?? []), destination], { signal: options.signal, end: options.end ?? false } as never);
-  return verifier.bytes();
+/** The destination for a target checked by checkOutputPath (and, for a special file, opened by openSpecialOutput). */
+export function destinationFor(target: OutputTarget, special: Writable | undefined, options: JpegFileOptions): ImageDestination {
+  return special ? new StreamDestination(special, { path: target.path, editor: options.editor, end: true }) : new JpegFileDestination(target.file, options);
 }

@@ -2,7 +2,6 @@
 // and a plain statement (EXIF and XMP) that it is AI-generated and with which
 // scene parameters. Inserted while the JPEG streams to disk — only the first
 // few header bytes are ever held back, never the image.
-import { Transform, type TransformCallback } from 'node:stream';
 import piexif from 'piexifjs';
 import { BEARING_DEGREES } from './api/enums.js';
 import type { GenerationRequest } from './api/schema.js';
@@ -185,6 +184,12 @@ export class MetadataSplicer {
     this.head = undefined;
     return head;
   }
+
+  /** Starts over, for an image asked for again after a broken attempt. */
+  reset(): void {
+    this.head = Buffer.alloc(0);
+    this.insertedBytes = 0;
+  }
 }
 
 function insertionPoint(head: Buffer): number | 'wait' | 'none' {
@@ -197,40 +202,6 @@ function insertionPoint(head: Buffer): number | 'wait' | 'none' {
   return head.length < end ? 'wait' : end;
 }
 
-/** The splicer as a stream stage, for streams that are not files (standard output). */
-export class JpegMetadataInserter extends Transform {
-  private readonly splicer: MetadataSplicer;
-
-  constructor(segments: Buffer) {
-    super();
-    this.splicer = new MetadataSplicer(segments);
-  }
-
-  /** Bytes added to the stream (0 until the insertion point was reached). */
-  get insertedBytes(): number {
-    return this.splicer.insertedBytes;
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    callback(null, this.splicer.edit(chunk));
-  }
-
-  override _flush(callback: TransformCallback): void {
-    const rest = this.splicer.rest();
-    if (rest) this.push(rest);
-    callback();
-  }
-}
-
 export function createMetadataSplicer(meta: ImageMetadata): MetadataSplicer {
   return new MetadataSplicer(metadataSegments(meta));
-}
-
-export function createMetadataTransform(meta: ImageMetadata): JpegMetadataInserter {
-  return new JpegMetadataInserter(metadataSegments(meta));
-}
-
-/** Both ways of adding the metadata, for saveJpeg to pick the one its target needs (file writer or stream stage). */
-export function metadataWriters(meta: ImageMetadata): { editor(): MetadataSplicer; transform(): JpegMetadataInserter } {
-  return { editor: () => createMetadataSplicer(meta), transform: () => createMetadataTransform(meta) };
 }

@@ -1,19 +1,20 @@
 // The HTTP layer: one method per GenAerial v1 endpoint, typed results, typed
 // errors. It knows nothing of terminals; `onTrace` is how callers observe it.
-import { Readable, Transform, type TransformCallback, type Writable } from 'node:stream';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { formatBytes } from '../bytes.js';
 import { printable } from '../printable.js';
 import { directDispatcher } from './dispatcher.js';
 import { checkDownloadHost } from './download-guard.js';
-import { ApiError, CliError, defaultCodeForStatus, ExitCode } from './errors.js';
-import { download, type DownloadOutcome } from './image-download.js';
+import { ApiError, CliError, defaultCodeForStatus, ExitCode, ImageUrlRefusedError } from './errors.js';
+import { download, type ImageSink, type ReceivedImage } from './image-download.js';
 import { imageIdSegment } from './image-id.js';
-import { JpegVerifier } from './jpeg-verifier.js';
-import { isTransient, networkFailure, oneLine, responseTimeout, type FailureScene } from './network-failure.js';
+import { networkFailure, oneLine, responseTimeout, type FailureScene } from './network-failure.js';
 import type { ProxySettings } from './proxy.js';
-import { CallBudget, DEFAULT_TIMEOUTS, retryDelayMs, type CallKind, type Timeouts } from './timeouts.js';
+import { DEFAULT_RETRY_POLICY, withRetries, type Attempt, type RetryHooks, type RetryNotice, type RetryPolicy, type Sleep } from './retry.js';
+import { API_PATH } from './spec.js';
+import { CallBudget, DEFAULT_TIMEOUTS, type CallKind, type Timeouts } from './timeouts.js';
 import {
   AsyncAcceptedSchema,
   ErrorBodySchema,
@@ -26,7 +27,6 @@ import {
 // Loaded with the client by the commands that make requests, in the same bundle chunk.
 export { openNetwork } from './network.js';
 
-export const API_PREFIX = '/api/external/v1/image-generation';
 
 /** For commands that check every id before sending the first (delete). */
 export { checkImageId } from './image-id.js';
@@ -48,19 +48,19 @@ export interface ClientOptions {
   dispatcher?: Dispatcher;
   /** How long each kind of call waits, stage by stage (timeouts.ts). */
   timeouts?: Timeouts;
+  /** How calls are retried (retry.ts): DEFAULT_RETRY_POLICY for single commands; batch and export pass theirs. */
+  retry?: RetryPolicy;
   /** The proxies `dispatcher` goes through, so a failure can name the one involved. */
   proxy?: ProxySettings;
   /** NODE_EXTRA_CA_CERTS as set, so a certificate that cannot be verified gets the right advice. */
   extraCaCerts?: string;
-  /** How many times a 429 is retried before giving up with exit 8. */
-  maxRateLimitRetries?: number;
-  /** A Retry-After beyond this is capped, so a hostile server cannot park us for a year. */
+  /** AERIAL_MAX_RETRY_AFTER: caps every Retry-After, whatever the policy. */
   maxRetryAfterSeconds?: number;
   /** Largest image accepted: an endless body must not fill the disk. */
   maxImageBytes?: number;
   onTrace?: (trace: Trace) => void;
   /** Sleeps between retries; injectable so tests need not wait. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  sleep?: Sleep;
   userAgent?: string;
 }
 
@@ -70,14 +70,14 @@ export interface ListQuery {
   sort?: string[];
 }
 
-export interface ImageResponse {
-  body: Readable;
-  contentType: string;
-  contentLength?: number;
-}
-
 export interface CallOptions {
   signal?: AbortSignal;
+  /** What the caller's unit of work adds to this call's attempts (a batch row: its slot, its stop, its progress). */
+  retry?: RetryHooks;
+  /** The call is one attempt of an operation the caller retries as a whole (an async generation): it is sent once. */
+  attempt?: Attempt;
+  /** For image calls: told when an image starts arriving. */
+  onImage?: () => void;
 }
 
 const MAX_JSON_BYTES = 32 * 1024 * 1024;
@@ -98,21 +98,6 @@ const DRAIN_TIMEOUT_MS = 1000;
 /** Milliseconds since a process.hrtime.bigint() reading (the global `performance` costs a module load at first use). */
 function msSince(started: bigint): number {
   return Number(process.hrtime.bigint() - started) / 1e6;
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** Seconds from a Retry-After header (delta-seconds or HTTP date); undefined when absent or unreadable. */
@@ -146,18 +131,6 @@ class SizeLimit extends Transform {
     this.bytes += chunk.length;
     if (this.bytes > this.maxBytes) return callback(tooLarge(this.maxBytes));
     callback(null, chunk);
-  }
-}
-
-/** An image body: size-limited like any other and verified as a JPEG in the same stage. */
-class LimitedJpeg extends JpegVerifier {
-  constructor(private readonly maxBytes: number) {
-    super();
-  }
-
-  override _transform(chunk: Buffer, encoding: BufferEncoding, callback: TransformCallback): void {
-    if (this.bytes + chunk.length > this.maxBytes) return callback(tooLarge(this.maxBytes));
-    super._transform(chunk, encoding, callback);
   }
 }
 
@@ -205,8 +178,33 @@ async function readBytes(res: Answer, maxBytes: number, deadlineMs = res.exchang
   return Buffer.concat(chunks);
 }
 
+/** The status a failed attempt is traced with. */
+function statusOf(error: unknown): number | 'error' {
+  return error instanceof CliError && error.status !== undefined ? error.status : 'error';
+}
+
+/** How a retry is shown with --verbose: the wait actually taken, so a capped Retry-After is visible. */
+function retryDetail(notice: RetryNotice, maxRetryAfterMs: number): string {
+  const capped = notice.cappedRetryAfter === undefined ? '' : ` (Retry-After ${Math.round(notice.cappedRetryAfter)}s capped at ${maxRetryAfterMs / 1000}s)`;
+  return `retrying in ${(notice.delayMs / 1000).toFixed(1)}s${capped}`;
+}
+
+/** What one request sends. */
+interface Outgoing {
+  kind: CallKind;
+  json?: unknown;
+  headers?: Record<string, string>;
+  /** False for temporary image URLs: the key never travels to a download host. */
+  withKey: boolean;
+}
+
+/** An attempt's work, given its budget and a way to trace the status it was answered with. */
+type AttemptWork<T> = (attempt: Attempt, budget: CallBudget, answered: (status: number) => void) => Promise<T>;
+
 export class GenAerialClient {
   readonly baseUrl: string;
+  /** The policy every call retries under: the caller's, with the environment's cap on Retry-After. */
+  readonly retryPolicy: RetryPolicy;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
 
@@ -214,114 +212,29 @@ export class GenAerialClient {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.ownsDispatcher = !options.dispatcher;
     this.dispatcher = options.dispatcher ?? directDispatcher({ connectMs: this.timeouts.connectMs });
-  }
-
-  /** Synchronous generation: the JPEG as a stream, after checking status and content type. */
-  async generate(body: GenerationRequest, call: CallOptions = {}): Promise<ImageResponse> {
-    const res = await this.send('POST', API_PREFIX, { json: body, signal: call.signal, kind: 'generation' });
-    return this.imageFrom(res);
-  }
-
-  /**
-   * Synchronous generation written straight into a sink, for callers that
-   * save many images (batch): `openSink` is called once a JPEG is on its way,
-   * and its bytes go into the sink as undici parses them, verified as they
-   * pass (image-download.ts), with no stream stages in between. Resolves with
-   * the image's size once all of it is in the sink, which is left for the
-   * caller to finish. `onImage` is told when the image starts arriving.
-   */
-  async generateInto(body: GenerationRequest, openSink: () => Writable, call: CallOptions & { onImage?: () => void } = {}): Promise<number> {
-    const url = `${this.baseUrl}${API_PREFIX}`;
-    const target = new URL(url);
-    const payload = JSON.stringify(body);
-    const headers = { ...this.requestHeaders(true), 'content-type': 'application/json' };
-    const budget = new CallBudget(this.timeouts.calls.generation);
-    for (let attempt = 1; ; attempt++) {
-      const started = process.hrtime.bigint();
-      const scene = this.scene(target, attempt, true, budget);
-      const deadlineMs = budget.responseMs();
-      let outcome: DownloadOutcome;
-      try {
-        outcome = await download(
-          this.dispatcher,
-          {
-            origin: target.origin,
-            path: target.pathname,
-            method: 'POST',
-            headers,
-            body: payload,
-            headersTimeout: scene.headersMs,
-            bodyTimeout: scene.bodyIdleMs,
-          },
-          {
-            imageProblem: (statusCode, answerHeaders) => this.imageProblem(answerHeaders, statusCode),
-            openSink: () => {
-              call.onImage?.();
-              return openSink();
-            },
-            maxImageBytes: this.maxImageBytes,
-            maxAnswerBytes: MAX_ERROR_BYTES,
-            deadlineMs,
-            networkError: (error) => networkFailure(error, scene),
-            tooLarge: () => tooLarge(this.maxImageBytes),
-            timedOut: () => responseTimeout(target.host, deadlineMs, attempt),
-            signal: call.signal,
-          },
-        );
-      } catch (error) {
-        this.trace({ method: 'POST', url, status: 'error', ms: msSince(started), attempt, detail: (error as Error).message });
-        throw error;
-      }
-      if (outcome.kind === 'image') {
-        this.trace({ method: 'POST', url, status: outcome.statusCode, ms: msSince(started), attempt });
-        return outcome.bytes;
-      }
-      const error = this.errorFromAnswer(outcome.statusCode, outcome.headers, outcome.body);
-      if (!(await this.waitToRetry(error, outcome.statusCode, attempt, { method: 'POST', url, started, budget, signal: call.signal }))) {
-        throw error;
-      }
-    }
-  }
-
-  /** Asynchronous generation: the acceptance record; the image arrives by webhook. */
-  async generateAsync(body: GenerationRequest, callbackUrl: string, call: CallOptions = {}): Promise<AsyncAccepted> {
-    const res = await this.send('POST', `${API_PREFIX}/async`, {
-      json: body,
-      headers: { 'x-callback-url': callbackUrl },
-      signal: call.signal,
-      kind: 'generation',
-    });
-    return this.jsonFrom(res, AsyncAcceptedSchema, 'acceptance record');
-  }
-
-  async list(query: ListQuery = {}, call: CallOptions = {}): Promise<Page> {
-    const params = new URLSearchParams();
-    if (query.page !== undefined) params.set('page', String(query.page));
-    if (query.size !== undefined) params.set('size', String(query.size));
-    for (const sort of query.sort ?? []) params.append('sort', sort);
-    const qs = params.toString();
-    const res = await this.send('GET', `${API_PREFIX}${qs ? `?${qs}` : ''}`, {
-      signal: call.signal,
-      kind: 'lookup',
-    });
-    return this.jsonFrom(res, PageSchema, 'page of images');
-  }
-
-  async delete(id: string, call: CallOptions = {}): Promise<void> {
-    const res = await this.send('DELETE', `${API_PREFIX}/${imageIdSegment(id)}`, {
-      signal: call.signal,
-      kind: 'lookup',
-    });
-    // The 200 body is not shown in the spec: empty, text or JSON are all fine. It is
-    // drained (bounded, briefly) rather than left open, which would hold the pool at exit.
-    await readBytes(res, MAX_ERROR_BYTES, Math.min(DRAIN_TIMEOUT_MS, res.exchange.responseMs)).catch(() => undefined);
+    this.retryPolicy = {
+      ...(options.retry ?? DEFAULT_RETRY_POLICY),
+      ...(options.maxRetryAfterSeconds !== undefined && { maxRetryAfterMs: options.maxRetryAfterSeconds * 1000 }),
+      ...(options.sleep && { sleep: options.sleep }),
+    };
   }
 
   /**
-   * Downloads a temporary image URL (list `url`, webhook `signedUrl`). The key is
-   * never sent: these URLs carry their own signature and may point at other hosts.
+   * Synchronous generation, the JPEG written into `sink` as it arrives
+   * (image-download.ts): checked as it passes, with the sink's editor applied.
+   * Resolves once all of it is in the sink, which is left for the caller to finish.
    */
-  async fetchImage(url: string, call: CallOptions = {}): Promise<ImageResponse> {
+  generateInto(body: GenerationRequest, sink: ImageSink, call: CallOptions = {}): Promise<ReceivedImage> {
+    return this.receive(`${this.baseUrl}${API_PATH}`, sink, { kind: 'generation', json: body, withKey: true }, call);
+  }
+
+  /**
+   * Downloads a temporary image URL (list `url`, webhook `signedUrl`) into
+   * `sink`, as generateInto does. The key is never sent: these URLs carry
+   * their own signature and may point at other hosts. A URL refused as
+   * expired or revoked is an ImageUrlRefusedError.
+   */
+  downloadInto(url: string, sink: ImageSink, call: CallOptions = {}): Promise<ReceivedImage> {
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -332,8 +245,30 @@ export class GenAerialClient {
       throw new CliError(`image URL must be http(s), got ${oneLine(parsed.protocol, 20)}`, ExitCode.Server, 'BadImageUrl');
     }
     checkDownloadHost(parsed.hostname);
-    const res = await this.sendRaw('GET', parsed.toString(), { signal: call.signal, withKey: false, kind: 'download' });
-    return this.imageFrom(res);
+    return this.receive(parsed.toString(), sink, { kind: 'download', withKey: false }, call);
+  }
+
+  /** Asynchronous generation: the acceptance record; the image arrives by webhook. */
+  generateAsync(body: GenerationRequest, callbackUrl: string, call: CallOptions = {}): Promise<AsyncAccepted> {
+    const outgoing: Outgoing = { kind: 'generation', json: body, headers: { 'x-callback-url': callbackUrl }, withKey: true };
+    return this.request('POST', `${API_PATH}/async`, outgoing, call, (res) => this.jsonFrom(res, AsyncAcceptedSchema, 'acceptance record'));
+  }
+
+  list(query: ListQuery = {}, call: CallOptions = {}): Promise<Page> {
+    const params = new URLSearchParams();
+    if (query.page !== undefined) params.set('page', String(query.page));
+    if (query.size !== undefined) params.set('size', String(query.size));
+    for (const sort of query.sort ?? []) params.append('sort', sort);
+    const qs = params.toString();
+    return this.request('GET', `${API_PATH}${qs ? `?${qs}` : ''}`, { kind: 'lookup', withKey: true }, call, (res) => this.jsonFrom(res, PageSchema, 'page of images'));
+  }
+
+  async delete(id: string, call: CallOptions = {}): Promise<void> {
+    // The 200 body is not shown in the spec: empty, text or JSON are all fine. It is
+    // drained (bounded, briefly) rather than left open, which would hold the pool at exit.
+    await this.request('DELETE', `${API_PATH}/${imageIdSegment(id)}`, { kind: 'lookup', withKey: true }, call, (res) =>
+      readBytes(res, MAX_ERROR_BYTES, Math.min(DRAIN_TIMEOUT_MS, res.exchange.responseMs)).catch(() => undefined),
+    );
   }
 
   private get maxImageBytes(): number {
@@ -362,38 +297,61 @@ export class GenAerialClient {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
-  private send(
-    method: string,
-    path: string,
-    opts: { json?: unknown; headers?: Record<string, string>; signal?: AbortSignal; kind: CallKind },
-  ): Promise<Answer> {
-    return this.sendRaw(method, `${this.baseUrl}${path}`, { ...opts, withKey: true });
+  /**
+   * Runs a call's attempts under the retry policy (or its one attempt, when it
+   * is part of the caller's), tracing each: its status, its time, and the wait
+   * before the next.
+   */
+  private attempts<T>(kind: CallKind, method: string, url: string, call: CallOptions, work: AttemptWork<T>): Promise<T> {
+    const budget = new CallBudget(this.timeouts.calls[kind]);
+    let started = process.hrtime.bigint();
+    const answered = (attempt: Attempt) => (status: number) => this.trace({ method, url, status, ms: msSince(started), attempt: attempt.number });
+    const failed = (attempt: Attempt, error: unknown, retry?: RetryNotice) => {
+      const status = statusOf(error);
+      const detail = [status === 'error' ? (error as Error).message : undefined, retry && retryDetail(retry, this.retryPolicy.maxRetryAfterMs)].filter(Boolean).join('; ');
+      this.trace({ method, url, status, ms: msSince(started), attempt: attempt.number, detail: detail || undefined });
+    };
+    const single = call.attempt;
+    if (single) {
+      return work(single, budget, answered(single)).catch((error: unknown) => {
+        if (!call.signal?.aborted) failed(single, error);
+        throw error;
+      });
+    }
+    const hooks = call.retry ?? {};
+    return withRetries(
+      this.retryPolicy,
+      {
+        ...hooks,
+        kind,
+        signal: call.signal,
+        budget,
+        onAttempt: (attempt) => {
+          started = process.hrtime.bigint();
+          hooks.onAttempt?.(attempt);
+        },
+        onRetry: (notice) => {
+          failed(notice.attempt, notice.error, notice);
+          return hooks.onRetry?.(notice);
+        },
+        onGiveUp: (error, attempt) => {
+          failed(attempt, error);
+          hooks.onGiveUp?.(error, attempt);
+        },
+      },
+      (attempt) => work(attempt, budget, answered(attempt)),
+    );
   }
 
-  private async sendRaw(
-    method: string,
-    url: string,
-    opts: {
-      json?: unknown;
-      headers?: Record<string, string>;
-      signal?: AbortSignal;
-      withKey: boolean;
-      kind: CallKind;
-    },
-  ): Promise<Answer> {
-    const wait = this.options.sleep ?? sleep;
-    const headers = { ...this.requestHeaders(opts.withKey), ...opts.headers };
-    let payload: string | undefined;
-    if (opts.json !== undefined) {
-      payload = JSON.stringify(opts.json);
-      headers['content-type'] = 'application/json';
-    }
-
+  /** A request whose 2xx answer `read` takes in; any other answer is the error it stands for. */
+  private request<T>(method: string, path: string, outgoing: Outgoing, call: CallOptions, read: (res: Answer) => Promise<T>): Promise<T> {
+    const url = `${this.baseUrl}${path}`;
     const target = new URL(url);
-    const budget = new CallBudget(this.timeouts.calls[opts.kind]);
-    for (let attempt = 1; ; attempt++) {
-      const started = process.hrtime.bigint();
-      const scene = this.scene(target, attempt, payload !== undefined, budget);
+    const headers = { ...this.requestHeaders(outgoing.withKey), ...outgoing.headers };
+    const payload = outgoing.json === undefined ? undefined : JSON.stringify(outgoing.json);
+    if (payload !== undefined) headers['content-type'] = 'application/json';
+    return this.attempts(outgoing.kind, method, url, call, async (attempt, budget, answered) => {
+      const scene = this.scene(target, attempt.number, payload !== undefined, budget);
       let res: Dispatcher.ResponseData;
       try {
         res = await this.dispatcher.request({
@@ -402,60 +360,63 @@ export class GenAerialClient {
           method: method as Dispatcher.HttpMethod,
           headers,
           body: payload,
-          signal: opts.signal,
+          signal: call.signal,
           headersTimeout: scene.headersMs,
           bodyTimeout: scene.bodyIdleMs,
           highWaterMark: this.options.proxy ? PROXIED_BODY_BUFFER : undefined,
         });
       } catch (error) {
-        const failure = networkFailure(error, { ...scene, elapsedMs: budget.elapsedMs() });
-        this.trace({ method, url, status: 'error', ms: msSince(started), attempt, detail: failure.message });
-        const delayMs = retryDelayMs(attempt);
-        if (budget.limits.attempts > attempt && isTransient(failure) && budget.allowsRetry(delayMs)) {
-          await wait(delayMs, opts.signal);
-          continue;
-        }
-        throw failure;
+        throw networkFailure(error, { ...scene, elapsedMs: budget.elapsedMs() });
       }
-      const answer = { ...res, exchange: { scene, responseMs: budget.responseMs() } };
-      if (res.statusCode >= 200 && res.statusCode < 300) {
-        this.trace({ method, url, status: res.statusCode, ms: msSince(started), attempt });
-        return answer;
-      }
-
-      const error = await this.errorFrom(answer);
-      if (!(await this.waitToRetry(error, res.statusCode, attempt, { method, url, started, budget, signal: opts.signal }))) {
-        throw error;
-      }
-    }
+      const answer: Answer = { ...res, exchange: { scene, responseMs: budget.responseMs() } };
+      if (res.statusCode < 200 || res.statusCode >= 300) throw await this.errorFrom(answer);
+      answered(res.statusCode);
+      attempt.answered = true;
+      return read(answer);
+    });
   }
 
-  /**
-   * After an error answer: traces it and, when it is worth another attempt (a
-   * 429 within the limit, or a 502-504 where repeating is safe) that fits in
-   * the call's budget, waits the Retry-After or a backoff and returns true.
-   */
-  private async waitToRetry(
-    error: CliError,
-    statusCode: number,
-    attempt: number,
-    call: { method: string; url: string; started: bigint; budget: CallBudget; signal?: AbortSignal },
-  ): Promise<boolean> {
-    const maxRateLimitRetries = this.options.maxRateLimitRetries ?? 3;
-    const maxRetryAfter = this.options.maxRetryAfterSeconds ?? 60;
-    const asked = error instanceof ApiError ? error.retryAfterSeconds : undefined;
-    const backoff = Math.min(maxRetryAfter, asked ?? 0.5 * 2 ** (attempt - 1));
-    const waitMs = backoff * 1000 * (asked === undefined ? 0.5 + Math.random() / 2 : 1);
-    const rateLimited = statusCode === 429 && attempt <= maxRateLimitRetries;
-    const retryable =
-      rateLimited || (call.budget.limits.attempts > attempt && [502, 503, 504].includes(statusCode) && call.budget.allowsRetry(waitMs));
-    // The trace shows the wait actually taken, so a capped Retry-After is visible with --verbose.
-    const capped = asked !== undefined && asked > maxRetryAfter ? ` (Retry-After ${Math.round(asked)}s capped at ${maxRetryAfter}s)` : '';
-    const detail = retryable ? `retrying in ${(waitMs / 1000).toFixed(1)}s${capped}` : undefined;
-    this.trace({ method: call.method, url: call.url, status: statusCode, ms: msSince(call.started), attempt, detail });
-    if (retryable) await (this.options.sleep ?? sleep)(waitMs, call.signal);
-    if (rateLimited) call.budget.exclude(waitMs);
-    return retryable;
+  /** A request whose answer is an image, written into `sink` as it arrives (image-download.ts). */
+  private receive(url: string, sink: ImageSink, outgoing: Outgoing, call: CallOptions): Promise<ReceivedImage> {
+    const target = new URL(url);
+    const method = outgoing.json === undefined ? 'GET' : 'POST';
+    const payload = outgoing.json === undefined ? undefined : JSON.stringify(outgoing.json);
+    const headers = { ...this.requestHeaders(outgoing.withKey), ...(payload !== undefined && { 'content-type': 'application/json' }) };
+    let written = false;
+    return this.attempts(outgoing.kind, method, url, call, async (attempt, budget, answered) => {
+      // Another attempt starts from an empty sink.
+      if (written) await sink.reset!();
+      written = false;
+      const scene = this.scene(target, attempt.number, payload !== undefined, budget);
+      const deadlineMs = budget.responseMs();
+      const outcome = await download(
+        this.dispatcher,
+        { origin: target.origin, path: `${target.pathname}${target.search}`, method, headers, body: payload, headersTimeout: scene.headersMs, bodyTimeout: scene.bodyIdleMs },
+        {
+          imageProblem: (statusCode, answerHeaders) => this.imageProblem(answerHeaders, statusCode),
+          sink,
+          onImage: () => {
+            attempt.answered = true;
+            written = true;
+            // What went where it cannot be taken back is never asked for again.
+            if (!sink.reset) attempt.final = true;
+            call.onImage?.();
+          },
+          maxImageBytes: this.maxImageBytes,
+          maxAnswerBytes: MAX_ERROR_BYTES,
+          deadlineMs,
+          // Through a proxy the body is taken in without waiting for the sink (see PROXIED_BODY_BUFFER).
+          bufferBytes: this.options.proxy ? PROXIED_BODY_BUFFER : undefined,
+          networkError: (error) => networkFailure(error, { ...scene, elapsedMs: budget.elapsedMs() }),
+          tooLarge: () => tooLarge(this.maxImageBytes),
+          timedOut: () => responseTimeout(target.host, deadlineMs, attempt.number),
+          signal: call.signal,
+        },
+      );
+      if (outcome.kind === 'answer') throw this.errorFromAnswer(outcome.statusCode, outcome.headers, outcome.body, outgoing.kind === 'download');
+      answered(outcome.statusCode);
+      return { statusCode: outcome.statusCode, bytes: outcome.bytes, written: outcome.written };
+    });
   }
 
   private requestHeaders(withKey: boolean): Record<string, string> {
@@ -487,7 +448,7 @@ export class GenAerialClient {
   }
 
   /** The error an answer other than 2xx stands for, from its status, headers and (bounded) body. */
-  private errorFromAnswer(statusCode: number, headers: Dispatcher.ResponseData['headers'], bytes: Buffer): CliError {
+  private errorFromAnswer(statusCode: number, headers: Dispatcher.ResponseData['headers'], bytes: Buffer, imageUrl = false): CliError {
     const retryAfter = parseRetryAfter(headers['retry-after']);
     if (statusCode >= 300 && statusCode < 400) {
       const location = header(headers, 'location');
@@ -523,6 +484,8 @@ export class GenAerialClient {
       }
     }
     if (!message) message = `HTTP ${statusCode}${statusCode === 401 ? ': the API key is missing or invalid' : ''}`;
+    // A temporary image URL refused: expired or revoked, nothing to do with the key (ImageUrlRefusedError).
+    if (imageUrl && [401, 403, 404, 410].includes(statusCode)) return new ImageUrlRefusedError(statusCode, code, message, retryAfter);
     return new ApiError(statusCode, code, message, retryAfter);
   }
 
@@ -552,21 +515,6 @@ export class GenAerialClient {
       );
     }
     return result.data;
-  }
-
-  private imageFrom(res: Answer): ImageResponse {
-    const problem = this.imageProblem(res.headers, res.statusCode);
-    if (problem) {
-      discard(res.body);
-      throw problem;
-    }
-    const length = Number(header(res.headers, 'content-length'));
-    return {
-      // Verified as a JPEG as it streams: writing it to disk needs no stage of its own for that.
-      body: guardBody(res.body as unknown as Readable, res.exchange, new LimitedJpeg(this.maxImageBytes)),
-      contentType: header(res.headers, 'content-type') ?? '',
-      contentLength: Number.isFinite(length) && length >= 0 ? length : undefined,
-    };
   }
 
   /** What is wrong with a 2xx answer that should carry an image: not a JPEG, or announced over the size cap. */

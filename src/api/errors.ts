@@ -56,6 +56,13 @@ export class ApiError extends CliError {
   }
 }
 
+/**
+ * A temporary image URL (list `url`, webhook `signedUrl`) refused with 401,
+ * 403, 404 or 410: expired or revoked, which says nothing about the API key.
+ * A fresh listing gives a new one, where the image still exists.
+ */
+export class ImageUrlRefusedError extends ApiError {}
+
 /** The request never got a complete answer: refused, reset, DNS, TLS or timed out. */
 export class NetworkError extends CliError {
   constructor(

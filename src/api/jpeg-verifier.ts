@@ -1,12 +1,12 @@
-// JPEG verification as the bytes stream past: the signature at the start and
-// the end-of-image marker near the end. The API client puts it on every image
-// it returns (the spec's "magic bytes are checked"); writing to disk relies on
-// that, or adds one for a stream that does not come from the client.
-import { Transform } from 'node:stream';
+// JPEG verification as the bytes pass: the signature at the start and the
+// end-of-image marker near the end (the spec's "magic bytes are checked"). The
+// image path checks every image it receives with it (image-download.ts), and
+// a resumed batch or export checks the files it finds (batch/files.ts).
 import { CliError, ExitCode } from './errors.js';
 
 const SOI = [0xff, 0xd8, 0xff];
-const EOI_SEARCH_BYTES = 64;
+/** How far from the end the end-of-image marker is looked for. */
+export const JPEG_CHECK_TAIL_BYTES = 64;
 
 export class CorruptImageError extends CliError {
   constructor(message: string) {
@@ -30,7 +30,7 @@ export class JpegCheck {
     }
     this.bytes += chunk.length;
     // Copy only the last bytes: slicing a concat of the whole chunk would churn a chunk-sized buffer per chunk.
-    this.tail = Buffer.from(Buffer.concat([this.tail, chunk.subarray(-EOI_SEARCH_BYTES)]).subarray(-EOI_SEARCH_BYTES));
+    this.tail = Buffer.from(Buffer.concat([this.tail, chunk.subarray(-JPEG_CHECK_TAIL_BYTES)]).subarray(-JPEG_CHECK_TAIL_BYTES));
     return undefined;
   }
 
@@ -41,24 +41,5 @@ export class JpegCheck {
       if (this.tail[i] === 0xff && this.tail[i + 1] === 0xd9) return undefined;
     }
     return new CorruptImageError('JPEG is truncated (no end-of-image marker)');
-  }
-}
-
-/** The same checks as a stream stage: bytes pass through unchanged, and a bad image errors the stream. */
-export class JpegVerifier extends Transform {
-  private readonly check = new JpegCheck();
-
-  get bytes(): number {
-    return this.check.bytes;
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null, data?: Buffer) => void): void {
-    const error = this.check.add(chunk);
-    if (error) return callback(error);
-    callback(null, chunk);
-  }
-
-  override _flush(callback: (error?: Error | null) => void): void {
-    callback(this.check.finish() ?? null);
   }
 }

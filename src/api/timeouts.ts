@@ -19,8 +19,6 @@ export interface CallLimits {
   bodyIdleMs: number;
   /** Longest a whole body may take (a drip-fed body is never silent long enough for bodyIdleMs). */
   responseMs: number;
-  /** Attempts for a request that got no answer, when sending it again is safe. */
-  attempts: number;
   /** Longest the whole call may take, every attempt and wait included; unbounded when absent. */
   totalMs?: number;
 }
@@ -39,14 +37,15 @@ export const MIN_ATTEMPT_MS = 1000;
  * headers and body, and only the connection of the last attempt can run past
  * it, by at most its connect stages (3 × 10 s through a proxy tunnel: TCP to
  * the proxy, the proxy's answer to CONNECT, the TLS handshake). worstCaseMs
- * works the bound out; a unit test holds it under 90 s.
+ * (retry.ts) works the bound out; a unit test holds it under 90 s. How many
+ * attempts each kind of call gets is the retry policy's (retry.ts).
  */
 export const DEFAULT_TIMEOUTS: Timeouts = {
   connectMs: 10_000,
   calls: {
-    lookup: { headersMs: 20_000, bodyIdleMs: 20_000, responseMs: 60_000, attempts: 3, totalMs: 55_000 },
-    download: { headersMs: 30_000, bodyIdleMs: 60_000, responseMs: 10 * 60_000, attempts: 3 },
-    generation: { headersMs: 180_000, bodyIdleMs: 60_000, responseMs: 10 * 60_000, attempts: 1 },
+    lookup: { headersMs: 20_000, bodyIdleMs: 20_000, responseMs: 60_000, totalMs: 55_000 },
+    download: { headersMs: 30_000, bodyIdleMs: 60_000, responseMs: 10 * 60_000 },
+    generation: { headersMs: 180_000, bodyIdleMs: 60_000, responseMs: 10 * 60_000 },
   },
 };
 
@@ -56,16 +55,8 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
  */
 export function timeoutsOf(overrideMs?: number): Timeouts {
   if (overrideMs === undefined) return DEFAULT_TIMEOUTS;
-  const calls = {} as Timeouts['calls'];
-  for (const [kind, limits] of Object.entries(DEFAULT_TIMEOUTS.calls) as Array<[CallKind, CallLimits]>) {
-    calls[kind] = { headersMs: overrideMs, bodyIdleMs: overrideMs, responseMs: overrideMs, attempts: limits.attempts };
-  }
-  return { connectMs: overrideMs, calls };
-}
-
-/** The wait before attempt `attempt + 1` after a request that got no answer. */
-export function retryDelayMs(attempt: number): number {
-  return 250 * 2 ** attempt;
+  const limits: CallLimits = { headersMs: overrideMs, bodyIdleMs: overrideMs, responseMs: overrideMs };
+  return { connectMs: overrideMs, calls: { lookup: limits, download: limits, generation: limits } };
 }
 
 /**
@@ -112,25 +103,6 @@ export class CallBudget {
   /** Whether a retry after waiting `waitMs` still leaves time for an attempt. */
   allowsRetry(waitMs: number): boolean {
     return this.leftMs() - waitMs >= MIN_ATTEMPT_MS;
-  }
-}
-
-/**
- * The longest a call of these limits can take when every attempt gets no
- * answer: each attempt spends its connect stages (`connectStages` of
- * `connectMs` each, 3 through a proxy tunnel) and then its whole header wait.
- * Computed with the same CallBudget the client uses, on a simulated clock.
- */
-export function worstCaseMs(limits: CallLimits, connectMs: number, connectStages: number): number {
-  let clock = 0;
-  const budget = new CallBudget(limits, () => clock);
-  for (let attempt = 1; ; attempt++) {
-    // The header wait is fixed when the request is handed to the pool, before its connection opens.
-    const headersMs = budget.headersMs();
-    clock += connectStages * connectMs + headersMs;
-    const wait = retryDelayMs(attempt);
-    if (attempt >= limits.attempts || !budget.allowsRetry(wait)) return clock;
-    clock += wait;
   }
 }
 

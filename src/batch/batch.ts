@@ -3,19 +3,20 @@
 // keep-alive pool with bounded concurrency, retries and a manifest.
 import { setMaxListeners } from 'node:events';
 import { basename, dirname } from 'node:path';
-import type { Readable } from 'node:stream';
 import { CliError, ExitCode, fileSystemProblem, InterruptedError, UsageError } from '../api/errors.js';
+import { PERSISTENT_RETRIES, persistentPolicy, type Attempt } from '../api/retry.js';
 import type { Context } from '../context.js';
-import type { JpegFileOptions, WrittenJpeg } from '../jpeg-file.js';
+import { formatDuration } from '../duration.js';
+import type { JpegFileOptions } from '../jpeg-file.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
 import { removeStaleParts } from './files.js';
 import { ManifestWriter, readManifest } from './manifest.js';
-import { parseCount, parseProgressInterval, parseRetryDelay } from './options.js';
+import { parseCount } from '../flags.js';
+import { parseProgressInterval, parseRetryDelay } from './options.js';
 import { planBatch, type PlannedRow } from './plan.js';
-import { createProgress } from './progress.js';
+import { createProgress, type Progress } from './progress.js';
 import { displayPath, printDryRun, printSummary } from './report.js';
 import { resumeState } from './resume.js';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { RowRunner, type Job, type RowProducer } from './row-runner.js';
 import { readBatchFile } from './rows.js';
 import { parseShard } from './shard.js';
@@ -55,10 +56,9 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const { io } = ctx;
   // Everything that can be wrong with the command line is refused before the file is read.
   const concurrency = parseCount(options.concurrency, '--concurrency', 1, MAX_CONCURRENCY, DEFAULT_CONCURRENCY);
-  const policy: RetryPolicy = {
-    ...DEFAULT_RETRY_POLICY,
-    maxRetries: parseCount(options.maxRetries, '--max-retries', 0, 100, DEFAULT_RETRY_POLICY.maxRetries),
-    baseDelayMs: parseRetryDelay(options.retryDelay),
+  const retries = {
+    maxRetries: parseCount(options.maxRetries, '--max-retries', 0, 100, PERSISTENT_RETRIES.maxRetries),
+    firstDelayMs: parseRetryDelay(options.retryDelay),
     retryUnsafe: Boolean(options.retryUnsafe),
   };
   const progressIntervalMs = parseProgressInterval(options.progressInterval);
@@ -168,8 +168,11 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   if (jobs.length > 0) {
     // Each row in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
     setMaxListeners(concurrency * 4 + 10, ctx.signal);
-    const client = await ctx.client({ connections: concurrency, maxRateLimitRetries: 0 });
-    const { TempJpegFile, writeJpegAtomically } = await import('../jpeg-file.js');
+    let progress: Progress | undefined;
+    // A 429 pauses every row: they would only be refused too.
+    const policy = persistentPolicy({ ...retries, onPause: (ms) => progress?.log(`rate limited (429): pausing all requests for ${formatDuration(ms, 100)}`) });
+    const client = await ctx.client({ connections: concurrency, retry: policy });
+    const { JpegFileDestination, saveImage } = await import('../jpeg-file.js');
     const metadata = options.metadata === false ? undefined : await import('../metadata.js');
     const { VERSION } = await import('../version.js');
     const fileOptions = (job: Job): JpegFileOptions => ({
@@ -178,25 +181,20 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
       editor: metadata?.createMetadataSplicer({ request: job.plan.request, software: `aerial ${VERSION}` }),
       diskBufferBytes: DISK_BUFFER_BYTES,
     });
-    const writeRow = (body: Readable, job: Job, expectedLength: number | undefined, signal: AbortSignal): Promise<WrittenJpeg> =>
-      writeJpegAtomically(body, job.plan.target, { ...fileOptions(job), signal, expectedLength });
     const produce: RowProducer = asyncSetup
-      ? await import('./async-rows.js').then((m) => m.asyncProducer(ctx, { client, setup: asyncSetup, policy, write: writeRow }))
-      : async (job, attempt, signal, received) => {
-          // The temp file opens and the metadata is built while the request is on the wire, not once the image is arriving.
-          const file = new TempJpegFile(job.plan.target, fileOptions(job));
-          try {
-            await client.generateInto(job.plan.request, () => file.sink, { signal, onImage: () => (attempt.phase = 'response') });
-          } catch (error) {
-            await file.discard();
-            throw file.explain(error);
-          }
-          received();
-          return file.commit();
+      ? await import('./async-rows.js').then((m) => m.asyncProducer(ctx, { client, setup: asyncSetup, fileOptions }))
+      : (job, retry, signal) => {
+          const destination = new JpegFileDestination(job.plan.target, fileOptions(job));
+          const onAttempt = (attempt: Attempt) => {
+            // The temp file opens while the request is on the wire, not once the image is arriving.
+            destination.prepare();
+            retry.onAttempt?.(attempt);
+          };
+          return saveImage(destination, (sink) => client.generateInto(job.plan.request, sink, { signal, retry: { ...retry, onAttempt } }));
         };
-    const progress = await createProgress(io, { intervalMs: progressIntervalMs });
-    ctx.onCleanup(() => progress.stop());
-    const run = new RowRunner(jobs, writer!, produce, policy, progress, ctx.signal, ctx.stopSignal);
+    progress = await createProgress(io, { intervalMs: progressIntervalMs });
+    ctx.onCleanup(() => progress!.stop());
+    const run = new RowRunner(jobs, writer!, produce, progress, ctx.signal, ctx.stopSignal);
     // The requests on the wire have been paid for: the first signal lets them finish and be recorded.
     ctx.finishInFlightOnStop({ count: () => run.inFlight(), noun: 'request', notice: (message) => progress.log(message) });
     io.info(`Generating ${jobs.length} image${jobs.length > 1 ? 's' : ''} with concurrency ${concurrency}${shardNote}…`);

@@ -4,26 +4,29 @@
 // interrupted export resumes. A URL that has expired (past its two hours, or
 // refused with 403) is refreshed by listing again.
 import { setMaxListeners } from 'node:events';
+import pLimit from 'p-limit';
 import { lstat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ApiError, CliError, ExitCode, InterruptedError, UsageError } from '../api/errors.js';
+import { CliError, ExitCode, ImageUrlRefusedError, InterruptedError, UsageError } from '../api/errors.js';
 import type { GenAerialClient } from '../api/client.js';
+import type { ImageSink, ReceivedImage } from '../api/image-download.js';
+import { NotRetriedError, PERSISTENT_RETRIES, persistentPolicy, type RetryHooks } from '../api/retry.js';
 import { walkPages } from '../api/pages.js';
 import type { ImageRecord } from '../api/schema.js';
+import { URL_LIFETIME_MS } from '../api/spec.js';
 import type { Context } from '../context.js';
+import type { WrittenJpeg } from '../jpeg-file.js';
 import { formatDuration } from '../duration.js';
 import { MESSAGE_MAX, printable } from '../printable.js';
 import { fitName, MAX_NAME_BYTES, nameTag, safeNamePart, separateNames, utf8Length } from '../file-names.js';
 import { INDEX_NAME, removeStaleIndexTemps, writeIndex } from './export-index.js';
 import { isCompleteJpeg, removeStaleParts } from './files.js';
-import { parseCount, parseProgressInterval, parseRetryDelay } from './options.js';
+import { parseCount } from '../flags.js';
+import { parseProgressInterval, parseRetryDelay } from './options.js';
 import { createProgress, type Progress, type ProgressCounts } from './progress.js';
-import { decide, describeFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
-import { PauseGate, runPool } from './runner.js';
+import { describeFailure } from './row-runner.js';
 import { batchExitCode } from './summary.js';
 
-/** The spec: list URLs are valid for two hours after the list response. */
-export const URL_LIFETIME_MS = 2 * 60 * 60 * 1000;
 /** A URL this close to expiry is refreshed first: a download started just before the deadline could be cut off. */
 const EXPIRY_MARGIN_MS = 5 * 60 * 1000;
 const PAGE_SIZE = 50;
@@ -77,22 +80,17 @@ export function imageFileNames(ids: Iterable<string>): Map<string, string> {
 }
 
 /**
- * Every record of every page, walked with the retry rules (src/api/pages.ts
- * decides when the walk ends), into `into`: a walk that stops early leaves
- * there what it had listed. Ids seen twice (history shifting) are kept once.
+ * Every record of every page (src/api/pages.ts decides when the walk ends;
+ * the client retries each page under export's policy), into `into`: a walk
+ * that stops early leaves there what it had listed. Ids seen twice (history
+ * shifting) are kept once.
  */
-async function listEverything(
-  client: GenAerialClient,
-  pageSize: number,
-  withRetries: <T>(what: string, fn: () => Promise<T>) => Promise<T>,
-  signal: AbortSignal,
-  into = new Map<string, Listed>(),
-): Promise<Map<string, Listed>> {
+async function listEverything(client: GenAerialClient, pageSize: number, signal: AbortSignal, into = new Map<string, Listed>()): Promise<Map<string, Listed>> {
   let listedAt = 0;
   const fetchPage = (page: number) => {
     listedAt = Date.now();
     // Oldest first: images created while the walk is under way land on later pages instead of shifting earlier ones.
-    return withRetries(`list page ${page}`, () => client.list({ page, size: pageSize, sort: ['createdAt,asc'] }, { signal }));
+    return client.list({ page, size: pageSize, sort: ['createdAt,asc'] }, { signal });
   };
   for await (const { fresh } of walkPages(fetchPage)) for (const record of fresh) into.set(record.id, { record, listedAt });
   return into;
@@ -102,13 +100,12 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const { io } = ctx;
   const concurrency = parseCount(options.concurrency, '--concurrency', 1, 256, 4);
   const pageSize = parseCount(options.pageSize, '--page-size', 1, 1000, PAGE_SIZE);
-  // Downloads are GETs of stored images: retrying them never charges, so "unsafe" retries are fine here.
-  const policy: RetryPolicy = {
-    ...DEFAULT_RETRY_POLICY,
-    maxRetries: parseCount(options.maxRetries, '--max-retries', 0, 100, DEFAULT_RETRY_POLICY.maxRetries),
-    baseDelayMs: parseRetryDelay(options.retryDelay),
-    retryUnsafe: true,
-  };
+  // Lists and downloads of stored images: repeating them never charges (retry.ts knows), so retryUnsafe changes nothing.
+  const policy = persistentPolicy({
+    maxRetries: parseCount(options.maxRetries, '--max-retries', 0, 100, PERSISTENT_RETRIES.maxRetries),
+    firstDelayMs: parseRetryDelay(options.retryDelay),
+    retryUnsafe: false,
+  });
   const progressIntervalMs = parseProgressInterval(options.progressInterval);
   if (dirArg.trim() === '') throw new UsageError('export needs a directory to write into');
   const dir = resolve(dirArg);
@@ -122,31 +119,20 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
 
   // Each download in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
   setMaxListeners(concurrency * 4 + 10, ctx.signal);
-  const client = await ctx.client({ connections: concurrency, maxRateLimitRetries: 0 });
-  const gate = new PauseGate();
-  const withRetries = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
-    for (let retry = 0; ; retry++) {
-      await gate.wait(ctx.signal);
-      try {
-        return await fn();
-      } catch (error) {
-        if (ctx.signal.aborted) throw ctx.signal.reason ?? error;
-        const decision = decide(error, 'request', retry, policy);
-        if (decision.action !== 'retry') throw decision.error;
-        io.debug(`${what}: retrying in ${formatDuration(decision.delayMs)}`);
-        if (decision.pauseAll) gate.pause(decision.delayMs);
-        else await sleepFor(decision.delayMs, ctx.signal);
-      }
-    }
-  };
+  const client = await ctx.client({ connections: concurrency, retry: policy });
+  const checks = pLimit(32);
 
   /** Rewrites the index from what is on disk; the way out when listing or downloading stops with an error. */
   const indexWhatIsThere = async (listing: Map<string, Listed>): Promise<void> => {
     const names = imageFileNames(listing.keys());
     const whole = new Set<string>();
-    await runPool([...listing.keys()], 32, async (id) => {
-      if ((await isCompleteJpeg(join(dir, names.get(id)!))).ok) whole.add(id);
-    }, () => false);
+    await Promise.all(
+      [...listing.keys()].map((id) =>
+        checks(async () => {
+          if ((await isCompleteJpeg(join(dir, names.get(id)!))).ok) whole.add(id);
+        }),
+      ),
+    );
     await writeIndex(indexPath, dir, listing, (id) => whole.has(id), (id) => names.get(id)!).catch((error: Error) => {
       io.warn(`${INDEX_NAME} could not be rewritten: ${error.message}`);
     });
@@ -155,7 +141,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const spinner = await io.spinner('Listing your images…');
   const listing = new Map<string, Listed>();
   try {
-    await listEverything(client, pageSize, withRetries, ctx.signal, listing);
+    await listEverything(client, pageSize, ctx.signal, listing);
   } catch (error) {
     spinner.stop();
     // A walk the server will not let end (or any other failure) keeps the images already here indexed.
@@ -169,18 +155,22 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const fileOf = (id: string): string => join(dir, names.get(id)!);
 
   const outcomes = new Map<string, ExportOutcome>();
-  await runPool([...listing.keys()], 32, async (id) => {
-    const file = fileOf(id);
-    const onDisk = await isCompleteJpeg(file);
-    if (onDisk.ok) outcomes.set(id, { id, status: 'done', file, bytes: onDisk.bytes, previously: true, attempts: 0 });
-  }, () => false);
+  await Promise.all(
+    [...listing.keys()].map((id) =>
+      checks(async () => {
+        const file = fileOf(id);
+        const onDisk = await isCompleteJpeg(file);
+        if (onDisk.ok) outcomes.set(id, { id, status: 'done', file, bytes: onDisk.bytes, previously: true, attempts: 0 });
+      }),
+    ),
+  );
   const pending = [...listing.keys()].filter((id) => !outcomes.has(id));
   await removeStaleParts(pending.map(fileOf));
   await removeStaleIndexTemps(dir);
 
   const previously = outcomes.size;
   if (previously > 0) io.info(`${previously} of ${listing.size} images already in ${dirArg}`);
-  const refresher = new UrlRefresher(() => listEverything(client, pageSize, withRetries, ctx.signal), listing);
+  const refresher = new UrlRefresher(() => listEverything(client, pageSize, ctx.signal), listing);
 
   let interrupted = false;
   const started = Date.now();
@@ -188,7 +178,8 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     const progress = await createProgress(io, { intervalMs: progressIntervalMs, noun: 'images' });
     ctx.onCleanup(() => progress.stop());
     const counts: ProgressCounts = { total: pending.length, done: 0, failed: 0, retrying: 0 };
-    const { writeJpegAtomically } = await import('../jpeg-file.js');
+    const { JpegFileDestination, saveImage } = await import('../jpeg-file.js');
+    const save: SaveImage = (file, transfer) => saveImage(new JpegFileDestination(file, { force: true }), transfer);
     io.info(`Downloading ${pending.length} image${pending.length > 1 ? 's' : ''} to ${dirArg} with concurrency ${concurrency}…`);
     let inFlight = 0;
     // The first signal starts no new download and lets those under way finish and be indexed.
@@ -198,7 +189,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
       inFlight++;
       let outcome: ExportOutcome;
       try {
-        outcome = await downloadOne(id, file, { client, refresher, gate, policy, progress, counts, signal: ctx.signal, stopSignal: ctx.stopSignal, write: writeJpegAtomically });
+        outcome = await downloadOne(id, file, { client, refresher, progress, counts, signal: ctx.signal, stopSignal: ctx.stopSignal, save });
       } finally {
         inFlight--;
       }
@@ -210,7 +201,11 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     let failure: unknown;
     try {
       progress.update(counts);
-      await runPool(pending, concurrency, download, () => ctx.stopSignal.aborted);
+      const downloads = pLimit(concurrency);
+      // The first signal starts no new download: those not begun are left out of the outcomes.
+      const settled = await Promise.allSettled(pending.map((id) => downloads(() => (ctx.stopSignal.aborted ? undefined : download(id)))));
+      const rejected = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+      if (rejected) throw rejected.reason;
       interrupted = ctx.stopSignal.aborted;
     } catch (error) {
       if (ctx.signal.aborted) interrupted = true;
@@ -262,11 +257,6 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   }
 }
 
-async function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
-  const { sleep } = await import('../api/client.js');
-  await sleep(ms, signal);
-}
-
 /**
  * Fresh URLs by listing everything again. Concurrent downloads that find their
  * URL expired share one re-listing rather than each walking every page.
@@ -311,28 +301,40 @@ export class UrlRefresher {
   }
 }
 
+/** Saves an image into `file`, atomically, byte for byte as served (jpeg-file.ts). */
+type SaveImage = (file: string, transfer: (sink: ImageSink) => Promise<ReceivedImage>) => Promise<WrittenJpeg>;
+
 interface DownloadDeps {
   client: GenAerialClient;
   refresher: UrlRefresher;
-  gate: PauseGate;
-  policy: RetryPolicy;
   progress: Progress;
   counts: ProgressCounts;
   signal: AbortSignal;
   /** Once aborted, no new request (a retry, a re-listing) is started. */
   stopSignal: AbortSignal;
-  write: typeof import('../jpeg-file.js').writeJpegAtomically;
+  save: SaveImage;
 }
 
 const NOT_FINISHED: Omit<ExportOutcome, 'id' | 'file' | 'attempts'> = { status: 'skipped', error: 'not finished: interrupted' };
 
+/**
+ * Downloads one image into `file`. The client retries the download under
+ * export's policy; a URL refused as expired or revoked is refreshed by
+ * listing again (shared with the other downloads) and tried once more.
+ */
 async function downloadOne(id: string, file: string, deps: DownloadDeps): Promise<ExportOutcome> {
-  const { refresher, signal, stopSignal } = deps;
-  let refreshes = 0;
+  const { refresher, signal, stopSignal, counts, progress } = deps;
   let attempts = 0;
-  for (let retry = 0; ; ) {
-    await deps.gate.wait(stopSignal).catch(() => {});
-    if (signal.aborted) throw signal.reason;
+  const retry: RetryHooks = {
+    stopSignal,
+    onAttempt: () => void attempts++,
+    onRetry: () => {
+      counts.retrying++;
+      progress.update(counts);
+      return () => void counts.retrying--;
+    },
+  };
+  for (let refreshes = 0; ; refreshes++) {
     if (stopSignal.aborted) return { id, file, attempts, ...NOT_FINISHED };
     let listed = refresher.current(id);
     if (listed && refresher.expired(listed)) {
@@ -341,37 +343,22 @@ async function downloadOne(id: string, file: string, deps: DownloadDeps): Promis
     }
     if (!listed) return { id, status: 'skipped', file, attempts, error: 'deleted from the account since the listing' };
     const version = refresher.version;
-    attempts++;
+    const { url } = listed.record;
     try {
-      const image = await deps.client.fetchImage(listed.record.url, { signal });
-      // Written as served: an export is a copy of the stored image, byte for byte.
-      const written = await deps.write(image.body, file, { force: true, signal, expectedLength: image.contentLength });
+      const written = await deps.save(file, (sink) => deps.client.downloadInto(url, sink, { signal, retry }));
       return { id, status: 'done', file, bytes: written.bytes, attempts };
     } catch (error) {
       if (signal.aborted) throw signal.reason ?? error;
-      // 403 (and 401/404/410) from a signed URL: expired or revoked; a fresh listing says which.
-      const status = error instanceof ApiError ? error.status : undefined;
-      if (status !== undefined && [401, 403, 404, 410].includes(status) && refreshes < MAX_REFRESHES_PER_IMAGE) {
-        refreshes++;
+      if (error instanceof NotRetriedError) return { id, file, attempts, ...NOT_FINISHED };
+      // Expired or revoked (past its two hours, or refused): a fresh listing says which.
+      if (error instanceof ImageUrlRefusedError && refreshes < MAX_REFRESHES_PER_IMAGE) {
         await refresher.refresh(version);
         continue;
       }
-      const decision = status === 403 || status === 401 ? { action: 'fail' as const, error: error as CliError } : decide(error, 'response', retry, deps.policy);
-      if (decision.action === 'retry') {
-        retry++;
-        deps.counts.retrying++;
-        deps.progress.update(deps.counts);
-        try {
-          if (decision.pauseAll) deps.gate.pause(decision.delayMs);
-          else await sleepFor(decision.delayMs, stopSignal).catch(() => {});
-        } finally {
-          deps.counts.retrying--;
-        }
-        continue;
-      }
-      const reason = describeFailure(decision.error, attempts);
-      deps.progress.log(`image ${id} failed: ${reason}`);
-      return { id, status: 'failed', file, attempts, error: reason, exitCode: decision.error.exitCode };
+      const failure = error instanceof CliError ? error : new CliError(String(error), ExitCode.Unexpected, 'Unexpected');
+      const reason = describeFailure(failure, attempts);
+      progress.log(`image ${id} failed: ${reason}`);
+      return { id, status: 'failed', file, attempts, error: reason, exitCode: failure.exitCode };
     }
   }
 }

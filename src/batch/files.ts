@@ -2,13 +2,14 @@
 // on disk a whole JPEG, and which temp files did a killed run leave behind.
 import { open, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { JPEG_CHECK_TAIL_BYTES, JpegCheck } from '../api/jpeg-verifier.js';
 import { partFilePrefix, partFilePrefixOf } from '../file-names.js';
 
 /**
  * True when `path` is a regular file that starts with the JPEG signature and
- * ends with the end-of-image marker. writeJpegAtomically only ever renames
- * complete, verified files into place, so this is enough to tell our own
- * output from an empty or truncated file someone else left there.
+ * ends with the end-of-image marker, by the image path's own check. Only
+ * complete, verified files are ever moved into place, so this is enough to
+ * tell our own output from an empty or truncated file someone else left there.
  */
 export async function isCompleteJpeg(path: string): Promise<{ ok: boolean; bytes: number }> {
   let handle;
@@ -20,15 +21,14 @@ export async function isCompleteJpeg(path: string): Promise<{ ok: boolean; bytes
   try {
     const info = await handle.stat();
     if (!info.isFile() || info.size < 4) return { ok: false, bytes: info.size };
-    const head = Buffer.alloc(3);
-    await handle.read(head, 0, 3, 0);
-    const tailLength = Math.min(64, info.size);
-    const tail = Buffer.alloc(tailLength);
-    await handle.read(tail, 0, tailLength, info.size - tailLength);
-    const signature = head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff;
-    let end = false;
-    for (let i = tail.length - 2; i >= 0 && !end; i--) end = tail[i] === 0xff && tail[i + 1] === 0xd9;
-    return { ok: signature && end, bytes: info.size };
+    // The check looks at the first bytes and the last ones: the start and the end are all it needs.
+    const head = Buffer.alloc(Math.min(info.size, JPEG_CHECK_TAIL_BYTES));
+    await handle.read(head, 0, head.length, 0);
+    const tail = Buffer.alloc(Math.min(info.size, JPEG_CHECK_TAIL_BYTES));
+    await handle.read(tail, 0, tail.length, info.size - tail.length);
+    const check = new JpegCheck();
+    const ok = !check.add(head) && !check.add(tail) && !check.finish();
+    return { ok, bytes: info.size };
   } finally {
     await handle.close();
   }

@@ -1,7 +1,6 @@
 // Parsing of the numeric and duration flags batch and export share.
-import { UsageError } from '../api/errors.js';
 import { parseDuration, type DurationRange } from '../duration.js';
-import { DEFAULT_RETRY_POLICY } from './retry.js';
+import { PERSISTENT_RETRIES } from '../api/retry.js';
 
 /**
  * --retry-delay: the first backoff, up to the backoff's own ceiling (a longer one
@@ -9,25 +8,15 @@ import { DEFAULT_RETRY_POLICY } from './retry.js';
  * above the ceiling is refused with a hint, so an old `--retry-delay 500` cannot
  * quietly become 500 seconds.
  */
-export const RETRY_DELAY_RANGE: DurationRange = { minMs: 0, maxMs: DEFAULT_RETRY_POLICY.maxDelayMs };
+export const RETRY_DELAY_RANGE: DurationRange = { minMs: 0, maxMs: PERSISTENT_RETRIES.maxDelayMs };
 /** --progress-interval: between plain progress lines when stderr is not a terminal. */
 export const PROGRESS_INTERVAL_RANGE: DurationRange = { minMs: 1000, maxMs: 3_600_000 };
 export const DEFAULT_PROGRESS_INTERVAL_MS = 5000;
 
 export function parseRetryDelay(raw: string | undefined): number {
-  return raw === undefined ? DEFAULT_RETRY_POLICY.baseDelayMs : parseDuration(raw, '--retry-delay', RETRY_DELAY_RANGE);
+  return raw === undefined ? PERSISTENT_RETRIES.firstDelayMs : parseDuration(raw, '--retry-delay', RETRY_DELAY_RANGE);
 }
 
 export function parseProgressInterval(raw: string | undefined): number {
   return raw === undefined ? DEFAULT_PROGRESS_INTERVAL_MS : parseDuration(raw, '--progress-interval', PROGRESS_INTERVAL_RANGE);
-}
-
-export function parseCount(raw: string | undefined, flag: string, min: number, max: number, fallback: number): number {
-  if (raw === undefined) return fallback;
-  const text = String(raw).trim();
-  const value = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}; got '${raw}'`);
-  }
-  return value;
 }

@@ -8,10 +8,10 @@
 //   blocked   — a directory is where the image must go: even --force cannot replace it
 import { lstat, readdir } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import pLimit from 'p-limit';
 import { isCompleteJpeg } from './files.js';
 import type { ManifestRecord } from './manifest.js';
 import type { PlannedRow } from './plan.js';
-import { runPool } from './runner.js';
 
 export type ResumeAction = 'done' | 'adopt' | 'pending' | 'conflict' | 'blocked';
 
@@ -35,7 +35,8 @@ export async function resumeState(
   // One directory listing instead of a probe per row: a fresh batch has nothing on disk to look at.
   const present = await namesOnDisk(rows.map((row) => row.target!));
   // A few dozen files at a time: thousands of rows must not exhaust file descriptors.
-  await runPool(rows, 32, async (row) => {
+  const limit = pLimit(32);
+  await Promise.all(rows.map((row) => limit(async () => {
       const previous = manifest.get(row.key!);
       const listed = present.has(row.target!);
       const onDisk = listed ? await isCompleteJpeg(row.target!) : { ok: false, bytes: 0 };
@@ -59,7 +60,7 @@ export async function resumeState(
         };
       }
       state.set(row, entry);
-  }, () => false);
+  })));
   return state;
 }
 

@@ -1,20 +1,20 @@
-// Runs a batch's rows through the bounded pool: for each row a "started"
-// manifest line, attempts with the retry rules of retry.ts, and a "done" or
-// "failed" line; a 401/402 stops the pool and leaves the rest "skipped", and
-// so does the first signal, while the requests already on the wire finish.
-// --concurrency bounds the requests on the wire (Slots); a row whose response
-// has arrived gives its slot to the next while its file is finished.
-import type { CliError } from '../api/errors.js';
-import { sleep } from '../api/client.js';
+// Runs a batch's rows: for each row a "started" manifest line, its attempts
+// under the retry engine (api/retry.ts, with the batch's policy), and a "done"
+// or "failed" line. A failure every further row would meet too (a 401 or 402,
+// a full disk) stops the batch and leaves the rest "skipped", and so does the
+// first signal, while the requests already on the wire finish.
+// --concurrency bounds the requests on the wire: each attempt runs within a
+// slot (p-limit), given back as soon as its response has arrived, so the next
+// row's request goes out while the previous one's file is finished.
+import pLimit, { type LimitFunction } from 'p-limit';
+import { ApiError, CliError, ExitCode, fileSystemError, FileSystemError, ImageUrlRefusedError } from '../api/errors.js';
+import { NotRetriedError, type RetryHooks } from '../api/retry.js';
 import type { GenerationRequest } from '../api/schema.js';
-import { formatDuration } from '../duration.js';
 import type { WrittenJpeg } from '../jpeg-file.js';
 import type { ManifestWriter } from './manifest.js';
 import type { PlannedRow } from './plan.js';
 import type { Progress, ProgressCounts } from './progress.js';
-import { decide, describeFailure, type Decision, type Phase, type RetryPolicy } from './retry.js';
 import type { ResumeEntry } from './resume.js';
-import { PauseGate, runPool, Slots } from './runner.js';
 import type { RowOutcome } from './summary.js';
 
 export interface Job {
@@ -22,46 +22,87 @@ export interface Job {
   resume: ResumeEntry;
 }
 
-/**
- * What one attempt at a row does: send it and write its image, noting when the
- * service has answered (`attempt.phase`) and calling `received` once the whole
- * response is off the wire (its file may still be being finished).
- */
-export type RowProducer = (job: Job, attempt: { phase: Phase; requestId?: string }, signal: AbortSignal, received: () => void) => Promise<WrittenJpeg>;
+/** What a row learns on its way that its result reports. */
+export interface RowNotes {
+  /** The async request whose callback delivered the image. */
+  requestId?: string;
+}
 
-/** Runs the jobs through the pool, one row at a time per worker, with the retry rules of retry.ts. */
+/**
+ * Makes one row's image: its request(s) sent with `retry` (the row's slot,
+ * its stop, its progress) and its file written.
+ */
+export type RowProducer = (job: Job, retry: RetryHooks, signal: AbortSignal, notes: RowNotes) => Promise<WrittenJpeg>;
+
+/** A failure as the batch reports it: a file-system error in the user's terms, anything unknown as a bug. */
+export function rowFailure(error: unknown): CliError {
+  if (error instanceof CliError) return error;
+  const err = error as { code?: string; message?: string };
+  return fileSystemError(error, 'cannot write the image') ?? new CliError(err?.message ?? String(error), ExitCode.Unexpected, typeof err?.code === 'string' ? err.code : 'Unexpected');
+}
+
+/**
+ * A failure every further row would meet the same way: the key refused (401,
+ * 403), the credits gone (402), or a disk that cannot take the images (each
+ * further row would be paid for and lost). A refused image URL says nothing
+ * about the key.
+ */
+export function stopsTheBatch(error: CliError): boolean {
+  if (error instanceof FileSystemError) return true;
+  return error instanceof ApiError && !(error instanceof ImageUrlRefusedError) && [401, 402, 403].includes(error.status ?? 0);
+}
+
+/** When a row gives up after retries, say so in its reason. */
+export function describeFailure(error: CliError, attempts: number): string {
+  const what = error instanceof ApiError || error.status !== undefined ? `${error.code}: ${error.message}` : error.message;
+  return attempts > 1 ? `${what} (after ${attempts} attempts)` : what;
+}
+
 export class RowRunner {
   private readonly results = new Map<number, RowOutcome>();
-  private readonly gate = new PauseGate();
   private readonly counts: ProgressCounts;
-  private slots?: Slots;
+  private onWire?: LimitFunction;
+  /** The batch's own stop (stopError), beside the signal's. */
+  private readonly stopping = new AbortController();
+  /** Once aborted, no request is sent and no retry waited for. */
+  private readonly stopSignal: AbortSignal;
   stopError?: CliError;
 
   constructor(
     private readonly jobs: Job[],
     private readonly manifest: ManifestWriter,
     private readonly produce: RowProducer,
-    private readonly policy: RetryPolicy,
     private readonly progress: Progress,
     /** Aborts everything, requests on the wire included. */
     private readonly signal: AbortSignal,
     /** Stops new work: no request is sent, and no retry waited for, once it is aborted. */
-    private readonly stopSignal: AbortSignal = signal,
+    stopSignal: AbortSignal = signal,
   ) {
     this.counts = { total: jobs.length, done: 0, failed: 0, retrying: 0 };
+    this.stopSignal = AbortSignal.any([stopSignal, this.stopping.signal]);
   }
 
   async run(concurrency: number): Promise<void> {
     this.progress.update(this.counts);
-    const slots = (this.slots = new Slots(concurrency));
+    this.onWire = pLimit(concurrency);
     // Twice as many rows under way as slots: one on the wire and one finishing its file, per slot.
-    const { notStarted } = await runPool(this.jobs, concurrency * 2, (job) => this.runRow(job, slots), () => this.stopError !== undefined || this.stopSignal.aborted);
-    for (const job of notStarted) this.skip(job);
+    const underWay = pLimit(concurrency * 2);
+    const rows = this.jobs.map((job) =>
+      underWay(async () => {
+        // Rows never started by an aborted run are reported with the run (markUnfinished).
+        if (this.signal.aborted) return;
+        if (this.stopSignal.aborted) return this.skip(job);
+        await this.runRow(job);
+      }),
+    );
+    const settled = await Promise.allSettled(rows);
+    const failure = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failure) throw failure.reason;
   }
 
   /** Requests on the wire now (a row holds its slot until its response has arrived). */
   inFlight(): number {
-    return this.slots?.inUse() ?? 0;
+    return this.onWire?.activeCount ?? 0;
   }
 
   private skip(job: Job): void {
@@ -76,13 +117,13 @@ export class RowRunner {
   }
 
   /**
-   * A row the stop reached before its next request: never sent (no manifest
-   * line), or sent before and now not retried, recorded as failed so that a
-   * re-run sends it again without taking it for one that was in flight.
+   * A row the signal's stop reached before its next request: never sent (no
+   * manifest line), or sent before and now not retried, recorded as failed so
+   * that a re-run sends it again without taking it for one that was in flight.
    */
-  private interrupted(job: Job, attempts: number): void {
+  private interrupted(job: Job, stopped: NotRetriedError): void {
     const { row, key, file, target } = job.plan;
-    const error = attempts === 0 ? 'not started: interrupted' : 'not retried: interrupted';
+    const { attempts, message: error } = stopped;
     if (attempts > 0) this.manifest.append({ row, key, status: 'failed', file, attempts, error }, true);
     this.results.set(row, { row, status: 'skipped', file: target, attempts, error });
   }
@@ -100,104 +141,59 @@ export class RowRunner {
     return [...this.results.values()];
   }
 
-  private async runRow(job: Job, slots: Slots): Promise<void> {
-    const { row, key, file, target } = job.plan;
-    const attempt: { phase: Phase; requestId?: string } = { phase: 'request' };
-    for (let retry = 0; ; retry++) {
-      const outcome = await this.attempt(job, attempt, slots, retry);
-      if (outcome === 'skipped') return this.skip(job);
-      if (outcome === 'stopped') return this.interrupted(job, retry);
-      if ('written' in outcome) {
-        const { bytes } = outcome.written;
-        this.manifest.append({ row, key, status: 'done', file, bytes, attempts: retry + 1 }, true);
-        this.finish({ row, status: 'done', file: target, bytes, attempts: retry + 1, requestId: attempt.requestId });
-        return;
-      }
-      const { decision } = outcome;
-      if (decision.action === 'retry' && !this.stopError) {
-        if (!(await this.waitToRetry(decision.delayMs, decision.pauseAll))) return this.interrupted(job, retry + 1);
-        if (!this.stopError) continue;
-      }
-      const failure =
-        decision.action === 'retry'
-          ? `not retried: the batch stopped early (${this.stopError!.code})`
-          : describeFailure(decision.error, retry + 1);
-      const exitCode = decision.action === 'retry' ? this.stopError!.exitCode : decision.error.exitCode;
-      this.manifest.append({ row, key, status: 'failed', file, attempts: retry + 1, error: failure }, true);
-      if (decision.action !== 'stop') this.progress.log(`row ${row} failed: ${failure}`);
-      this.finish({ row, status: 'failed', file: target, attempts: retry + 1, error: failure, exitCode, requestId: attempt.requestId });
-      return;
+  /** Stops the batch when `error` is one every further row would meet (before the failed row's slot is handed on). */
+  private stopIfAllWouldFail(error: CliError): boolean {
+    if (!stopsTheBatch(error)) return false;
+    if (!this.stopError) {
+      this.stopError = error;
+      this.progress.log(`stopping the batch: ${error.code} — ${error.message}; rows not yet started are skipped`);
+      this.stopping.abort(error);
     }
+    return true;
   }
 
-  /**
-   * One attempt, holding a slot from before the request until its response is
-   * received (or the attempt ends): never through a retry's wait. A failure's
-   * consequences for the other rows (a 429 pause, a 401/402 stop) take effect
-   * before the slot is handed on, so the next row in line sees them. Once the
-   * stop signal is aborted no request is sent ('stopped'); one already sent
-   * goes on until the abort signal.
-   */
-  private async attempt(
-    job: Job,
-    attempt: { phase: Phase; requestId?: string },
-    slots: Slots,
-    retry: number,
-  ): Promise<'skipped' | 'stopped' | { written: WrittenJpeg } | { decision: Decision }> {
-    let release: () => void;
+  private async runRow(job: Job): Promise<void> {
+    const { row, key, file, target } = job.plan;
+    const notes: RowNotes = {};
+    let attempts = 0;
+    const hooks: RetryHooks = {
+      stopSignal: this.stopSignal,
+      admit: (attempt) => this.onWire!(attempt),
+      onAttempt: (attempt) => {
+        attempts = attempt.number;
+        if (attempt.number === 1) this.manifest.append({ row, key, status: 'started', file }, false);
+      },
+      onRetry: () => {
+        this.counts.retrying++;
+        this.progress.update(this.counts);
+        return () => void this.counts.retrying--;
+      },
+      onGiveUp: (error) => void this.stopIfAllWouldFail(rowFailure(error)),
+    };
+    let failure: CliError;
+    let exitCode: number | undefined;
+    let stopped = false;
     try {
-      release = await slots.acquire(this.stopSignal);
-    } catch (error) {
-      if (this.signal.aborted || !this.stopSignal.aborted) throw this.signal.reason ?? error;
-      return 'stopped';
-    }
-    try {
-      // A 429 pauses every worker, first attempts included: they would only be refused too.
-      await this.gate.wait(this.stopSignal).catch(() => {});
-      if (this.signal.aborted) throw this.signal.reason;
-      if (this.stopSignal.aborted) return 'stopped';
-      if (retry === 0) {
-        if (this.stopError) return 'skipped';
-        const { row, key, file } = job.plan;
-        this.manifest.append({ row, key, status: 'started', file }, false);
-      }
-      attempt.phase = 'request';
-      return { written: await this.produce(job, attempt, this.signal, release) };
+      const { bytes } = await this.produce(job, hooks, this.signal, notes);
+      this.manifest.append({ row, key, status: 'done', file, bytes, attempts }, true);
+      this.finish({ row, status: 'done', file: target, bytes, attempts, requestId: notes.requestId });
+      return;
     } catch (error) {
       if (this.signal.aborted) throw this.signal.reason ?? error;
-      const decision = decide(error, attempt.phase, retry, this.policy);
-      if (decision.action === 'retry' && decision.pauseAll && !this.stopError) this.pauseAll(decision.delayMs);
-      if (decision.action === 'stop' && !this.stopError) {
-        this.stopError = decision.error;
-        this.progress.log(`stopping the batch: ${decision.error.code} — ${decision.error.message}; rows not yet started are skipped`);
+      if (error instanceof NotRetriedError) {
+        if (!this.stopError) return this.interrupted(job, error);
+        if (error.attempts === 0) return this.skip(job);
+        failure = new CliError(`not retried: the batch stopped early (${this.stopError.code})`, this.stopError.exitCode, this.stopError.code);
+        exitCode = this.stopError.exitCode;
+      } else {
+        failure = rowFailure(error);
+        stopped = this.stopIfAllWouldFail(failure);
       }
-      return { decision };
-    } finally {
-      release();
     }
-  }
-
-  private pauseAll(delayMs: number): void {
-    const wasPaused = this.gate.remaining() > 0;
-    this.gate.pause(delayMs);
-    if (!wasPaused) this.progress.log(`rate limited (429): pausing all requests for ${formatDuration(delayMs, 100)}`);
-  }
-
-  /** Waits before a retry; false when the stop came first (the retry is not sent). */
-  private async waitToRetry(delayMs: number, pauseAll: boolean): Promise<boolean> {
-    this.counts.retrying++;
-    this.progress.update(this.counts);
-    try {
-      // The pause itself was set when the 429 arrived (see attempt).
-      if (pauseAll) await this.gate.wait(this.stopSignal);
-      else await sleep(delayMs, this.stopSignal);
-      return true;
-    } catch (error) {
-      if (this.signal.aborted || !this.stopSignal.aborted) throw this.signal.reason ?? error;
-      return false;
-    } finally {
-      this.counts.retrying--;
-    }
+    const reason = exitCode === undefined ? describeFailure(failure, attempts) : failure.message;
+    this.manifest.append({ row, key, status: 'failed', file, attempts, error: reason }, true);
+    if (!stopped) this.progress.log(`row ${row} failed: ${reason}`);
+    this.finish({ row, status: 'failed', file: target, attempts, error: reason, exitCode: exitCode ?? failure.exitCode, requestId: notes.requestId });
   }
 
   private finish(outcome: RowOutcome): void {

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { ActionFactory } from '../cli.js';
 import type { BatchOptions } from '../batch/batch.js';
 import type { Context } from '../context.js';
+import { DEFAULT_LISTEN_HOST } from '../flags.js';
 import { CALLBACK_WAIT_HELP } from './generate-async.js';
 import { addSceneOptions, sceneColumnsHelp, sceneInputFrom } from './scene-options.js';
 
@@ -40,7 +41,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--skip-invalid', 'run the valid rows even when some rows are invalid (they are reported as failed)')
     .option('--progress-interval <duration>', PROGRESS_INTERVAL_HELP)
     .option('--async', 'use the async endpoint: one local listener catches every row\'s callback, matched by requestId')
-    .option('--listen-host <host>', 'with --async: address the listener binds (default 127.0.0.1)')
+    .option('--listen-host <host>', `with --async: address the listener binds (default ${DEFAULT_LISTEN_HOST})`)
     .option('--listen-port <port>', 'with --async: port the listener binds (default 0: a free port)')
     .option('--public-url <url>', 'with --async: URL the service calls to reach the listener (a tunnel); a secret token path is appended')
     .option('--callback-timeout <duration>', `with --async: how long a row waits for its callback: ${CALLBACK_WAIT_HELP}`);

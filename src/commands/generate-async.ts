@@ -2,12 +2,13 @@
 // result goes to the caller's own --callback-url, or --listen catches it with a
 // temporary local listener (src/listener.ts) and downloads the signed image.
 import type { Command } from 'commander';
-import { GenerationFailedError, NetworkError, UsageError } from '../api/errors.js';
+import { UsageError } from '../api/errors.js';
 import type { GenerationRequest } from '../api/schema.js';
+import type { ListenPlan } from '../async-generation.js';
 import { formatBytes } from '../bytes.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
-import type { DurationRange } from '../duration.js';
+import { DEFAULT_LISTEN_HOST } from '../flags.js';
 import type { Spinner } from '../io.js';
 import { printable } from '../printable.js';
 import { VERSION } from '../version.js';
@@ -28,14 +29,9 @@ interface GenerateAsyncOptions {
   [scene: string]: unknown;
 }
 
-const DEFAULT_LISTEN_HOST = '127.0.0.1';
-/** How long a callback is waited for: generate-async --timeout and batch --callback-timeout. */
-export const DEFAULT_CALLBACK_WAIT = '10m';
-/** Bare numbers were milliseconds once: above 10 minutes, one is refused unless it has a unit. */
-export const CALLBACK_WAIT_RANGE: DurationRange = { minMs: 1, maxMs: 24 * 3_600_000, bareMaxMs: 600_000 };
 /**
  * The help's words for a callback wait, shared with batch --callback-timeout; written
- * out so that --help loads no parser (a test holds them to the range above).
+ * out so that --help loads no parser (a test holds them to CALLBACK_WAIT_RANGE).
  */
 export const CALLBACK_WAIT_HELP = '90s, 10m, 1h; a bare number is seconds, at most 600 (default 10m, up to 24h)';
 
@@ -83,55 +79,19 @@ history: aerial list. More: docs/webhooks.md`,
     .action(action<GenerateAsyncOptions>(runGenerateAsync));
 }
 
-export function validateCallbackUrl(raw: string | undefined, flag = '--callback-url'): string {
-  if (raw === undefined || raw.trim() === '') throw new UsageError(`${flag} is required: an absolute http(s) URL for the result callback`);
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    throw new UsageError(`${flag} must be an absolute http(s) URL; got '${raw}'`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`${flag} must be an absolute http(s) URL; got '${raw}'`);
-  }
-  return url.toString();
-}
-
-/** A callback wait (--timeout, --callback-timeout) in milliseconds. */
-export async function parseCallbackWait(raw: string | undefined, flag: string): Promise<number> {
-  const { parseDuration } = await import('../duration.js');
-  return parseDuration(raw ?? DEFAULT_CALLBACK_WAIT, flag, CALLBACK_WAIT_RANGE);
-}
-
-export function parseListenPort(raw: string | undefined): number {
-  if (raw === undefined) return 0;
-  const port = /^\d{1,5}$/.test(raw.trim()) ? Number(raw) : NaN;
-  if (!(port >= 0 && port <= 65535)) throw new UsageError(`--listen-port must be a port number from 0 to 65535 (0 = any free port); got '${raw}'`);
-  return port;
-}
-
-export interface ListenPlan {
-  host: string;
-  port: number;
-  publicUrl?: string;
-  timeoutMs: number;
-}
-
 /** Checks every --listen flag before anything is bound or sent. */
-async function planListener(options: GenerateAsyncOptions): Promise<ListenPlan> {
+async function planListen(options: GenerateAsyncOptions): Promise<ListenPlan> {
   if (options.callbackUrl !== undefined && options.publicUrl !== undefined) {
     throw new UsageError('--callback-url and --public-url mean the same with --listen (the URL the service calls); pass one');
   }
   const advertised = options.publicUrl ?? options.callbackUrl;
-  const flag = options.publicUrl !== undefined ? '--public-url' : '--callback-url';
-  const host = options.listenHost?.trim() ?? DEFAULT_LISTEN_HOST;
-  if (host === '') throw new UsageError('--listen-host must be an address or host name such as 127.0.0.1');
-  return {
-    host,
-    port: parseListenPort(options.listenPort),
-    publicUrl: advertised === undefined ? undefined : validateCallbackUrl(advertised, flag),
-    timeoutMs: await parseCallbackWait(options.timeout, '--timeout'),
-  };
+  const { planListener } = await import('../async-generation.js');
+  return planListener({
+    host: options.listenHost,
+    port: options.listenPort,
+    publicUrl: advertised === undefined ? undefined : { value: advertised, flag: options.publicUrl !== undefined ? '--public-url' : '--callback-url' },
+    wait: { value: options.timeout, flag: '--timeout' },
+  });
 }
 
 const LISTEN_ONLY_FLAGS = [
@@ -149,11 +109,12 @@ export async function runGenerateAsync(ctx: Context, options: GenerateAsyncOptio
     if (stray) throw new UsageError(`${stray[1]} only applies with --listen (which waits for the callback and saves the image)`);
     if (options.metadata === false) throw new UsageError('--no-metadata only applies with --listen (which saves the image)');
   }
-  const plan = options.listen ? await planListener(options) : undefined;
+  const plan = options.listen ? await planListen(options) : undefined;
   const { buildGenerationRequest } = await import('../request.js');
   const request = buildGenerationRequest(sceneInputFrom(options), ctx.settings().sceneDefaults);
   if (plan) return listenAndDownload(ctx, request, plan, options);
 
+  const { validateCallbackUrl } = await import('../flags.js');
   const callbackUrl = validateCallbackUrl(options.callbackUrl);
   const client = await ctx.client();
   const accepted = await client.generateAsync(request, callbackUrl, { signal: ctx.signal });
@@ -163,32 +124,6 @@ export async function runGenerateAsync(ctx: Context, options: GenerateAsyncOptio
   }
   ctx.io.success(`Accepted: the result will be POSTed to ${callbackUrl}`);
   ctx.io.out(accepted.requestId);
-}
-
-/** No callback in time: exit 7, with the request id so the image can still be found later. */
-export class CallbackTimeoutError extends NetworkError {
-  /** `waited`: how long, as formatDuration() writes it. */
-  constructor(readonly requestId: string, waited: string) {
-    super(
-      `no callback for request ${requestId} within ${waited}; it may still finish — look for it later with 'aerial list'`,
-      'Timeout',
-    );
-  }
-
-  override toJSON() {
-    return { ...super.toJSON(), requestId: this.requestId };
-  }
-}
-
-/** The error payload: exit 6 with its errorCode and errorMessage, and the request id for scripts. */
-export class AsyncGenerationFailedError extends GenerationFailedError {
-  constructor(readonly requestId: string, errorCode: string, errorMessage: string) {
-    super(errorCode, `${errorMessage} (request ${requestId})`);
-  }
-
-  override toJSON() {
-    return { ...super.toJSON(), requestId: this.requestId };
-  }
 }
 
 /** A spinner whose first ending wins, so a stop() on the way out leaves a failure line standing. */
@@ -216,39 +151,13 @@ function isLoopbackHost(hostname: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
 
-/**
- * Binds the listener of --listen (and of `batch --async`), its events traced with
- * --verbose; a refused bind is a usage error naming the flag.
- */
-export async function startListener(ctx: Context, plan: Pick<ListenPlan, 'host' | 'port' | 'publicUrl'>) {
-  const { WebhookListener } = await import('../listener.js');
-  try {
-    return await WebhookListener.start({
-      host: plan.host,
-      port: plan.port,
-      publicUrl: plan.publicUrl,
-      onEvent: (event) => {
-        const about = event.requestId === undefined ? event.reason : `${event.reason}, request ${event.requestId}`;
-        if (event.outcome === 'rejected') ctx.io.debug(`listener: ignored ${event.method} (${event.status}, ${about})`);
-        else if (event.outcome === 'duplicate') ctx.io.debug(`listener: ignored a repeated delivery (${about})`);
-        else ctx.io.debug(`listener: ${event.outcome} a callback (${about})`);
-      },
-    });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new UsageError(`--listen-port ${plan.port} is already in use on ${plan.host}; pick another or leave it out for a free one`);
-    if (code === 'EACCES') throw new UsageError(`--listen-port ${plan.port} needs privileges on ${plan.host}; pick a port above 1023`);
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EINVAL') {
-      throw new UsageError(`--listen-host ${plan.host} is not an address of this machine (try 127.0.0.1 or 0.0.0.0)`);
-    }
-    throw error;
-  }
-}
-
 async function listenAndDownload(ctx: Context, request: GenerationRequest, plan: ListenPlan, options: GenerateAsyncOptions): Promise<void> {
   if (options.output === '-') throw new UsageError('--output - is not supported by generate-async; name a file');
-  const { checkOutputPath, openSpecialOutput, saveJpeg } = await import('../jpeg-file.js');
-  const { formatDuration } = await import('../duration.js');
+  const [{ checkOutputPath, destinationFor, openSpecialOutput, saveImage }, { formatDuration }, webhook] = await Promise.all([
+    import('../jpeg-file.js'),
+    import('../duration.js'),
+    import('../async-generation.js'),
+  ]);
   const { lat, lng } = request.coordinates;
   // Checked before anything is sent: a refused target must not cost credits.
   const target = await checkOutputPath(options.output ?? defaultOutputName(lat, lng), Boolean(options.force));
@@ -257,7 +166,7 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
   if (special) ctx.onCleanup(() => void special.destroy());
   const client = await ctx.client();
 
-  const listener = await startListener(ctx, plan);
+  const listener = await webhook.startListener(plan, (line) => ctx.io.debug(line));
   ctx.onCleanup(() => listener.close());
   const shownUrl = listener.callbackUrl.replace(listener.token, '<token>');
   ctx.io.debug(`listener: listening at ${listener.localUrl}`);
@@ -277,37 +186,22 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
   const tick = setInterval(() => spinner.update(waitingText()), 1000);
   try {
     let payload;
-    const { startDeadline } = await import('../deadline.js');
-    const deadline = startDeadline(plan.timeoutMs, ctx.signal);
     try {
-      payload = await listener.waitFor(requestId, deadline.signal);
+      payload = await webhook.waitForCallback(listener, requestId, plan.timeoutMs, ctx.signal);
     } catch (error) {
-      if (!deadline.expired) {
+      if (error instanceof webhook.CallbackTimeoutError) spinner.fail(`No callback after ${formatDuration(plan.timeoutMs)}`);
+      else if (error instanceof webhook.AsyncGenerationFailedError) spinner.fail('Generation failed');
+      else {
         spinner.stop();
         if (ctx.signal.aborted) ctx.io.info(`Request ${printable(requestId, 80)} may still finish; look for it later with 'aerial list'`);
-        throw error;
       }
-      spinner.fail(`No callback after ${formatDuration(plan.timeoutMs)}`);
-      throw new CallbackTimeoutError(requestId, formatDuration(plan.timeoutMs));
-    } finally {
-      deadline.clear();
-    }
-
-    const { isSuccessPayload } = await import('../listener.js');
-    if (!isSuccessPayload(payload)) {
-      spinner.fail('Generation failed');
-      throw new AsyncGenerationFailedError(requestId, payload.errorCode, payload.errorMessage);
+      throw error;
     }
     spinner.update(`Downloading image ${printable(payload.generatedImageId, 80)}…`);
     const metadata = options.metadata === false ? undefined : await import('../metadata.js');
-    const metadataOf = { request, software: `aerial ${VERSION}` };
-    const image = await client.fetchImage(payload.signedUrl, { signal: ctx.signal });
-    const written = await saveJpeg(image.body, target, special, {
-      force: Boolean(options.force),
-      signal: ctx.signal,
-      expectedLength: image.contentLength,
-      metadata: metadata?.metadataWriters(metadataOf),
-    });
+    const editor = metadata?.createMetadataSplicer({ request, software: `aerial ${VERSION}` });
+    const destination = destinationFor(target, special, { force: Boolean(options.force), editor });
+    const written = await saveImage(destination, (sink) => client.downloadInto(payload.signedUrl, sink, { signal: ctx.signal }));
     await listener.close();
     const fileBytes = written.bytes;
     const seconds = ((Date.now() - started) / 1000).toFixed(1);

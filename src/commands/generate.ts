@@ -64,7 +64,7 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   if (toStdout && ctx.io.stdoutIsTTY) {
     throw new UsageError('--output - writes binary JPEG data to stdout; redirect it to a file or pipe (stdout is a terminal)');
   }
-  const { checkOutputPath, openSpecialOutput, pipeJpeg, saveJpeg } = await import('../jpeg-file.js');
+  const { checkOutputPath, destinationFor, openSpecialOutput, saveImage, StreamDestination } = await import('../jpeg-file.js');
   const prompts = await import('../interactive.js');
   const interactive = prompts.mustPrompt(ctx, input, Boolean(options.interactive)) ? prompts : undefined;
   if (interactive) {
@@ -84,10 +84,10 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   // A device or FIFO is opened now: a FIFO waits here for its reader, before anything is paid for.
   const special = target?.special ? await openSpecialOutput(target, '--output', ctx.signal, (message) => ctx.io.info(message)) : undefined;
   if (special) ctx.onCleanup(() => void special.destroy());
-  // The EXIF writer (piexifjs) loads while the image is being generated, not before the request.
-  const metadataReady = options.metadata === false ? undefined : import('../metadata.js');
-  metadataReady?.catch(() => {}); // a failed request must not leave an unhandled rejection behind
-  const metadataOf = { request, software: `aerial ${VERSION}` };
+  // The EXIF writer (piexifjs) loads while the image is being generated, not before the request:
+  // the sink is asked for once the image starts arriving, and waits for it then (image-download.ts).
+  const editor = options.metadata === false ? undefined : import('../metadata.js').then((m) => m.createMetadataSplicer({ request, software: `aerial ${VERSION}` }));
+  editor?.catch(() => {}); // a failed request must not leave an unhandled rejection behind
 
   const client = await ctx.client();
   const where = `${request.coordinates.lat}, ${request.coordinates.lng}`;
@@ -95,22 +95,17 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   const started = Date.now();
   const tick = setInterval(() => spinner.update(`Generating ${request.resolution} image of ${where}… ${Math.round((Date.now() - started) / 1000)}s`), 1000);
   try {
-    const image = await client.generate(request, { signal: ctx.signal });
-    const metadata = await metadataReady;
-    spinner.update(`Downloading ${request.resolution} image of ${where}…`);
+    const destination = target
+      ? destinationFor(target, special, { force: Boolean(options.force), editor })
+      : new StreamDestination(ctx.io.stdout, { path: 'standard output', editor, end: false });
+    const written = await saveImage(destination, (sink) =>
+      client.generateInto(request, sink, { signal: ctx.signal, onImage: () => spinner.update(`Downloading ${request.resolution} image of ${where}…`) }),
+    );
     if (!target) {
-      const inserter = metadata?.createMetadataTransform(metadataOf);
-      const bytes = (await pipeJpeg(image.body, ctx.io.stdout, { signal: ctx.signal, transforms: inserter ? [inserter] : [] })) + (inserter?.insertedBytes ?? 0);
       spinner.stop();
-      ctx.io.info(`${ctx.io.style.green('✔')} Wrote ${formatBytes(bytes)} JPEG to stdout`);
+      ctx.io.info(`${ctx.io.style.green('✔')} Wrote ${formatBytes(written.bytes)} JPEG to stdout`);
       return;
     }
-    const written = await saveJpeg(image.body, target, special, {
-      force: Boolean(options.force),
-      signal: ctx.signal,
-      expectedLength: image.contentLength,
-      metadata: metadata?.metadataWriters(metadataOf),
-    });
     const fileBytes = written.bytes;
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     spinner.succeed(`Saved ${target.path} (${formatBytes(fileBytes)}, ${seconds}s)`);

@@ -68,15 +68,16 @@ export async function runInit(ctx: Context): Promise<void> {
  * pasted with the API path is taken without it, and the user is told.
  */
 async function chooseService(ctx: Context, current: string | undefined): Promise<string> {
-  const [config, prompts, { DEFAULT_HOST, DEFAULT_PORT }] = await Promise.all([
+  const [config, { validateBaseUrl, hadApiPath }, prompts, { DEFAULT_HOST, DEFAULT_PORT }] = await Promise.all([
     import('../config.js'),
+    import('../flags.js'),
     import('../interactive.js'),
     import('../sandbox/server.js'),
   ]);
   const sandboxUrl = `http://${DEFAULT_HOST}:${DEFAULT_PORT}`;
   let known: string | undefined;
   try {
-    known = current === undefined ? undefined : config.validateBaseUrl(current, 'base URL');
+    known = current === undefined ? undefined : validateBaseUrl(current, 'base URL');
   } catch {
     // A broken stored value is simply not offered again.
   }
@@ -99,15 +100,15 @@ async function chooseService(ctx: Context, current: string | undefined): Promise
     default: known === config.DEFAULT_BASE_URL || known === sandboxUrl ? undefined : known,
     validate: (value) => {
       try {
-        config.validateBaseUrl(value.trim(), 'the base URL');
+        validateBaseUrl(value.trim(), 'the base URL');
         return true;
       } catch (error) {
         return (error as Error).message;
       }
     },
   });
-  const baseUrl = config.validateBaseUrl(typed, 'the base URL');
-  if (config.hadApiPath(typed)) ctx.io.info(`Using ${baseUrl}: aerial adds the API path (/api/external/v1/…) itself.`);
+  const baseUrl = validateBaseUrl(typed, 'the base URL');
+  if (hadApiPath(typed)) ctx.io.info(`Using ${baseUrl}: aerial adds the API path (/api/external/v1/…) itself.`);
   return baseUrl;
 }
 
@@ -142,8 +143,10 @@ async function testConnection(
   baseUrl: string,
   apiKey: string,
 ): Promise<{ ok: true } | { ok: false; error: CliError }> {
-  const { GenAerialClient } = await import('../api/client.js');
-  const client = new GenAerialClient({ baseUrl, apiKey, ...network, maxRateLimitRetries: 1, onTrace: (trace) => ctx.io.debug(formatTrace(trace)) });
+  const [{ GenAerialClient }, { DEFAULT_RETRY_POLICY }] = await Promise.all([import('../api/client.js'), import('../api/retry.js')]);
+  // A test call retries a 429 once: it is a check, not a job.
+  const retry = { ...DEFAULT_RETRY_POLICY, rateLimitedAttempts: 2 };
+  const client = new GenAerialClient({ baseUrl, apiKey, ...network, retry, onTrace: (trace) => ctx.io.debug(formatTrace(trace)) });
   const spinner = await ctx.io.spinner(`Checking the key against ${baseUrl} (listing one image)…`);
   try {
     const page = await client.list({ page: 0, size: 1 }, { signal: ctx.signal });

@@ -4,6 +4,7 @@ import { UsageError } from '../api/errors.js';
 import type { ImageRecord, Page } from '../api/schema.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
+import { parseWholeNumber } from '../flags.js';
 
 interface ListOptions {
   page?: string;
@@ -46,16 +47,6 @@ Examples:
   $ aerial list --json | jq '.content[] | select(.resolution == "UHD")'`,
     )
     .action(action<ListOptions>(runList));
-}
-
-export function parseWholeNumber(raw: string | undefined, flag: string, min: number): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw.trim())) throw new UsageError(`${flag} must be a whole number of at least ${min}; got '${raw}'`);
-  const value = Number(raw);
-  if (value < min || !Number.isSafeInteger(value)) {
-    throw new UsageError(`${flag} must be a whole number of at least ${min}; got '${raw}'`);
-  }
-  return value;
 }
 
 export function parseSort(values: string[] | undefined): string[] | undefined {

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../api/errors.js';
 import type { ActionFactory } from '../cli.js';
 import type { Context } from '../context.js';
+import { parseFraction, parseWholeNumber } from '../flags.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 
 interface SandboxCommandOptions {
@@ -65,25 +66,6 @@ Examples:
     .action(action<SandboxCommandOptions>(runSandbox));
 }
 
-function wholeNumber(raw: string | undefined, flag: string, min: number, max: number): number | undefined {
-  if (raw === undefined) return undefined;
-  const text = raw.trim();
-  const value = Number(text);
-  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}; got '${raw}'`);
-  }
-  return value;
-}
-
-function fraction(raw: string | undefined, flag: string): number | undefined {
-  if (raw === undefined) return undefined;
-  const value = Number(raw.trim());
-  if (raw.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) {
-    throw new UsageError(`${flag} must be a number from 0 to 1; got '${raw}'`);
-  }
-  return value;
-}
-
 export async function parseSandboxFlags(options: SandboxCommandOptions): Promise<SandboxFlags> {
   const host = options.host.trim();
   if (!host) throw new UsageError('--host must not be empty');
@@ -100,17 +82,17 @@ export async function parseSandboxFlags(options: SandboxCommandOptions): Promise
   }
   if (options.dataDir !== undefined && options.dataDir.trim() === '') throw new UsageError('--data-dir must not be empty');
   return {
-    port: wholeNumber(options.port, '--port', 0, 65535)!,
+    port: parseWholeNumber(options.port, '--port', 0, 65535)!,
     host,
     dataDir: options.dataDir,
-    credits: wholeNumber(options.credits, '--credits', 0, 1_000_000_000),
+    credits: parseWholeNumber(options.credits, '--credits', 0, 1_000_000_000),
     key,
     latencyMs: await parseLatency(options.latency),
-    failRate: fraction(options.failRate, '--fail-rate'),
+    failRate: parseFraction(options.failRate, '--fail-rate'),
     rateLimit,
-    dropRate: fraction(options.dropRate, '--drop-rate'),
-    webhookFail: wholeNumber(options.webhookFail, '--webhook-fail', 0, 1_000_000),
-    seed: wholeNumber(options.seed, '--seed', 0, 2 ** 32 - 1),
+    dropRate: parseFraction(options.dropRate, '--drop-rate'),
+    webhookFail: parseWholeNumber(options.webhookFail, '--webhook-fail', 0, 1_000_000),
+    seed: parseWholeNumber(options.seed, '--seed', 0, 2 ** 32 - 1),
   };
 }
 

@@ -5,6 +5,7 @@
 //   DELETE /api/external/v1/image-generation/{id}    permanent deletion
 import { randomUUID } from 'node:crypto';
 import type { GenerationRequest, WebhookError, WebhookSuccess } from '../api/schema.js';
+import { API_PATH as API_BASE_PATH } from '../api/spec.js';
 import { findAccountByKey, type StoredAccount } from './accounts.js';
 import type { Exchange, SandboxApp } from './app.js';
 import {
@@ -30,7 +31,7 @@ import { imageRecord, pageOf, parseListQuery, sortImages } from './listing.js';
 import { signedImageUrl } from './signing.js';
 import type { SandboxState, StoredImage } from './store.js';
 
-export const API_BASE_PATH = '/api/external/v1/image-generation';
+export { API_BASE_PATH };
 
 /**
  * --latency is a floor under every answer, counted from the request's arrival:

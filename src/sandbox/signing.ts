@@ -3,9 +3,10 @@
 // The secret belongs to the data directory, so a URL signed by one process is
 // honoured by the next one that opens the same directory.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { URL_LIFETIME_MS } from '../api/spec.js';
 
-/** The spec: list URLs are valid for 2 hours after retrieval; webhook URLs get the same. */
-export const URL_LIFETIME_MS = 2 * 60 * 60 * 1000;
+/** Webhook URLs get the same lifetime as list URLs. */
+export { URL_LIFETIME_MS };
 export const IMAGE_PATH_PREFIX = '/__sandbox/images/';
 
 function signature(secret: string, id: string, expires: number): string {

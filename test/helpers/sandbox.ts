@@ -5,12 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { GenerationRequest } from '../../src/api/schema.js';
+import { API_PATH } from '../../src/api/spec.js';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/server.js';
 import { registerSecret, tempDir } from './cli.js';
 
 type TempDir = ReturnType<typeof tempDir>;
 
-export const API_PATH = '/api/external/v1/image-generation';
+export { API_PATH };
 
 export interface TestSandbox extends RunningSandbox {
   /** The default account's key (same as defaultKey). */

@@ -1,18 +1,22 @@
-// The batch's image path: client.generateInto writes an image straight into a
-// sink as undici parses it (no stream stages), and TempJpegFile puts it on
-// disk. The same guarantees as the stream path, over real sockets against a
-// server whose every answer the test decides.
+// The one image path at the client: generateInto and downloadInto write an
+// image straight into a sink as undici parses it (no stream stages), checked
+// on the way, with its metadata spliced in; the destinations of jpeg-file.ts
+// put it on disk. Over real sockets against a server whose every answer the
+// test decides; the limits too big for a CLI run (a 256 MiB cap) are passed
+// small here.
+import { once } from 'node:events';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GenAerialClient, type ClientOptions } from '../../src/api/client.js';
-import { ApiError, CliError, ExitCode, NetworkError } from '../../src/api/errors.js';
+import { ApiError, CliError, ExitCode, ImageUrlRefusedError, NetworkError } from '../../src/api/errors.js';
+import { DEFAULT_RETRY_POLICY, persistentPolicy } from '../../src/api/retry.js';
 import { resolveSettings } from '../../src/config.js';
-import { TempJpegFile } from '../../src/jpeg-file.js';
+import { JpegFileDestination, saveImage, StreamDestination, TempJpegFile } from '../../src/jpeg-file.js';
 import { createMetadataSplicer } from '../../src/metadata.js';
 import { buildGenerationRequest } from '../../src/request.js';
-import { failure, withClientAt, withLimits } from '../helpers/client.js';
+import { failure, memorySink, withClientAt, withLimits } from '../helpers/client.js';
 import { tempDir } from '../helpers/cli.js';
 import { answer, answerJson, startHostileServer, tinyJpeg, writeForever, type HostileServer } from '../helpers/hostile-server.js';
 
@@ -33,25 +37,6 @@ beforeEach(() => {
   dir = tempDir('aerial-client-sink-');
 });
 
-/** A sink that keeps what it is given, and how often it was opened. */
-function memorySink(): { opened: number; open: () => Writable; bytes: () => Buffer } {
-  const chunks: Buffer[] = [];
-  const state = {
-    opened: 0,
-    open: () => {
-      state.opened++;
-      return new Writable({
-        write(chunk: Buffer, _encoding, callback) {
-          chunks.push(chunk);
-          callback();
-        },
-      });
-    },
-    bytes: () => Buffer.concat(chunks),
-  };
-  return state;
-}
-
 function withClient<T>(options: Partial<ClientOptions>, use: (client: GenAerialClient) => Promise<T>): Promise<T> {
   return withClientAt(server.url, { apiKey: 'k_sink_test', ...options }, use);
 }
@@ -61,8 +46,8 @@ describe('generateInto', () => {
     server.respond(answer(200, tinyJpeg(), 'image/jpeg'));
     const sink = memorySink();
     let toldAt = -1;
-    const bytes = await withClient({}, (client) =>
-      client.generateInto(request, () => sink.open(), { onImage: () => (toldAt = sink.opened) }),
+    const { bytes } = await withClient({}, (client) =>
+      client.generateInto(request, sink, { onImage: () => (toldAt = sink.opened) }),
     );
     expect(bytes).toBe(tinyJpeg().length);
     expect(sink.bytes().equals(tinyJpeg())).toBe(true);
@@ -78,7 +63,7 @@ describe('generateInto', () => {
   it('image/jpeg that is not a JPEG: InvalidImage, and not a byte reaches the sink', async () => {
     server.respond(answer(200, Buffer.from('<html>surprise</html>'), 'image/jpeg'));
     const sink = memorySink();
-    const error = await withClient({}, (client) => failure(client.generateInto(request, () => sink.open())));
+    const error = await withClient({}, (client) => failure(client.generateInto(request, sink)));
     expect(error.code).toBe('InvalidImage');
     expect(error.exitCode).toBe(ExitCode.Server);
     expect(sink.bytes().length).toBe(0);
@@ -86,7 +71,7 @@ describe('generateInto', () => {
 
   it('a JPEG without its end-of-image marker: InvalidImage (truncated)', async () => {
     server.respond(answer(200, tinyJpeg().subarray(0, tinyJpeg().length - 2), 'image/jpeg'));
-    const error = await withClient({}, (client) => failure(client.generateInto(request, () => memorySink().open())));
+    const error = await withClient({}, (client) => failure(client.generateInto(request, memorySink())));
     expect(error.code).toBe('InvalidImage');
     expect(error.message).toMatch(/no end-of-image marker/);
   });
@@ -97,7 +82,7 @@ describe('generateInto', () => {
       res.write(tinyJpeg());
       setTimeout(() => res.destroy(), 20);
     });
-    const error = await withClient({}, (client) => failure(client.generateInto(request, () => memorySink().open())));
+    const error = await withClient({}, (client) => failure(client.generateInto(request, memorySink())));
     expect(error).toBeInstanceOf(NetworkError);
     expect((error as NetworkError).maybeProcessed).toBe(true);
     expect(error.exitCode).toBe(ExitCode.Network);
@@ -109,7 +94,7 @@ describe('generateInto', () => {
       res.write(tinyJpeg().subarray(0, 100));
       writeForever(res, Buffer.alloc(64 * 1024, 0x42), 0);
     });
-    const error = await withClient({ maxImageBytes: 1024 * 1024 }, (client) => failure(client.generateInto(request, () => memorySink().open())));
+    const error = await withClient({ maxImageBytes: 1024 * 1024 }, (client) => failure(client.generateInto(request, memorySink())));
     expect(error.code).toBe('ResponseTooLarge');
     expect(error.message).toBe('response body exceeds 1 MiB');
   });
@@ -122,7 +107,7 @@ describe('generateInto', () => {
     });
     const started = Date.now();
     const error = await withClient({ timeouts: withLimits('generation', { responseMs: 300, bodyIdleMs: 5000 }) }, (client) =>
-      failure(client.generateInto(request, () => memorySink().open())),
+      failure(client.generateInto(request, memorySink())),
     );
     expect(error).toBeInstanceOf(NetworkError);
     expect(error.message).toMatch(/did not finish within 0\.3s/);
@@ -132,14 +117,14 @@ describe('generateInto', () => {
   it('the wrong content type, or an announced size over the cap: refused before the sink is opened', async () => {
     const sink = memorySink();
     server.respond(answer(200, '{"id":"x"}', 'application/json'));
-    const wrongType = await withClient({}, (client) => failure(client.generateInto(request, () => sink.open())));
+    const wrongType = await withClient({}, (client) => failure(client.generateInto(request, sink)));
     expect(wrongType.code).toBe('UnexpectedResponse');
     expect(wrongType.message).toBe("expected an image/jpeg response, got 'application/json'");
     server.respond((res) => {
       res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': 3 * 1024 * 1024 * 1024 });
       res.write(tinyJpeg().subarray(0, 100));
     });
-    const tooBig = await withClient({}, (client) => failure(client.generateInto(request, () => sink.open())));
+    const tooBig = await withClient({}, (client) => failure(client.generateInto(request, sink)));
     expect(tooBig.code).toBe('ResponseTooLarge');
     expect(sink.opened).toBe(0);
   });
@@ -147,7 +132,7 @@ describe('generateInto', () => {
   it('an error answer becomes the ApiError its body describes; a 429 is retried after its Retry-After', async () => {
     server.respond(answerJson(402, { error: 'InsufficientCredits', message: 'not enough credits' }));
     const sink = memorySink();
-    const error = await withClient({}, (client) => failure(client.generateInto(request, () => sink.open())));
+    const error = await withClient({}, (client) => failure(client.generateInto(request, sink)));
     expect(error).toBeInstanceOf(ApiError);
     expect(error.code).toBe('InsufficientCredits');
     expect(error.message).toBe('not enough credits');
@@ -160,8 +145,8 @@ describe('generateInto', () => {
       return answer(200, tinyJpeg(), 'image/jpeg')(res, received, req);
     });
     const waits: number[] = [];
-    const bytes = await withClient({ maxRateLimitRetries: 1, sleep: async (ms) => void waits.push(ms) }, (client) =>
-      client.generateInto(request, () => sink.open()),
+    const { bytes } = await withClient({ retry: { ...DEFAULT_RETRY_POLICY, rateLimitedAttempts: 2 }, sleep: async (ms) => void waits.push(ms) }, (client) =>
+      client.generateInto(request, sink),
     );
     expect(bytes).toBe(tinyJpeg().length);
     expect(waits).toEqual([7000]);
@@ -174,7 +159,7 @@ describe('generateInto', () => {
       res.write('service unavailable ');
       writeForever(res, 'x'.repeat(16 * 1024), 0);
     });
-    const error = await withClient({ maxRateLimitRetries: 0 }, (client) => failure(client.generateInto(request, () => memorySink().open())));
+    const error = await withClient({ retry: { ...DEFAULT_RETRY_POLICY, rateLimitedAttempts: 1 } }, (client) => failure(client.generateInto(request, memorySink())));
     expect(error).toBeInstanceOf(ApiError);
     expect(error.message).toMatch(/^service unavailable x+/);
   });
@@ -186,16 +171,17 @@ describe('generateInto', () => {
       writeForever(res, ' ', 20);
     });
     const started = Date.now();
-    const error = await withClient({ timeouts: withLimits('generation', { responseMs: 300, bodyIdleMs: 5000 }) }, (client) => failure(client.generateInto(request, () => memorySink().open())));
+    const error = await withClient({ timeouts: withLimits('generation', { responseMs: 300, bodyIdleMs: 5000 }) }, (client) => failure(client.generateInto(request, memorySink())));
     expect(error).toBeInstanceOf(ApiError);
     expect(error.status).toBe(502);
-    expect(error.message).toBe('bad gateway');
+    // Its text never finished: the status alone is reported, as for every other call.
+    expect(error.message).toBe('HTTP 502');
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it('a redirect is not followed', async () => {
     server.respond(answer(307, '', 'text/plain', { location: 'http://elsewhere.invalid/steal' }));
-    const error = await withClient({}, (client) => failure(client.generateInto(request, () => memorySink().open())));
+    const error = await withClient({}, (client) => failure(client.generateInto(request, memorySink())));
     expect(error.code).toBe('UnexpectedRedirect');
     expect(server.requests).toHaveLength(1);
   });
@@ -209,24 +195,22 @@ describe('generateInto', () => {
     const controller = new AbortController();
     const reason = new CliError('stopped by the test', ExitCode.Interrupted, 'Interrupted');
     const outcome = withClient({}, (client) =>
-      client.generateInto(request, () => memorySink().open(), { signal: controller.signal, onImage: () => setTimeout(() => controller.abort(reason), 30) }),
+      client.generateInto(request, memorySink(), { signal: controller.signal, onImage: () => setTimeout(() => controller.abort(reason), 30) }),
     );
     await expect(outcome).rejects.toBe(reason);
   });
 });
 
-describe('TempJpegFile', () => {
-  it('with generateInto: the image, its metadata spliced in, lands under its name and nothing else is left', async () => {
+describe('destinations', () => {
+  it('a file: the image, its metadata spliced in on the way, lands under its name and nothing else is left', async () => {
     server.respond(answer(200, tinyJpeg(), 'image/jpeg'));
-    const target = join(dir.path, 'images', 'r1.jpg');
-    const editor = createMetadataSplicer({ request, software: 'aerial test' });
     const { mkdirSync } = await import('node:fs');
     mkdirSync(join(dir.path, 'images'));
-    const file = new TempJpegFile(target, { force: false, editor });
-    const received = await withClient({}, (client) => client.generateInto(request, () => file.sink));
-    const written = await file.commit();
+    const target = join(dir.path, 'images', 'r1.jpg');
+    const editor = createMetadataSplicer({ request, software: 'aerial test' });
+    const destination = new JpegFileDestination(target, { force: false, editor });
+    const written = await withClient({}, (client) => saveImage(destination, (sink) => client.generateInto(request, sink)));
     const onDisk = readFileSync(target);
-    expect(received).toBe(tinyJpeg().length);
     expect(editor.insertedBytes).toBeGreaterThan(0);
     expect(written).toEqual({ path: target, bytes: tinyJpeg().length + editor.insertedBytes });
     expect(onDisk.length).toBe(written.bytes);
@@ -236,16 +220,86 @@ describe('TempJpegFile', () => {
     expect(readdirSync(join(dir.path, 'images'))).toEqual(['r1.jpg']);
   });
 
-  it('discard() after a failed exchange removes the temp file and never creates the target', async () => {
+  it('a file whose editor is still being made (the EXIF writer loading) gets the image whole once it is ready', async () => {
+    server.respond(answer(200, tinyJpeg(), 'image/jpeg'));
+    const target = join(dir.path, 'late.jpg');
+    const editor = createMetadataSplicer({ request, software: 'aerial test' });
+    const late = new Promise<typeof editor>((resolve) => setTimeout(() => resolve(editor), 200));
+    const written = await withClient({}, (client) => saveImage(new JpegFileDestination(target, { force: false, editor: late }), (sink) => client.generateInto(request, sink)));
+    expect(editor.insertedBytes).toBeGreaterThan(0);
+    expect(written.bytes).toBe(tinyJpeg().length + editor.insertedBytes);
+    expect(readFileSync(target).subarray(-100).equals(tinyJpeg().subarray(-100))).toBe(true);
+  });
+
+  it('a failed exchange removes the temp file and never creates the target', async () => {
     server.respond(answerJson(402, { error: 'InsufficientCredits', message: 'no' }));
     const target = join(dir.path, 'r2.jpg');
-    const file = new TempJpegFile(target, { force: false });
-    await withClient({}, (client) => failure(client.generateInto(request, () => file.sink)));
-    await file.discard();
+    const destination = new JpegFileDestination(target, { force: false });
+    destination.prepare();
+    await once(destination.open() as Writable, 'open');
+    expect(readdirSync(dir.path)).toHaveLength(1);
+    const error = await withClient({}, (client) => failure(saveImage(destination, (sink) => client.generateInto(request, sink))));
+    expect(error.code).toBe('InsufficientCredits');
     expect(existsSync(target)).toBe(false);
     expect(readdirSync(dir.path)).toEqual([]);
   });
 
+  it('a stream (standard output, a device): written into as the image comes and left open when asked', async () => {
+    server.respond(answer(200, tinyJpeg(), 'image/jpeg'));
+    const chunks: Buffer[] = [];
+    const out = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        chunks.push(chunk);
+        callback();
+      },
+    });
+    const written = await withClient({}, (client) => saveImage(new StreamDestination(out, { path: 'standard output', end: false }), (sink) => client.generateInto(request, sink)));
+    expect(written).toEqual({ path: 'standard output', bytes: tinyJpeg().length });
+    expect(Buffer.concat(chunks).equals(tinyJpeg())).toBe(true);
+    expect(out.writableEnded).toBe(false);
+  });
+
+  it('a broken body is asked for again only into a sink that can start over, and from an empty one', async () => {
+    let calls = 0;
+    server.respond((res) => {
+      calls++;
+      if (calls === 1) {
+        res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': tinyJpeg().length * 2 });
+        res.write(tinyJpeg());
+        setTimeout(() => res.destroy(), 20);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': tinyJpeg().length }).end(tinyJpeg());
+    });
+    // A download is safe to repeat: under a persistent policy it is tried again, the sink emptied first.
+    const retry = { ...persistentPolicy({ maxRetries: 2, firstDelayMs: 1, retryUnsafe: false }), pause: undefined };
+    const sink = memorySink();
+    await withClient({ retry }, (client) => client.downloadInto(`${server.url}/signed/x.jpg`, sink));
+    expect(calls).toBe(2);
+    expect(sink.resets).toBe(1);
+    expect(sink.bytes().equals(tinyJpeg())).toBe(true);
+    // Into standard output what was written cannot be taken back: never asked for again.
+    calls = 0;
+    const out = new Writable({ write: (_chunk, _encoding, callback) => callback() });
+    const error = await withClient({ retry }, (client) => failure(saveImage(new StreamDestination(out, { path: 'standard output', end: false }), (s) => client.downloadInto(`${server.url}/signed/x.jpg`, s))));
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(calls).toBe(1);
+  });
+
+  it('a signed URL refused with 401, 403, 404 or 410 is an expired one (ImageUrlRefusedError); the same from the API is not', async () => {
+    for (const status of [401, 403, 404, 410]) {
+      server.respond(answerJson(status, { error: 'Refused', message: 'expired' }));
+      const refused = await withClient({}, (client) => failure(client.downloadInto(`${server.url}/signed/x.jpg`, memorySink())));
+      expect(refused, String(status)).toBeInstanceOf(ImageUrlRefusedError);
+      expect(refused.status).toBe(status);
+      const fromApi = await withClient({}, (client) => failure(client.generateInto(request, memorySink())));
+      expect(fromApi).toBeInstanceOf(ApiError);
+      expect(fromApi).not.toBeInstanceOf(ImageUrlRefusedError);
+    }
+  });
+});
+
+describe('TempJpegFile', () => {
   it('commit() refuses a target that appeared meanwhile without --force, and replaces it with force', async () => {
     const { writeFileSync } = await import('node:fs');
     const target = join(dir.path, 'r3.jpg');
@@ -280,22 +334,27 @@ describe('generateInto with a file that pushes back', () => {
       if (!more) pauses++;
       return more;
     }) as typeof file.sink.write;
-    const received = await withClient({}, (client) => client.generateInto(request, () => file.sink));
+    const received = await withClient({}, (client) => client.generateInto(request, { open: () => file.sink }));
     await file.commit();
-    expect(received).toBe(big.length);
+    expect(received.bytes).toBe(big.length);
     expect(pauses).toBeGreaterThan(0);
     expect(readFileSync(target).equals(big)).toBe(true);
   });
 
-  it('a temp file that cannot be created fails the exchange at once with the file error, rather than waiting for a drain', async () => {
+  it('a temp file that cannot be created fails with the file error at once, rather than waiting for a drain', async () => {
     server.respond(answer(200, tinyJpeg(), 'image/jpeg'));
     const file = new TempJpegFile(join(dir.path, 'no-such-dir', 'x.jpg'), { force: false });
     const started = Date.now();
+    // A tiny image can be all in the sink's buffer before the file's open fails: the error then
+    // surfaces when the file is committed. Either way it is the file's error, and it comes at once.
     const error = await withClient({}, (client) =>
-      client.generateInto(request, () => file.sink).then(
-        () => undefined,
-        (e: unknown) => e as NodeJS.ErrnoException,
-      ),
+      client
+        .generateInto(request, { open: () => file.sink })
+        .then(() => file.commit())
+        .then(
+          () => undefined,
+          (e: unknown) => e as NodeJS.ErrnoException,
+        ),
     );
     await file.discard();
     expect(error?.code).toBe('ENOENT');
@@ -304,34 +363,22 @@ describe('generateInto with a file that pushes back', () => {
   });
 });
 
-describe('TempJpegFile with a metadata editor', () => {
-  it('splices the segments in once, whether chunks come one by one or many at a time while the file opens', async () => {
-    const body = Buffer.concat([tinyJpeg().subarray(0, 20), Buffer.alloc(256 * 1024, 0x42), Buffer.from([0xff, 0xd9])]);
-    const editor = createMetadataSplicer({ request, software: 'aerial test' });
-    const target = join(dir.path, 'tagged.jpg');
-    const file = new TempJpegFile(target, { force: false, editor, diskBufferBytes: 1024 * 1024 });
-    // Written before the file has even opened, in small pieces: they reach the disk together (_writev).
-    for (let at = 0; at < body.length; at += 1000) file.sink.write(body.subarray(at, at + 1000));
-    const written = await file.commit();
-    const onDisk = readFileSync(target);
-    const at = 20; // the tiny JPEG's JFIF APP0 ends at byte 20: the segments go right after it
-    expect(tinyJpeg().readUInt16BE(4) + 4).toBe(at);
-    expect(onDisk.subarray(0, at).equals(body.subarray(0, at))).toBe(true);
-    expect(onDisk.subarray(at + editor.insertedBytes).equals(body.subarray(at))).toBe(true);
-    // What was spliced in is an APP1 segment (the EXIF one comes first).
-    expect([onDisk[at], onDisk[at + 1]]).toEqual([0xff, 0xe1]);
-    expect(onDisk.subarray(at + 4, at + 10).toString('latin1')).toBe('Exif\0\0');
-    expect(written.bytes).toBe(body.length + editor.insertedBytes);
-  });
-
-  it('an image that ends inside its header is written unchanged (verification, not the writer, reports it)', async () => {
-    const editor = createMetadataSplicer({ request, software: 'aerial test' });
-    const target = join(dir.path, 'short.jpg');
-    const file = new TempJpegFile(target, { force: false, editor });
-    const head = tinyJpeg().subarray(0, 10); // SOI and part of APP0
-    file.sink.write(head);
-    await file.commit();
-    expect(readFileSync(target).equals(head)).toBe(true);
-    expect(editor.insertedBytes).toBe(0);
+describe('downloadInto', () => {
+  it('the same checks as generateInto, and never the key: an endless body at the cap, a drip at the deadline', async () => {
+    server.respond((res) => {
+      res.writeHead(200, { 'content-type': 'image/jpeg' });
+      res.write(tinyJpeg().subarray(0, 100));
+      writeForever(res, Buffer.alloc(64 * 1024, 0x42), 0);
+    });
+    const endless = await withClient({ maxImageBytes: 1024 * 1024 }, (client) => failure(client.downloadInto(`${server.url}/signed/x.jpg`, memorySink())));
+    expect(endless.message).toBe('response body exceeds 1 MiB');
+    expect(server.requests[0]!.headers['x-api-key']).toBeUndefined();
+    server.respond((res) => {
+      res.writeHead(200, { 'content-type': 'image/jpeg' });
+      res.write(tinyJpeg().subarray(0, 100));
+      writeForever(res, Buffer.alloc(8, 0x42), 20);
+    });
+    const dripped = await withClient({ timeouts: withLimits('download', { responseMs: 300, bodyIdleMs: 5000 }) }, (client) => failure(client.downloadInto(`${server.url}/signed/x.jpg`, memorySink())));
+    expect(dripped.message).toMatch(/did not finish within 0\.3s/);
   });
 });

@@ -9,6 +9,7 @@ import { GenAerialClient } from '../../src/api/client.js';
 import { guardLookup, isForbiddenAddress } from '../../src/api/download-guard.js';
 import { Agent } from '../../src/api/undici-agent.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
+import { memorySink } from '../helpers/client.js';
 import { acceptAndCallBack, answerJson, headerNames, startHostileServer, tinyJpeg, type HostileServer } from '../helpers/hostile-server.js';
 
 const KEY = 'sk_test_hostile_downloads_0c7d3a';
@@ -133,11 +134,12 @@ describe('names that resolve to a forbidden address, refused as the socket conne
     const dispatcher = new Agent({ connect: { lookup: guardLookup(resolve as never) } });
     const client = new GenAerialClient({ baseUrl: service.url, apiKey: KEY, dispatcher });
     try {
-      const image = await client.fetchImage(`http://images.example:${storage.port}/ok.jpg`);
-      for await (const chunk of image.body) void chunk;
+      const sink = memorySink();
+      await client.downloadInto(`http://images.example:${storage.port}/ok.jpg`, sink);
+      expect(sink.bytes().equals(tinyJpeg())).toBe(true);
       expect(storage.requests.map((r) => r.url)).toEqual(['/ok.jpg']);
       for (const name of ['rebind.example', 'mapped.example', 'linklocal6.example']) {
-        const failure = await client.fetchImage(`http://${name}:${storage.port}/steal.jpg`).then(
+        const failure = await client.downloadInto(`http://${name}:${storage.port}/steal.jpg`, memorySink()).then(
           () => undefined,
           (error: unknown) => error,
         );

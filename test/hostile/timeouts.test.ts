@@ -11,7 +11,7 @@ import { ExitCode, NetworkError } from '../../src/api/errors.js';
 import { resolveSettings } from '../../src/config.js';
 import { buildGenerationRequest } from '../../src/request.js';
 import { registerSecret, runCli, tempDir, type CliResult } from '../helpers/cli.js';
-import { failure, withClientAt, withLimits } from '../helpers/client.js';
+import { failure, memorySink, withAttempts, withClientAt, withLimits } from '../helpers/client.js';
 import { answer, answerJpeg, serveOnLoopback, useHostileServerPerFile, writeForever, type HostileServer } from '../helpers/hostile-server.js';
 
 const KEY = 'sk_test_hostile_timeouts_5c1f9a';
@@ -139,12 +139,11 @@ describe('the limits of each kind of call, on the client (real sockets, small li
       await new Promise((resolve) => setTimeout(resolve, 2000));
       await (received.method === 'POST' ? answerJpeg : page)(res, received, req);
     });
-    const timeouts = withLimits('lookup', { headersMs: 300, attempts: 1 });
-    await withClientAt(server.url, { apiKey: KEY, timeouts }, async (client) => {
+    const timeouts = withLimits('lookup', { headersMs: 300 });
+    await withClientAt(server.url, { apiKey: KEY, timeouts, retry: withAttempts('lookup', 1) }, async (client) => {
       const listed = await failure(client.list());
       expect(listed.message).toBe(`timed out waiting for response headers from 127.0.0.1:${server.port}: none within 0.3s (1 attempt)`);
-      const image = await client.generate(request);
-      for await (const _ of image.body);
+      await client.generateInto(request, memorySink());
     });
   });
 
@@ -166,9 +165,9 @@ describe('the limits of each kind of call, on the client (real sockets, small li
 
   it("a lookup's budget ends the attempts: with 3 s for 400 ms waits, a third attempt would not fit", async () => {
     server.respond(silence);
-    const timeouts = withLimits('lookup', { headersMs: 400, attempts: 5, totalMs: 3000 });
+    const timeouts = withLimits('lookup', { headersMs: 400, totalMs: 3000 });
     const started = Date.now();
-    const error = await withClientAt(server.url, { apiKey: KEY, timeouts }, (client) => failure(client.list()));
+    const error = await withClientAt(server.url, { apiKey: KEY, timeouts, retry: withAttempts('lookup', 5) }, (client) => failure(client.list()));
     const elapsed = Date.now() - started;
     expect(error).toBeInstanceOf(NetworkError);
     // 0.4-1 s (undici checks its timers about twice a second), a 0.5 s backoff, 0.4-1 s again: a 1 s
@@ -180,9 +179,9 @@ describe('the limits of each kind of call, on the client (real sockets, small li
 
   it("a header wait longer than the budget is cut to the budget", async () => {
     server.respond(silence);
-    const timeouts = withLimits('lookup', { headersMs: 60_000, attempts: 1, totalMs: 1500 });
+    const timeouts = withLimits('lookup', { headersMs: 60_000, totalMs: 1500 });
     const started = Date.now();
-    const error = await withClientAt(server.url, { apiKey: KEY, timeouts }, (client) => failure(client.list()));
+    const error = await withClientAt(server.url, { apiKey: KEY, timeouts, retry: withAttempts('lookup', 1) }, (client) => failure(client.list()));
     expect(error.message).toBe(`timed out waiting for response headers from 127.0.0.1:${server.port}: none within 1.5s (1 attempt)`);
     // undici checks its timers about twice a second.
     expect(Date.now() - started).toBeLessThan(3000);

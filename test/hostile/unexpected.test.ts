@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/api/errors.js';
-import { decide, DEFAULT_RETRY_POLICY } from '../../src/batch/retry.js';
+import { judge, persistentPolicy } from '../../src/api/retry.js';
+import { rowFailure, stopsTheBatch } from '../../src/batch/row-runner.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { answer, answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 
@@ -137,12 +138,12 @@ describe('files that are not what they should be', () => {
       failure = error;
     }
     expect(failure).toMatchObject({ code: 'ENOSPC' });
-    const decision = decide(failure, 'response', 0, DEFAULT_RETRY_POLICY);
-    // Every later row would be paid for and lost the same way.
-    expect(decision.action).toBe('stop');
-    expect((decision as { error: { exitCode: number; message: string } }).error).toMatchObject({
-      exitCode: ExitCode.Usage,
-      message: 'cannot write the image: no space left on the device',
-    });
+    // Never retried, even by a batch that retries everything it may...
+    const policy = persistentPolicy({ maxRetries: 5, firstDelayMs: 500, retryUnsafe: true });
+    expect(judge(failure, { number: 1, answered: true }, 'generation', policy).retry).toBe(false);
+    // ...and it stops the batch: every later row would be paid for and lost the same way.
+    const error = rowFailure(failure);
+    expect(stopsTheBatch(error)).toBe(true);
+    expect(error).toMatchObject({ exitCode: ExitCode.Usage, message: 'cannot write the image: no space left on the device' });
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ImageRecord } from '../../src/api/schema.js';
-import { imageFileName, imageFileNames, UrlRefresher, URL_LIFETIME_MS } from '../../src/batch/export.js';
+import { URL_LIFETIME_MS } from '../../src/api/spec.js';
+import { imageFileName, imageFileNames, UrlRefresher } from '../../src/batch/export.js';
 
 const record = (id: string, url = `http://x/${id}?v=1`): ImageRecord => ({
   id,

@@ -145,20 +145,18 @@ describe('files', () => {
     expect(await isCompleteJpeg(join(dir, 'missing.jpg'))).toEqual({ ok: false, bytes: 0 });
   });
 
-  it('recognises the temp file writeJpegAtomically really uses', async () => {
+  it('recognises the temp file an image is really written through', async () => {
     const dir = scratch();
     const { readdirSync } = await import('node:fs');
-    const { PassThrough } = await import('node:stream');
-    const { writeJpegAtomically } = await import('../../src/jpeg-file.js');
-    const source = new PassThrough();
-    const writing = writeJpegAtomically(source, join(dir, 'x.jpg'), { force: false });
-    source.write(JPEG.subarray(0, 4));
+    const { TempJpegFile } = await import('../../src/jpeg-file.js');
+    const file = new TempJpegFile(join(dir, 'x.jpg'), { force: false });
+    file.sink.write(JPEG.subarray(0, 4));
     await new Promise((resolve) => setTimeout(resolve, 20));
     const temps = readdirSync(dir);
     expect(temps).toHaveLength(1);
     expect(isPartFileOf(temps[0]!, 'x.jpg')).toBe(true);
-    source.end(JPEG.subarray(4));
-    await writing;
+    file.sink.write(JPEG.subarray(4));
+    await file.commit();
     expect(readdirSync(dir)).toEqual(['x.jpg']);
   });
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, NetworkError } from '../../src/api/errors.js';
 import { ManifestWriter } from '../../src/batch/manifest.js';
 import type { Progress } from '../../src/batch/progress.js';
-import { DEFAULT_RETRY_POLICY } from '../../src/batch/retry.js';
+import { persistentPolicy, withRetries } from '../../src/api/retry.js';
 import { RowRunner, type Job, type RowProducer } from '../../src/batch/row-runner.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -14,7 +14,7 @@ afterEach(() => {
 });
 
 const silent: Progress = { update() {}, log() {}, stop() {} };
-const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 5, maxRetries: 3 };
+const written = { path: '/out/x.jpg', bytes: 10 };
 
 function jobs(count: number): Job[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -23,19 +23,27 @@ function jobs(count: number): Job[] {
   }));
 }
 
-async function runner(count: number, produce: RowProducer, concurrency: number) {
+/**
+ * Rows made as the batch makes them: each attempt (`wire`) under the retry
+ * engine with the batch's policy and the row's hooks, then the file finished.
+ */
+async function runner(count: number, wire: (job: Job) => Promise<void>, concurrency: number, finish?: (job: Job) => Promise<void>) {
+  const policy = persistentPolicy({ maxRetries: 3, firstDelayMs: 5, retryUnsafe: false });
+  const produce: RowProducer = async (job, retry, signal) => {
+    await withRetries(policy, { ...retry, kind: 'generation', signal }, () => wire(job));
+    await finish?.(job);
+    return written;
+  };
   const dir = tempDir('aerial-rows-');
   dirs.push(dir);
   const manifestPath = join(dir.path, 'm.jsonl');
   const manifest = await ManifestWriter.open(manifestPath);
-  const run = new RowRunner(jobs(count), manifest, produce, policy, silent, new AbortController().signal);
+  const run = new RowRunner(jobs(count), manifest, produce, silent, new AbortController().signal);
   await run.run(concurrency);
   await manifest.close();
   const lines = readFileSync(manifestPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { row: number; status: string });
   return { outcomes: run.outcomes().sort((a, b) => a.row - b.row), lines, stopError: run.stopError };
 }
-
-const written = { path: '/out/x.jpg', bytes: 10 };
 
 describe('RowRunner', () => {
   it('holds every worker, first attempts too, while a 429 pause lasts', async () => {
@@ -53,7 +61,6 @@ describe('RowRunner', () => {
           throw new ApiError(429, 'RateLimited', 'slow down', 0.15);
         }
         await new Promise((resolve) => setTimeout(resolve, 5));
-        return written;
       },
       2,
     );
@@ -70,7 +77,6 @@ describe('RowRunner', () => {
       async (job) => {
         await new Promise((resolve) => setTimeout(resolve, job.plan.row === 3 ? 1 : 20));
         if (job.plan.row === 3) throw new ApiError(402, 'InsufficientCredits', 'no credits');
-        return written;
       },
       3,
     );
@@ -90,7 +96,6 @@ describe('RowRunner', () => {
         if (job.plan.row === 1) callsForRow1++;
         if (job.plan.row === 1 && callsForRow1 < 3) throw new NetworkError('could not connect (ECONNREFUSED)', 'ECONNREFUSED', false);
         if (job.plan.row === 2) throw new NetworkError('connection failed (ECONNRESET)', 'ECONNRESET', true);
-        return written;
       },
       1,
     );
@@ -107,19 +112,19 @@ describe('RowRunner', () => {
     let sentWhileFinishing = 0;
     const { outcomes } = await runner(
       9,
-      async (_job, _attempt, _signal, received) => {
+      async () => {
         onWire++;
         peakOnWire = Math.max(peakOnWire, onWire);
         if (finishing > 0) sentWhileFinishing++;
         await new Promise((resolve) => setTimeout(resolve, 5));
         onWire--;
-        received();
+      },
+      3,
+      async () => {
         finishing++;
         await new Promise((resolve) => setTimeout(resolve, 30));
         finishing--;
-        return written;
       },
-      3,
     );
     expect(outcomes.every((o) => o.status === 'done')).toBe(true);
     expect(peakOnWire).toBe(3);
@@ -137,7 +142,6 @@ describe('RowRunner', () => {
           failedOnce = true;
           throw new ApiError(500, 'InternalError', 'try again');
         }
-        return written;
       },
       1,
     );

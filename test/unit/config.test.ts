@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/api/errors.js';
-import { configShapeProblem, maskKey, parseConfigKey, parseConfigValue, resolveSettings, validateBaseUrl } from '../../src/config.js';
+import { configShapeProblem, maskKey, parseConfigKey, parseConfigValue, resolveSettings } from '../../src/config.js';
+import { validateBaseUrl } from '../../src/flags.js';
 import { colorEnabled } from '../../src/io.js';
 
 describe('resolveSettings precedence', () => {

@@ -3,9 +3,10 @@
 // every example it gives is a value the flag takes.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PROGRESS_INTERVAL_MS, PROGRESS_INTERVAL_RANGE, RETRY_DELAY_RANGE } from '../../src/batch/options.js';
-import { DEFAULT_RETRY_POLICY } from '../../src/batch/retry.js';
+import { PERSISTENT_RETRIES } from '../../src/api/retry.js';
+import { CALLBACK_WAIT_RANGE, DEFAULT_CALLBACK_WAIT } from '../../src/async-generation.js';
 import { PROGRESS_INTERVAL_HELP, RETRY_DELAY_HELP } from '../../src/commands/batch.js';
-import { CALLBACK_WAIT_HELP, CALLBACK_WAIT_RANGE, DEFAULT_CALLBACK_WAIT } from '../../src/commands/generate-async.js';
+import { CALLBACK_WAIT_HELP } from '../../src/commands/generate-async.js';
 import { LATENCY_BARE_MAX_MS, LATENCY_HELP } from '../../src/commands/sandbox.js';
 import { formatDuration, parseDuration, type DurationRange } from '../../src/duration.js';
 import { MAX_LATENCY_MS } from '../../src/sandbox/faults.js';
@@ -14,7 +15,7 @@ const LATENCY_RANGE: DurationRange = { minMs: 0, maxMs: MAX_LATENCY_MS, bareMaxM
 
 const flags: Array<[string, string, DurationRange, string[]]> = [
   ['--timeout / --callback-timeout', CALLBACK_WAIT_HELP, CALLBACK_WAIT_RANGE, [`at most ${CALLBACK_WAIT_RANGE.bareMaxMs! / 1000}`, `default ${DEFAULT_CALLBACK_WAIT}`, `up to ${formatDuration(CALLBACK_WAIT_RANGE.maxMs)}`]],
-  ['--retry-delay', RETRY_DELAY_HELP, RETRY_DELAY_RANGE, [`default ${formatDuration(DEFAULT_RETRY_POLICY.baseDelayMs)}`, `at most ${formatDuration(RETRY_DELAY_RANGE.maxMs)}`]],
+  ['--retry-delay', RETRY_DELAY_HELP, RETRY_DELAY_RANGE, [`default ${formatDuration(PERSISTENT_RETRIES.firstDelayMs)}`, `at most ${formatDuration(RETRY_DELAY_RANGE.maxMs)}`]],
   ['--progress-interval', PROGRESS_INTERVAL_HELP, PROGRESS_INTERVAL_RANGE, [`default ${formatDuration(DEFAULT_PROGRESS_INTERVAL_MS)}`]],
   ['--latency', LATENCY_HELP, LATENCY_RANGE, [`at most ${LATENCY_BARE_MAX_MS / 1000}`, `up to ${formatDuration(MAX_LATENCY_MS)}`]],
 ];

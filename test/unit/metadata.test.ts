@@ -1,12 +1,11 @@
 // The metadata inserter, read back with exifr (an independent EXIF/XMP reader)
 // and decoded with jpeg-js to prove the image itself is untouched.
-import { Readable } from 'node:stream';
 import exifr from 'exifr';
 import fc from 'fast-check';
 import jpeg from 'jpeg-js';
 import { describe, expect, it } from 'vitest';
 import type { GenerationRequest } from '../../src/api/schema.js';
-import { createMetadataTransform, describeScene, exifSegment, JpegMetadataInserter, metadataSegments, toDms } from '../../src/metadata.js';
+import { createMetadataSplicer, describeScene, exifSegment, MetadataSplicer, metadataSegments, toDms } from '../../src/metadata.js';
 
 const WIDTH = 48;
 const HEIGHT = 24;
@@ -47,13 +46,16 @@ function request(overrides: Partial<GenerationRequest> = {}): GenerationRequest 
 
 const CREATED = new Date(2024, 5, 7, 8, 9, 10);
 
-/** Streams `image` through the inserter in chunks of `chunkSize` bytes. */
+/** Passes `image` through the splicer in chunks of `chunkSize` bytes, as the image path does. */
 async function insert(image: Buffer, segments: Buffer, chunkSize = 64 * 1024): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for (let i = 0; i < image.length; i += chunkSize) chunks.push(image.subarray(i, i + chunkSize));
+  const splicer = new MetadataSplicer(segments);
   const out: Buffer[] = [];
-  const stream = Readable.from(chunks).pipe(new JpegMetadataInserter(segments));
-  for await (const chunk of stream) out.push(chunk as Buffer);
+  for (let i = 0; i < image.length; i += chunkSize) {
+    const edited = splicer.edit(image.subarray(i, i + chunkSize));
+    if (edited) out.push(edited);
+  }
+  const rest = splicer.rest();
+  if (rest) out.push(rest);
   return Buffer.concat(out);
 }
 
@@ -124,18 +126,24 @@ describe('metadata inserted into a JPEG', () => {
   });
 
   it('streams: bytes come out as soon as the header is past, before the input ends', async () => {
-    const inserter = createMetadataTransform({ request: request(), software: 'aerial test', createdAt: CREATED });
-    let emitted = 0;
-    inserter.on('data', (chunk: Buffer) => (emitted += chunk.length));
+    const splicer = createMetadataSplicer({ request: request(), software: 'aerial test', createdAt: CREATED });
     const app0End = 4 + image.readUInt16BE(4);
-    inserter.write(image.subarray(0, app0End - 1));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(emitted).toBe(0); // still inside the APP0 it must keep whole
-    inserter.write(image.subarray(app0End - 1, app0End + 10));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(emitted).toBe(app0End + 10 + inserter.insertedBytes);
-    expect(inserter.insertedBytes).toBeGreaterThan(0);
-    inserter.end(image.subarray(app0End + 10));
+    expect(splicer.edit(image.subarray(0, app0End - 1))).toBeUndefined(); // still inside the APP0 it must keep whole
+    const out = splicer.edit(image.subarray(app0End - 1, app0End + 10));
+    expect(splicer.insertedBytes).toBeGreaterThan(0);
+    expect(out!.length).toBe(app0End + 10 + splicer.insertedBytes);
+    expect(splicer.edit(image.subarray(app0End + 10))!.equals(image.subarray(app0End + 10))).toBe(true);
+    expect(splicer.rest()).toBeUndefined();
+  });
+
+  it('starts over after reset(), for an image asked for again', async () => {
+    const segments = metadataSegments({ request: request(), software: 'aerial test', createdAt: CREATED });
+    const splicer = new MetadataSplicer(segments);
+    splicer.edit(image.subarray(0, 100));
+    splicer.reset();
+    expect(splicer.insertedBytes).toBe(0);
+    const again = Buffer.concat([splicer.edit(image)!, splicer.rest() ?? Buffer.alloc(0)]);
+    expect(again.equals(await insert(image, segments))).toBe(true);
   });
 
   it('passes data that is not a JPEG through unchanged (the verifier reports it, not this stage)', async () => {

@@ -5,8 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { NetworkError } from '../../src/api/errors.js';
 import { isTransient, networkFailure, type FailureScene } from '../../src/api/network-failure.js';
 import { describeProxies, maskProxy, proxyFor, proxySecrets, readProxySettings } from '../../src/api/proxy.js';
-import { CallBudget, DEFAULT_TIMEOUTS, readWaitSettings, timeoutsOf, worstCaseMs } from '../../src/api/timeouts.js';
-import { DEFAULT_BASE_URL, hadApiPath, resolveSettings, validateBaseUrl } from '../../src/config.js';
+import { DEFAULT_RETRY_POLICY, worstCaseMs } from '../../src/api/retry.js';
+import { CallBudget, DEFAULT_TIMEOUTS, readWaitSettings, timeoutsOf } from '../../src/api/timeouts.js';
+import { DEFAULT_BASE_URL, resolveSettings } from '../../src/config.js';
+import { hadApiPath, validateBaseUrl } from '../../src/flags.js';
 
 describe('how long a lookup can take', () => {
   const lookup = DEFAULT_TIMEOUTS.calls.lookup;
@@ -14,18 +16,18 @@ describe('how long a lookup can take', () => {
 
   it('a server that accepts and never answers is given up on in 55 s, after 3 attempts', () => {
     // 20 s, 0.5 s backoff, 20 s, 1 s backoff, then what is left of the 55 s budget (13.5 s).
-    expect(worstCaseMs(lookup, 0, 1)).toBe(55_000);
+    expect(worstCaseMs(lookup, 'lookup', 0, 1)).toBe(55_000);
   });
 
   it('at worst (every connection taking its whole connect limit first) within 90 s, direct or through a proxy tunnel', () => {
-    expect(worstCaseMs(lookup, connectMs, 1)).toBeLessThanOrEqual(90_000);
+    expect(worstCaseMs(lookup, 'lookup', connectMs, 1)).toBeLessThanOrEqual(90_000);
     // Through a tunnel a connection has three steps (TCP to the proxy, CONNECT, TLS), each with the connect limit.
-    expect(worstCaseMs(lookup, connectMs, 3)).toBeLessThanOrEqual(90_000);
-    expect(worstCaseMs(lookup, connectMs, 3)).toBe(85_000);
+    expect(worstCaseMs(lookup, 'lookup', connectMs, 3)).toBeLessThanOrEqual(90_000);
+    expect(worstCaseMs(lookup, 'lookup', connectMs, 3)).toBe(85_000);
   });
 
   it('without the budget, 3 attempts of 20 s plus 10 s connects would pass 90 s: the budget is what bounds it', () => {
-    expect(worstCaseMs({ ...lookup, totalMs: undefined }, connectMs, 3)).toBeGreaterThan(90_000);
+    expect(worstCaseMs({ ...lookup, totalMs: undefined }, 'lookup', connectMs, 3)).toBeGreaterThan(90_000);
   });
 
   it('AERIAL_TIMEOUT_MS sets every stage of every call and drops the budget; attempts stay', () => {
@@ -35,21 +37,22 @@ describe('how long a lookup can take', () => {
       expect(limits).toMatchObject({ headersMs: 300, bodyIdleMs: 300, responseMs: 300 });
       expect(limits.totalMs).toBeUndefined();
     }
-    expect(timeouts.calls.lookup.attempts).toBe(3);
-    expect(timeouts.calls.generation.attempts).toBe(1);
-    // 3 × (300 connect + 300 headers) + 500 + 1000 backoff.
-    expect(worstCaseMs(timeouts.calls.lookup, timeouts.connectMs, 1)).toBe(3300);
+    expect(DEFAULT_RETRY_POLICY.attempts.lookup).toBe(3);
+    expect(DEFAULT_RETRY_POLICY.attempts.generation).toBe(1);
+    // 3 × (300 connect + 300 headers) + 500 + 1000 backoff at most.
+    expect(worstCaseMs(timeouts.calls.lookup, 'lookup', timeouts.connectMs, 1)).toBe(3300);
   });
 
   it('generation keeps a long header wait and is never repeated', () => {
-    expect(DEFAULT_TIMEOUTS.calls.generation).toMatchObject({ headersMs: 180_000, attempts: 1 });
+    expect(DEFAULT_TIMEOUTS.calls.generation).toMatchObject({ headersMs: 180_000 });
+    expect(DEFAULT_RETRY_POLICY.attempts.generation).toBe(1);
     expect(DEFAULT_TIMEOUTS.calls.generation.totalMs).toBeUndefined();
     expect(DEFAULT_TIMEOUTS.calls.lookup.headersMs).toBeLessThan(60_000);
   });
 
   it('a budget leaves rate-limit waits out and clips the last waits', () => {
     let now = 0;
-    const budget = new CallBudget({ headersMs: 20_000, bodyIdleMs: 20_000, responseMs: 60_000, attempts: 3, totalMs: 55_000 }, () => now);
+    const budget = new CallBudget({ headersMs: 20_000, bodyIdleMs: 20_000, responseMs: 60_000, totalMs: 55_000 }, () => now);
     now = 50_000;
     expect(budget.headersMs()).toBe(5000);
     expect(budget.allowsRetry(4500)).toBe(false);
