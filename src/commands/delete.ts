@@ -1,8 +1,7 @@
 // `aerial delete <id...>`: permanent deletion, confirmed on a terminal.
 import type { Command } from 'commander';
 import { CliError, UsageError } from '../api/errors.js';
-import type { ActionFactory } from '../cli.js';
-import type { Context } from '../context.js';
+import type { ActionFactory, Context } from '../context.js';
 import { printable } from '../printable.js';
 
 interface DeleteOptions {

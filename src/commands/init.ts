@@ -3,9 +3,8 @@
 // prove the pair works before it is saved. Scripts use `aerial config set`.
 import type { Command } from 'commander';
 import { ApiError, CliError, ExitCode } from '../api/errors.js';
-import type { ActionFactory } from '../cli.js';
 import type { Network } from '../api/network.js';
-import { formatTrace, type Context } from '../context.js';
+import { formatTrace, type ActionFactory, type Context } from '../context.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program

@@ -2,8 +2,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../api/errors.js';
 import type { ImageRecord, Page } from '../api/schema.js';
-import type { ActionFactory } from '../cli.js';
-import type { Context } from '../context.js';
+import type { ActionFactory, Context } from '../context.js';
 import { parseWholeNumber } from '../flags.js';
 
 interface ListOptions {

@@ -3,8 +3,7 @@
 // imported only when the command runs.
 import type { Command } from 'commander';
 import { UsageError } from '../api/errors.js';
-import type { ActionFactory } from '../cli.js';
-import type { Context } from '../context.js';
+import type { ActionFactory, Context } from '../context.js';
 import { parseFraction, parseWholeNumber } from '../flags.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 
