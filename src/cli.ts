@@ -3,7 +3,7 @@
 // `--help` loads nothing but commander. Commands see only their Context
 // (context.ts); main() runs them in a Process, Node's own or a test terminal.
 import { Command, CommanderError, Option, type OutputConfiguration } from 'commander';
-import { BrokenPipeError, CliError, ExitCode, FileSystemError, fileSystemFailure, InterruptedError, UsageError } from './api/errors.js';
+import { asCliError, BrokenPipeError, CliError, ExitCode, FileSystemError, fileSystemFailure, InterruptedError, UsageError } from './errors.js';
 import { DEFAULT_BASE_URL } from './config.js';
 import { openContext, type ActionFactory, type CommandBody, type Context, type GlobalOptions, type Process } from './context.js';
 import { fitHelpText, formatItem } from './help-layout.js';
@@ -131,7 +131,9 @@ function helpFor(program: Command, names: string[]): Command {
 }
 
 function errorFromUnknown(error: unknown, signal: AbortSignal): CliError {
-  if (error instanceof CliError) return error;
+  // The CLI's own errors, and the API layer's with the exit code of their kind (errors.ts).
+  const named = asCliError(error);
+  if (named) return named;
   if (signal.aborted) return signal.reason instanceof CliError ? signal.reason : new InterruptedError();
   // Ctrl-C inside an inquirer prompt is a keypress in raw mode, not a SIGINT: inquirer rejects instead.
   if (error instanceof Error && ['ExitPromptError', 'AbortPromptError'].includes(error.name)) return new InterruptedError();

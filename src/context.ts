@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import type { GenAerialClient, Trace } from './api/client.js';
 import type { Network } from './api/network.js';
 import type { RetryPolicy } from './api/retry.js';
-import { UsageError } from './api/errors.js';
+import { UsageError } from './errors.js';
 import { DEFAULT_BASE_URL, readConfig, resolveSettings, type Settings } from './config.js';
 import { validateBaseUrl } from './flags.js';
 import { colorEnabled, loadStyle, Terminal } from './io.js';

@@ -10,7 +10,7 @@
 // signal aborts; one more, or any signal once the command has ended, exits at
 // once.
 import type { Writable } from 'node:stream';
-import { BrokenPipeError, CliError, ExitCode, fileSystemError, InterruptedError } from './api/errors.js';
+import { BrokenPipeError, CliError, ExitCode, fileSystemError, InterruptedError } from './errors.js';
 
 export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 /** How long requests in flight may take to finish after the first signal. */

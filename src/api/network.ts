@@ -23,7 +23,7 @@ export interface NetworkSetup {
   secrets: string[];
 }
 
-/** `direct` leaves proxies out: for the in-process sandbox on loopback. A bad setting throws a UsageError naming its variable. */
+/** `direct` leaves proxies out: for the in-process sandbox on loopback. A bad setting throws an InvalidInputError naming its variable. */
 export async function openNetwork(
   env: Record<string, string | undefined>,
   options: { connections?: number; direct?: boolean } = {},

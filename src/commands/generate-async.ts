@@ -2,7 +2,7 @@
 // result goes to the caller's own --callback-url, or --listen catches it with a
 // temporary local listener (src/listener.ts) and downloads the signed image.
 import type { Command } from 'commander';
-import { UsageError } from '../api/errors.js';
+import { UsageError } from '../errors.js';
 import type { GenerationRequest } from '../api/schema.js';
 import type { ListenPlan } from '../async-generation.js';
 import { formatBytes } from '../bytes.js';

@@ -1,78 +1,14 @@
-// The seam between the program and its commands: commands are reached only
-// through the registry (src/commands/index.ts) and see only their Context, so
-// none depends on the program that runs them; and the program runs a command
-// line in any Process, here a test terminal, with the same exit codes, output
-// rules and signals as bin/aerial.js has in a real process.
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+// The seam between the program and its commands, run: the program runs a
+// command line in any Process, here a test terminal, with the same exit
+// codes, output rules and signals as bin/aerial.js has in a real process
+// (which modules may import which is imports.test.ts's).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STOP_SIGNALS } from '../../src/shutdown.js';
 import { VERSION } from '../../src/version.js';
-import { registerSecret, ROOT, tempDir } from '../helpers/cli.js';
+import { registerSecret, tempDir } from '../helpers/cli.js';
 import { runInProcess, TestTerminal } from '../helpers/terminal.js';
-
-const SRC = join(ROOT, 'src');
-
-/** Every TypeScript file under src/, relative to it. */
-function sources(dir = SRC): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    return entry.isDirectory() ? sources(path) : entry.name.endsWith('.ts') ? [relative(SRC, path)] : [];
-  });
-}
-
-/** What `file` imports from src/ (statically, as a type, or with import()), as paths relative to src/. */
-function importsOf(file: string, text = readFileSync(join(SRC, file), 'utf8')): string[] {
-  const specifiers = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)].map((match) => match[1]!);
-  return specifiers.map((specifier) => relative(SRC, resolve(dirname(join(SRC, file)), specifier)).replace(/\.js$/, '.ts'));
-}
-
-function importGraph(): Map<string, string[]> {
-  return new Map(sources().map((file) => [file, importsOf(file)]));
-}
-
-/** The files `from` reaches through its imports, itself excluded. */
-function reachable(graph: Map<string, string[]>, from: string): Set<string> {
-  const seen = new Set<string>();
-  const queue = [...(graph.get(from) ?? [])];
-  while (queue.length) {
-    const next = queue.pop()!;
-    if (seen.has(next)) continue;
-    seen.add(next);
-    queue.push(...(graph.get(next) ?? []));
-  }
-  return seen;
-}
-
-const isCommandFile = (file: string) => file.startsWith('commands/');
-
-describe('imports across the seam', () => {
-  const graph = importGraph();
-  const commands = [...graph.keys()].filter((file) => isCommandFile(file) && file !== 'commands/index.ts');
-
-  it('reads the imports it checks (static, type-only and dynamic)', () => {
-    expect(commands.length).toBeGreaterThanOrEqual(10);
-    expect(importsOf('x/y.ts', "import type { A } from '../a.js';\nimport { b } from './b.js';\nconst c = await import('../c/d.js');\nimport './e.js';")).toEqual(['a.ts', 'x/b.ts', 'c/d.ts', 'x/e.ts']);
-    expect(graph.get('cli.ts')).toContain('commands/index.ts');
-  });
-
-  it('no command imports cli.ts, directly or through another module', () => {
-    const offenders = commands.filter((file) => reachable(graph, file).has('cli.ts'));
-    expect(offenders).toEqual([]);
-  });
-
-  it('nothing outside src/commands/ imports a command: the program reaches them through the registry alone', () => {
-    const crossings = [...graph].flatMap(([file, imports]) =>
-      isCommandFile(file) ? [] : imports.filter(isCommandFile).map((target) => `${file} → ${target}`),
-    );
-    expect(crossings).toEqual(['cli.ts → commands/index.ts']);
-  });
-
-  it('cli.ts is in no import circle', () => {
-    const circles = (graph.get('cli.ts') ?? []).filter((target) => target === 'cli.ts' || reachable(graph, target).has('cli.ts'));
-    expect(circles).toEqual([]);
-  });
-});
 
 describe('a command line run in a test terminal', () => {
   it('prints the version as bin/aerial.js does, through commander', async () => {
