@@ -12,7 +12,7 @@ import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSy
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const dist = new URL('../dist', import.meta.url);
@@ -93,6 +93,8 @@ for (const name of scripts(staging)) {
 // The root package.json says "module"; inside dist/, .js files are CommonJS.
 writeFileSync(new URL('package.json', `${staging.href}/`), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
 
+await writeWorldData(staging);
+
 // Precomputed help for bin/aerial.js (see renderHelpTexts in src/cli.ts), written
 // into the staged bundle so it always matches the code beside it.
 const { renderHelpTexts } = createRequire(import.meta.url)(fileURLToPath(new URL('cli.js', `${staging.href}/`)));
@@ -107,6 +109,31 @@ try {
 }
 renameSync(staging, dist);
 rmSync(retired, { recursive: true, force: true });
+
+/**
+ * The sandbox's world data (src/sandbox/world/compile.ts): land, lakes,
+ * rivers, places, climate and the caption font, from the npm packages that
+ * carry them, packed into one file the render threads read.
+ */
+async function writeWorldData(dir) {
+  const work = mkdtempSync(join(tmpdir(), 'aerial-world-'));
+  try {
+    const compiler = join(work, 'compile.mjs');
+    await build({
+      entryPoints: ['src/sandbox/world/compile.ts'],
+      outfile: compiler,
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      logLevel: 'warning',
+    });
+    const { compileWorld } = await import(pathToFileURL(compiler).href);
+    writeFileSync(new URL('sandbox-world.bin', `${dir.href}/`), compileWorld(fileURLToPath(new URL('..', import.meta.url))));
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
 
 /**
  * Runs the everyday commands once, in a child process that loads the staged
