@@ -43,6 +43,8 @@ await build({
   plugins: [builtinShims],
   // The sandbox's render worker threads load their own script (see src/sandbox/render-pool.ts).
   entryPoints: { cli: 'src/cli.ts', 'render-worker': 'src/sandbox/render-worker.ts' },
+  // sharp loads libvips, a native addon installed from npm for the platform: it cannot be bundled.
+  external: ['sharp'],
   outdir: staging.pathname,
   bundle: true,
   splitting: true,

