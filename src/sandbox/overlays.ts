@@ -305,21 +305,15 @@ function fillTriangle(frame: Frame, ax: number, ay: number, bx: number, by: numb
   const x1 = Math.min(frame.width - 1, Math.ceil(Math.max(ax, bx, cx)) + 1);
   const y0 = Math.max(0, Math.floor(Math.min(ay, by, cy)) - 1);
   const y1 = Math.min(frame.height - 1, Math.ceil(Math.max(ay, by, cy)) + 1);
-  const edges = [
-    [ax, ay, bx, by],
-    [bx, by, cx, cy],
-    [cx, cy, ax, ay],
-  ] as const;
   // Orientation decides which side of each edge is inside.
   const sign = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax) > 0 ? 1 : -1;
+  const edge = (ex: number, ey: number, fx: number, fy: number, px: number, py: number) =>
+    (sign * ((fx - ex) * (py - ey) - (fy - ey) * (px - ex))) / (distance(fx - ex, fy - ey) || 1);
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x <= x1; x++) {
-      let inside = Infinity;
-      for (const [ex, ey, fx, fy] of edges) {
-        const length = distance(fx - ex, fy - ey) || 1;
-        const fromEdge = (sign * ((fx - ex) * (y + 0.5 - ey) - (fy - ey) * (x + 0.5 - ex))) / length;
-        inside = Math.min(inside, fromEdge);
-      }
+      const px = x + 0.5;
+      const py = y + 0.5;
+      const inside = Math.min(edge(ax, ay, bx, by, px, py), edge(bx, by, cx, cy, px, py), edge(cx, cy, ax, ay, px, py));
       const coverage = clamp01(inside + 0.5);
       if (coverage > 0) blendPixel(frame.rgb, (y * frame.width + x) * 3, colour[0], colour[1], colour[2], coverage);
     }

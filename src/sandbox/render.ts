@@ -52,7 +52,31 @@ import { METRES_PER_DEGREE } from './world/grid.js';
  * frames, which run every code path of a full frame on a few pixels.
  */
 export async function renderAerialJpeg(request: GenerationRequest, size?: FrameSize): Promise<Buffer> {
-  return encodeJpeg(renderAerialFrame(request, size));
+  const { width, height } = size ?? imageDimensions(request.resolution, request.aspectRatio);
+  const spare = spareBuffers.findIndex((buffers) => buffers.cover.length === width * height);
+  const buffers = spare >= 0 ? spareBuffers.splice(spare, 1)[0]! : newBuffers(width, height);
+  try {
+    return await encodeJpeg(renderAerialFrame(request, size, buffers));
+  } finally {
+    // Back for the next frame of this size once libvips is done with the pixels.
+    if (spareBuffers.length < 2) spareBuffers.push(buffers);
+  }
+}
+
+interface FrameBuffers {
+  rgb: Uint8ClampedArray;
+  cover: Uint8Array;
+}
+
+/**
+ * Pixel buffers of frames already encoded, reused: allocating megabytes
+ * outside the heap for every frame made the collector run about a tenth of
+ * the time. Only renderAerialJpeg hands them out and takes them back.
+ */
+const spareBuffers: FrameBuffers[] = [];
+
+function newBuffers(width: number, height: number): FrameBuffers {
+  return { rgb: new Uint8ClampedArray(width * height * 3), cover: new Uint8Array(width * height) };
 }
 
 export interface FrameSize {
@@ -83,17 +107,15 @@ export interface RenderedFrame extends Frame {
 }
 
 /** The frame's pixels (RGB) and what each shows; encodeJpeg turns them into the JPEG. */
-export function renderAerialFrame(request: GenerationRequest, size: FrameSize = imageDimensions(request.resolution, request.aspectRatio)): RenderedFrame {
+export function renderAerialFrame(
+  request: GenerationRequest,
+  size: FrameSize = imageDimensions(request.resolution, request.aspectRatio),
+  buffers: FrameBuffers = newBuffers(size.width, size.height),
+): RenderedFrame {
   const { width, height } = size;
   const world = atlas();
   const font = new PixelFont(world.font);
-  const frame: RenderedFrame = {
-    width,
-    height,
-    rgb: new Uint8ClampedArray(width * height * 3),
-    cover: new Uint8Array(width * height),
-    improved: request.improveOutput === true,
-  };
+  const frame: RenderedFrame = { width, height, ...buffers, improved: request.improveOutput === true };
   const look = describeLook(request);
   const layout = planLayout(request, world);
   const requestSeed = hashString(canonicalJson(request));
@@ -119,9 +141,10 @@ export function renderAerialFrame(request: GenerationRequest, size: FrameSize = 
 }
 
 /**
- * libvips, through sharp, encodes the frame: a baseline JPEG with optimised
- * Huffman tables; improveOutput adds quality, full-resolution colour and a
- * light sharpening. Loaded on first use, so the rest of the CLI never loads it.
+ * libvips, through sharp, encodes the frame: a baseline JPEG with the
+ * standard Huffman tables (optimising them would cost three times the time
+ * for 2 % fewer bytes); improveOutput adds quality, full-resolution colour and
+ * a light sharpening. Loaded on first use, so the rest of the CLI never loads it.
  */
 export async function encodeJpeg(frame: RenderedFrame): Promise<Buffer> {
   const { default: sharp } = await import('sharp');
@@ -132,7 +155,7 @@ export async function encodeJpeg(frame: RenderedFrame): Promise<Buffer> {
     .jpeg({
       quality: frame.improved ? 92 : JPEG_QUALITY,
       chromaSubsampling: frame.improved ? '4:4:4' : '4:2:0',
-      optimiseCoding: true,
+      optimiseCoding: false,
       progressive: false,
       mozjpeg: false,
     })
@@ -747,6 +770,8 @@ class Scene {
   readonly modern: boolean;
   readonly ancient: boolean;
   readonly block: number;
+  /** 1 / block: a multiplication per pixel instead of a division. */
+  readonly perBlock: number;
   readonly road: number;
   readonly majorRoad: number;
   readonly sidewalk: number;
@@ -862,6 +887,7 @@ class Scene {
     this.modern = layout.epoch === 'Nowadays';
     this.ancient = layout.epoch === 'Ancient';
     this.block = layout.block;
+    this.perBlock = 1 / layout.block;
     this.road = layout.road;
     this.majorRoad = layout.majorRoad;
     this.sidewalk = layout.sidewalk;
@@ -1045,8 +1071,8 @@ function locateInGrid(scene: Scene): void {
   const cx = scene.gx + scene.field[FIELD_WARP_X]!;
   const cy = scene.gy + scene.field[FIELD_WARP_Y]!;
   const block = scene.block;
-  const bx = Math.floor(cx / block);
-  const by = Math.floor(cy / block);
+  const bx = Math.floor(cx * scene.perBlock);
+  const by = Math.floor(cy * scene.perBlock);
   scene.blockX = bx;
   scene.blockY = by;
   scene.inBlockX = cx - bx * block;
@@ -1891,12 +1917,25 @@ function knotStride(frame: FrameSize): number {
   return Math.max(6, Math.round(Math.min(frame.width, frame.height) / 135));
 }
 
-/** Starts a knot interval: field values at knot `a` and their change per pixel towards the next knot. */
-function loadKnot(here: Float64Array, slope: Float64Array, knots: Float32Array, a: number, stride: number): void {
-  for (let f = 0; f < FIELD_COUNT; f++) {
-    here[f] = knots[a + f]!;
-    slope[f] = (knots[a + FIELD_COUNT + f]! - knots[a + f]!) / stride;
-  }
+/** Starts a knot interval: field values at knot `a` and their change per pixel towards the next knot (unrolled, as advanceFields). */
+function loadKnot(here: Float64Array, slope: Float64Array, knots: Float32Array, a: number, perStride: number): void {
+  const b = a + FIELD_COUNT;
+  here[0] = knots[a]!;
+  here[1] = knots[a + 1]!;
+  here[2] = knots[a + 2]!;
+  here[3] = knots[a + 3]!;
+  here[4] = knots[a + 4]!;
+  here[5] = knots[a + 5]!;
+  here[6] = knots[a + 6]!;
+  here[7] = knots[a + 7]!;
+  slope[0] = (knots[b]! - here[0]!) * perStride;
+  slope[1] = (knots[b + 1]! - here[1]!) * perStride;
+  slope[2] = (knots[b + 2]! - here[2]!) * perStride;
+  slope[3] = (knots[b + 3]! - here[3]!) * perStride;
+  slope[4] = (knots[b + 4]! - here[4]!) * perStride;
+  slope[5] = (knots[b + 5]! - here[5]!) * perStride;
+  slope[6] = (knots[b + 6]! - here[6]!) * perStride;
+  slope[7] = (knots[b + 7]! - here[7]!) * perStride;
 }
 
 /** One pixel to the right inside a knot interval; unrolled because it runs for every pixel. */
@@ -1948,10 +1987,12 @@ function paintScene(frame: RenderedFrame, look: Look, layout: Layout, world: Atl
   const [lampR, lampG, lampB] = look.lamp;
   const snowAmount = look.snow;
   const glowAmount = look.glow;
-  const grain = grainTable(grainSeed, look.grain);
+  const { levels: grainLevels, sparks } = grain();
+  const grainAmount = look.grain;
   const here = scene.field;
   const slope = new Float64Array(FIELD_COUNT);
   const stride = fields.stride;
+  const perStride = 1 / stride;
   const cityLights = layout.epoch === 'Nowadays' ? 0.5 : layout.epoch === 'Historical' ? 0.2 : 0.06;
   const m = look.ground;
 
@@ -1959,6 +2000,7 @@ function paintScene(frame: RenderedFrame, look: Look, layout: Layout, world: Atl
     const rowVignette = 1 - look.vignette * ((y / height - 0.5) * 2) ** 2;
     if (sky && y < horizonRow + 0.5) {
       sky.paintRow(y, vignette, rowVignette, grainSeed);
+      cover.fill(COVER.sky, y * width, (y + 1) * width);
       continue;
     }
     projection.at(y);
@@ -1988,12 +2030,12 @@ function paintScene(frame: RenderedFrame, look: Look, layout: Layout, world: Atl
 
     let i = y * width * 3;
     let c = y * width;
-    let g0 = (y * GRAIN_ROW_STEP) & GRAIN_MASK;
+    let g0 = (grainSeed + y * GRAIN_ROW_STEP) & GRAIN_MASK;
     let toKnot = 0;
     let knot = 0;
     for (let x = 0; x < width; x++, i += 3, c++, g0 = (g0 + 1) & GRAIN_MASK) {
       if (toKnot === 0) {
-        loadKnot(here, slope, knots, knot * FIELD_COUNT, stride);
+        loadKnot(here, slope, knots, knot * FIELD_COUNT, perStride);
         knot++;
         toKnot = stride;
       } else {
@@ -2026,7 +2068,7 @@ function paintScene(frame: RenderedFrame, look: Look, layout: Layout, world: Atl
         const town = here[FIELD_TOWN]! - TOWN_EDGE;
         if (farLights > 0 && town > 0 && scene.cover === COVER.builtUp) {
           // Lamps and windows too small to draw still light up the town: a dim glow with scattered bright points.
-          glow += farLights * Math.min(1, town * 2) * (grain.sparks[g0] === 1 ? 3 : 0.2);
+          glow += farLights * Math.min(1, town * 2) * (sparks[g0] === 1 ? 3 : 0.2);
         }
         R += lampRed * glow;
         G += lampGreen * glow;
@@ -2034,7 +2076,7 @@ function paintScene(frame: RenderedFrame, look: Look, layout: Layout, world: Atl
       }
       const shade = vignette[x]!;
       // Sensor grain hides banding in the smooth sky and haze; improveOutput leaves it out.
-      const speck = grain.levels[g0]!;
+      const speck = grainLevels[g0]! * grainAmount;
       rgb[i] = R * shade + speck;
       rgb[i + 1] = G * shade + speck;
       rgb[i + 2] = B * shade + speck;
@@ -2055,27 +2097,28 @@ function subjectOnScreen(frame: FrameSize, look: Look): { x: number; y: number }
   return { x: frame.width / 2, y: t * (frame.height - horizonRow) + horizonRow - 0.5 };
 }
 
-/** Grain and spark values repeat every GRAIN_MASK + 1 pixels; each row starts GRAIN_ROW_STEP further on, so no pattern lines up. */
-const GRAIN_MASK = 0xffff;
+/**
+ * Sensor grain and the sparks of distant towns at night, looked up per pixel
+ * rather than hashed: one table per thread, entered at a place that depends
+ * on the request. Values repeat every GRAIN_MASK + 1 pixels; each row starts
+ * GRAIN_ROW_STEP further on, so no pattern lines up.
+ */
+const GRAIN_MASK = 0x3fff;
 const GRAIN_ROW_STEP = 40_503;
 
-interface GrainTable {
-  /** Grain in levels, either way, per slot. */
-  levels: Float32Array;
-  /** 1 in about one slot in 16: the bright points of a distant town at night. */
-  sparks: Uint8Array;
-}
+let grainTable: { levels: Float32Array; sparks: Uint8Array } | undefined;
 
-/** Sensor grain for a frame, from its request's seed, looked up per pixel instead of hashed. */
-function grainTable(seed: number, amount: number): GrainTable {
+function grain(): { levels: Float32Array; sparks: Uint8Array } {
+  if (grainTable) return grainTable;
   const levels = new Float32Array(GRAIN_MASK + 1);
   const sparks = new Uint8Array(GRAIN_MASK + 1);
   for (let i = 0; i <= GRAIN_MASK; i++) {
-    const noise = mix32(seed + i);
-    levels[i] = ((noise & 7) - 3.5) * amount;
+    const noise = mix32(WORLD_SEED + i);
+    levels[i] = (noise & 7) - 3.5;
     sparks[i] = ((noise >>> 8) & 15) === 0 ? 1 : 0;
   }
-  return { levels, sparks };
+  grainTable = { levels, sparks };
+  return grainTable;
 }
 
 /** Horizontal part of a gentle lens vignette of strength `amount` (the vertical part is computed per row). */

@@ -217,8 +217,8 @@ export function placeCountry(places: Places, place: number): string {
   return String.fromCharCode(places.country[place * 2]!, places.country[place * 2 + 1]!);
 }
 
-/** The climate at (lng, lat), bilinear between 0.5° cell centres. */
-export function climateAt(world: Atlas, lng: number, lat: number): Climate {
+/** The climate at (lng, lat), bilinear between 0.5° cell centres, as CLIMATE_CHANNELS shares into `out` from `offset`. */
+export function climateInto(world: Atlas, lng: number, lat: number, out: Float32Array, offset: number): void {
   const gx = (wrapLongitude(lng) + 180) / CLIMATE_CELL_DEGREES - 0.5;
   const gy = Math.min(CLIMATE_ROWS - 1, Math.max(0, (lat + 90) / CLIMATE_CELL_DEGREES - 0.5));
   const x0 = Math.floor(gx);
@@ -228,14 +228,19 @@ export function climateAt(world: Atlas, lng: number, lat: number): Climate {
   const c0 = (x0 + CLIMATE_COLUMNS) % CLIMATE_COLUMNS;
   const c1 = (x0 + 1) % CLIMATE_COLUMNS;
   const cells = CLIMATE_COLUMNS * CLIMATE_ROWS;
-  const result = {} as Climate;
-  CLIMATE_CHANNELS.forEach((channel, c) => {
+  for (let c = 0; c < CLIMATE_CHANNELS.length; c++) {
     const plane = c * cells;
     const a = world.climate[plane + y0 * CLIMATE_COLUMNS + c0]!;
     const b = world.climate[plane + y0 * CLIMATE_COLUMNS + c1]!;
     const d = world.climate[plane + (y0 + 1) * CLIMATE_COLUMNS + c0]!;
     const e = world.climate[plane + (y0 + 1) * CLIMATE_COLUMNS + c1]!;
-    result[channel] = ((a + (b - a) * fx) * (1 - fy) + (d + (e - d) * fx) * fy) / 255;
-  });
-  return result;
+    out[offset + c] = ((a + (b - a) * fx) * (1 - fy) + (d + (e - d) * fx) * fy) / 255;
+  }
+}
+
+/** The climate at (lng, lat) as named shares. */
+export function climateAt(world: Atlas, lng: number, lat: number): Climate {
+  const shares = new Float32Array(CLIMATE_CHANNELS.length);
+  climateInto(world, lng, lat, shares, 0);
+  return Object.fromEntries(CLIMATE_CHANNELS.map((channel, c) => [channel, shares[c]!])) as Climate;
 }

@@ -16,7 +16,7 @@
 import type { Climate } from './climate.js';
 import { CLIMATE_CHANNELS } from './climate.js';
 import {
-  climateAt,
+  climateInto,
   EdgeStamps,
   forEachEdgeNear,
   forEachPlaceNear,
@@ -193,11 +193,18 @@ export class FrameGeography {
     const stamps = new EdgeStamps();
     const coast = this.localEdges(this.world.land, box, stamps);
     const shores = this.localEdges(this.world.lakes, box, stamps);
+    if (coast.length === 0 && shores.length === 0) {
+      // No shore near: the whole frame is as wet as its point.
+      const { lng, lat } = this.frame;
+      this.water.fill(!insideAt(this.world.land, lng, lat) || insideAt(this.world.lakes, lng, lat) ? 1 : 0);
+      return;
+    }
     const samplesPerKnot = 3;
     const sampleRows = (rows - 1) * samplesPerKnot + 1;
     const samples = new Float32Array(sampleRows * columns);
     const spans: number[] = [];
     const events: number[] = [];
+    const half = reach * stride;
     for (let j = 0; j < sampleRows; j++) {
       const y = (j * stride) / samplesPerKnot;
       if (j > 0 && y < this.firstRow) {
@@ -226,20 +233,21 @@ export class FrameGeography {
         }
       }
       if (!Number.isNaN(start)) spans.push(start, width + margin);
-      const half = reach * stride;
       for (let k = 0; k < columns; k++) {
         const centre = k * stride;
-        samples[j * columns + k] = overlap(spans, centre - half, centre + half) / (2 * half);
+        samples[j * columns + k] = spans.length === 0 ? 0 : overlap(spans, centre - half, centre + half) / (2 * half);
       }
     }
-    // The vertical half of the box: sample rows within ±reach knots.
+    // The vertical half of the box: sample rows within ±reach knots, as a running sum down each column.
     const halfRows = reach * samplesPerKnot;
-    for (let K = 0; K < rows; K++) {
-      const centre = K * samplesPerKnot;
-      for (let k = 0; k < columns; k++) {
-        let sum = 0;
-        for (let j = centre - halfRows; j <= centre + halfRows; j++) sum += samples[Math.min(sampleRows - 1, Math.max(0, j)) * columns + k]!;
+    const sampleAt = (j: number, k: number) => samples[Math.min(sampleRows - 1, Math.max(0, j)) * columns + k]!;
+    for (let k = 0; k < columns; k++) {
+      let sum = 0;
+      for (let j = -halfRows; j <= halfRows; j++) sum += sampleAt(j, k);
+      for (let K = 0; K < rows; K++) {
         this.water[K * columns + k] = sum / (2 * halfRows + 1);
+        const centre = K * samplesPerKnot;
+        for (let j = centre + 1; j <= centre + samplesPerKnot; j++) sum += sampleAt(j + halfRows, k) - sampleAt(j - halfRows - 1, k);
       }
     }
   }
@@ -252,25 +260,37 @@ export class FrameGeography {
     const grow = reachMetres / METRES_PER_DEGREE;
     const edges = this.localEdges(this.world.rivers, [box[0] - grow * 4, box[1] - grow, box[2] + grow * 4, box[3] + grow], new EdgeStamps());
     if (edges.length === 0) return;
+    const squared = new Float64Array(columns);
     for (let K = 0; K < rows; K++) {
       const line = this.lines[K]!;
-      // Only segments that come near this row's line at all.
-      const near: number[] = [];
-      const length = Math.hypot(line.stepEast, line.stepNorth);
+      const stepSquared = line.stepEast * line.stepEast + line.stepNorth * line.stepNorth;
+      const length = Math.sqrt(stepSquared);
+      squared.fill(NO_RIVER * NO_RIVER);
+      let any = false;
       for (let i = 0; i < edges.length; i += 4) {
-        const a = sideOfLine(line, edges[i]!, edges[i + 1]!) / length;
-        const b = sideOfLine(line, edges[i + 2]!, edges[i + 3]!) / length;
-        if (Math.abs(a) <= reachMetres || Math.abs(b) <= reachMetres || a > 0 !== b > 0) near.push(i);
+        const ax = edges[i]!;
+        const ay = edges[i + 1]!;
+        const bx = edges[i + 2]!;
+        const by = edges[i + 3]!;
+        // Only segments that come near this row's line, and only the knots along the row that they come near.
+        const a = sideOfLine(line, ax, ay) / length;
+        const b = sideOfLine(line, bx, by) / length;
+        if (Math.abs(a) > reachMetres && Math.abs(b) > reachMetres && a > 0 === b > 0) continue;
+        const xa = ((ax - line.originEast) * line.stepEast + (ay - line.originNorth) * line.stepNorth) / stepSquared;
+        const xb = ((bx - line.originEast) * line.stepEast + (by - line.originNorth) * line.stepNorth) / stepSquared;
+        const slack = reachMetres / length;
+        const from = Math.max(0, Math.ceil((Math.min(xa, xb) - slack) / stride));
+        const to = Math.min(columns - 1, Math.floor((Math.max(xa, xb) + slack) / stride));
+        for (let k = from; k <= to; k++) {
+          const x = k * stride;
+          const d = distanceToSegmentSquared(line.originEast + x * line.stepEast, line.originNorth + x * line.stepNorth, ax, ay, bx, by);
+          if (d < squared[k]!) {
+            squared[k] = d;
+            any = true;
+          }
+        }
       }
-      if (near.length === 0) continue;
-      for (let k = 0; k < columns; k++) {
-        const x = k * stride;
-        const e = line.originEast + x * line.stepEast;
-        const n = line.originNorth + x * line.stepNorth;
-        let best = NO_RIVER;
-        for (const i of near) best = Math.min(best, distanceToSegment(e, n, edges[i]!, edges[i + 1]!, edges[i + 2]!, edges[i + 3]!));
-        this.river[K * columns + k] = best;
-      }
+      if (any) for (let k = 0; k < columns; k++) this.river[K * columns + k] = Math.sqrt(squared[k]!);
     }
   }
 
@@ -284,28 +304,46 @@ export class FrameGeography {
     const [west, south, east, north] = this.footprint(stride);
     const reachLng = MAX_TOWN_REACH_DEGREES / Math.max(0.05, Math.cos((this.frame.lat * Math.PI) / 180));
     const open = new Float32Array(columns * rows).fill(1);
+    // All rows are parallel lines on the ground: each one's offset along their common normal, to find a place's rows fast.
+    const first = this.lines[0]!;
+    const length = Math.hypot(first.stepEast, first.stepNorth);
+    const normalEast = -first.stepNorth / length;
+    const normalNorth = first.stepEast / length;
+    const offsets = this.lines.map((line) => line.originEast * normalEast + line.originNorth * normalNorth);
+    const rising = offsets[rows - 1]! >= offsets[0]!;
     for (const place of this.placesIn(west - reachLng, south - MAX_TOWN_REACH_DEGREES, east + reachLng, north + MAX_TOWN_REACH_DEGREES)) {
       const radius = place.radius * townScale;
       const peak = townPeak(place.population) * (0.55 + 0.45 * townScale);
-      for (let K = 0; K < rows; K++) {
-        const line = this.lines[K]!;
-        // Where along this row the disc lies: |origin + x·step − centre|² ≤ r².
-        const ox = line.originEast - place.east;
-        const oy = line.originNorth - place.north;
-        const a = line.stepEast * line.stepEast + line.stepNorth * line.stepNorth;
-        const b = ox * line.stepEast + oy * line.stepNorth;
-        const c = ox * ox + oy * oy - radius * radius;
-        const discriminant = b * b - a * c;
-        if (discriminant <= 0) continue;
-        const root = Math.sqrt(discriminant);
-        const first = Math.max(0, Math.ceil((-b - root) / a / stride));
-        const last = Math.min(columns - 1, Math.floor((-b + root) / a / stride));
-        for (let k = first; k <= last; k++) {
-          const x = k * stride;
-          const dx = ox + x * line.stepEast;
-          const dy = oy + x * line.stepNorth;
-          const q = 1 - (dx * dx + dy * dy) / (radius * radius);
-          if (q > 0) open[K * columns + k]! *= 1 - peak * q * q;
+      const offset = place.east * normalEast + place.north * normalNorth;
+      // The first row past the place (bisection over the monotonic offsets), then outwards while rows come within its radius.
+      let low = 0;
+      let high = rows;
+      while (low < high) {
+        const middle = (low + high) >> 1;
+        if (offsets[middle]! < offset === rising) low = middle + 1;
+        else high = middle;
+      }
+      for (const direction of [-1, 1]) {
+        for (let K = direction < 0 ? low - 1 : low; K >= 0 && K < rows && Math.abs(offsets[K]! - offset) < radius; K += direction) {
+          const line = this.lines[K]!;
+          // Where along this row the disc lies: |origin + x·step − centre|² ≤ r².
+          const ox = line.originEast - place.east;
+          const oy = line.originNorth - place.north;
+          const a = line.stepEast * line.stepEast + line.stepNorth * line.stepNorth;
+          const b = ox * line.stepEast + oy * line.stepNorth;
+          const c = ox * ox + oy * oy - radius * radius;
+          const discriminant = b * b - a * c;
+          if (discriminant <= 0) continue;
+          const root = Math.sqrt(discriminant);
+          const from = Math.max(0, Math.ceil((-b - root) / a / stride));
+          const to = Math.min(columns - 1, Math.floor((-b + root) / a / stride));
+          for (let k = from; k <= to; k++) {
+            const x = k * stride;
+            const dx = ox + x * line.stepEast;
+            const dy = oy + x * line.stepNorth;
+            const q = 1 - (dx * dx + dy * dy) / (radius * radius);
+            if (q > 0) open[K * columns + k]! *= 1 - peak * q * q;
+          }
         }
       }
     }
@@ -318,8 +356,7 @@ export class FrameGeography {
     for (let K = 0; K < rows; K++) {
       const line = this.lines[K]!;
       const [lng, lat] = this.toLngLat(line.originEast + (width / 2) * line.stepEast, line.originNorth + (width / 2) * line.stepNorth);
-      const climate = climateAt(this.world, lng, lat);
-      CLIMATE_CHANNELS.forEach((channel, c) => (this.climate[K * channels + c] = climate[channel]));
+      climateInto(this.world, lng, lat, this.climate, K * channels);
     }
   }
 
@@ -460,10 +497,12 @@ function sideOfLine(line: GroundLine, east: number, north: number): number {
   return line.stepEast * (north - line.originNorth) - line.stepNorth * (east - line.originEast);
 }
 
-function distanceToSegment(px: number, py: number, ax: number, ay: number, bx: number, by: number): number {
+function distanceToSegmentSquared(px: number, py: number, ax: number, ay: number, bx: number, by: number): number {
   const dx = bx - ax;
   const dy = by - ay;
   const squared = dx * dx + dy * dy;
   const t = squared > 0 ? Math.min(1, Math.max(0, ((px - ax) * dx + (py - ay) * dy) / squared)) : 0;
-  return Math.hypot(px - ax - t * dx, py - ay - t * dy);
+  const ex = px - ax - t * dx;
+  const ey = py - ay - t * dy;
+  return ex * ex + ey * ey;
 }
