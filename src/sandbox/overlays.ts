@@ -118,9 +118,9 @@ export class PixelFont {
   }
 }
 
-/** Text scale for a frame: 1 font pixel per 360 pixels of its short side, at least 1. */
+/** Text scale for a frame: 1 font pixel per 240 pixels of its short side, at least 1. */
 export function textScale(frame: Frame): number {
-  return Math.max(1, Math.round(Math.min(frame.width, frame.height) / 360));
+  return Math.max(1, Math.round(Math.min(frame.width, frame.height) / 240));
 }
 
 // ---------------------------------------------------------------------------
@@ -221,7 +221,7 @@ export function paintCaptionBand(frame: Frame, font: PixelFont, lines: readonly 
  * a plate with its name beside it.
  */
 export function paintPlaceLabel(frame: Frame, font: PixelFont, x: number, y: number, text: string): void {
-  const scale = textScale(frame) + 1;
+  const scale = textScale(frame);
   const shortSide = Math.min(frame.width, frame.height);
   const pin = Math.max(4, shortSide * 0.012);
   fillDisc(frame, x, y, 0, pin * 1.8, PLATE, 0.45);
@@ -257,10 +257,10 @@ export function muteSurroundings(frame: Frame, x: number, y: number, radius: num
     const dy = row + 0.5 - y;
     let i = row * width * 3;
     for (let column = 0; column < width; column++, i += 3) {
-      const mute = 0.82 * clamp01((distance(column + 0.5 - x, dy) - radius) / feather);
+      const mute = 0.85 * clamp01((distance(column + 0.5 - x, dy) - radius) / feather);
       if (mute === 0) continue;
       const grey = 0.299 * rgb[i]! + 0.587 * rgb[i + 1]! + 0.114 * rgb[i + 2]!;
-      const washed = 150 + grey * 0.42;
+      const washed = 165 + grey * 0.3;
       rgb[i] = rgb[i]! + (washed - rgb[i]!) * mute;
       rgb[i + 1] = rgb[i + 1]! + (washed + 2 - rgb[i + 1]!) * mute;
       rgb[i + 2] = rgb[i + 2]! + (washed + 8 - rgb[i + 2]!) * mute;

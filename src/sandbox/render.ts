@@ -36,6 +36,7 @@ import {
   paintPlaceLabel,
   paintSandboxMark,
   PixelFont,
+  textScale,
   type Frame,
   type Rgb,
 } from './overlays.js';
@@ -150,7 +151,7 @@ export async function encodeJpeg(frame: RenderedFrame): Promise<Buffer> {
   const { default: sharp } = await import('sharp');
   const pixels = Buffer.from(frame.rgb.buffer, frame.rgb.byteOffset, frame.rgb.byteLength);
   let image = sharp(pixels, { raw: { width: frame.width, height: frame.height, channels: 3 } });
-  if (frame.improved) image = image.sharpen({ sigma: 0.9, m1: 0.6, m2: 1.4 });
+  if (frame.improved) image = image.sharpen({ sigma: 1.1, m1: 0.8, m2: 2 });
   return image
     .jpeg({
       quality: frame.improved ? 92 : JPEG_QUALITY,
@@ -168,7 +169,7 @@ const JPEG_QUALITY = 80;
 /** The caption band's lines: the prompt, which the sandbox shows rather than follows, and the tags. */
 function captionLines(request: GenerationRequest, font: PixelFont, frame: Frame): string[] {
   const lines: string[] = [];
-  const scale = Math.max(1, Math.round(Math.min(frame.width, frame.height) / 360));
+  const scale = textScale(frame);
   const maxWidth = frame.width - 8 * scale;
   const prompt = request.prompt?.trim();
   if (prompt) lines.push(...font.wrap(`Prompt (shown, not followed): ${asciiText(prompt)}`, scale, maxWidth, 2));
@@ -478,9 +479,9 @@ function describeLook(request: GenerationRequest): Look {
   // improveOutput: livelier colour, more local contrast, clearer air, no grain, a lighter vignette.
   const improved = request.improveOutput === true;
   // Old times are a little faded; historical ones also toned like an old print.
-  const saturation = weather.saturation * (request.epoch === 'Nowadays' ? 1 : 0.85) * (improved ? 1.15 : 1);
+  const saturation = weather.saturation * (request.epoch === 'Nowadays' ? 1 : 0.85) * (improved ? 1.22 : 1);
   const sepia = request.epoch === 'Historical' ? 0.55 : 0;
-  const contrast = weather.contrast * (improved ? 1.08 : 1);
+  const contrast = weather.contrast * (improved ? 1.12 : 1);
   const grade = compose(contrastMatrix(contrast), compose(sepiaMatrix(sepia), saturationMatrix(saturation)));
   const ambient: Rgb = [
     light.ambient[0] * weather.tint[0] * epochTint[0],
@@ -1099,7 +1100,7 @@ function sampleRoad(scene: Scene, sea: boolean, river: boolean): boolean {
   const bx = scene.blockX;
   const by = scene.blockY;
   const water = sea || river;
-  const settled = scene.field[FIELD_TOWN]! > TOWN_EDGE - 0.32 && scene.ice + scene.sand + scene.rock + scene.tundra < 0.5;
+  const settled = scene.field[FIELD_TOWN]! > TOWN_EDGE - 0.12 && scene.ice + scene.sand + scene.rock + scene.tundra < 0.5;
   const highway = !sea && settled;
   if (onV && onH) {
     const town = !water && townReaches(scene, MEMO_CROSSING, bx, by);
