@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parse as parseYaml } from 'yaml';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const dist = new URL('../dist', import.meta.url);
@@ -96,6 +97,8 @@ for (const name of scripts(staging)) {
 writeFileSync(new URL('package.json', `${staging.href}/`), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
 
 await writeWorldData(staging);
+// The sandbox serves the OpenAPI document as JSON (GET /openapi.json); docs/openapi.yaml is its source.
+writeFileSync(new URL('openapi.json', `${staging.href}/`), JSON.stringify(parseYaml(readFileSync(new URL('../docs/openapi.yaml', import.meta.url), 'utf8'))));
 
 // Precomputed help for bin/aerial.js (see renderHelpTexts in src/cli.ts), written
 // into the staged bundle so it always matches the code beside it.

@@ -4,9 +4,8 @@
 // found through 1° cells; whether a point is on land is decided by its
 // cell's centre (known from the build) and the crossings of that cell's
 // edges on the way from the centre to the point.
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { findBuiltFile } from '../bundle-files.js';
 import { CLIMATE_CHANNELS, type Climate } from './climate.js';
 import { unpackWorld, type WorldFile } from './data-file.js';
 import {
@@ -56,26 +55,10 @@ export interface Atlas {
 
 let loaded: Atlas | undefined;
 
-/**
- * Where the data file is: in the nearest folder above the code that runs
- * this, itself or its dist/: beside the bundle (dist/, for dist/chunks/ and
- * dist/render-worker.js), or, for the TypeScript sources that vitest runs and
- * the scripts tests bundle inside the checkout, in the checkout's dist/.
- */
-function findWorldFile(): string | undefined {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    for (const file of [join(dir, WORLD_FILE_NAME), join(dir, 'dist', WORLD_FILE_NAME)]) if (existsSync(file)) return file;
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
-}
-
 /** The atlas of this thread, read from disk on first use. */
 export function atlas(): Atlas {
   if (loaded) return loaded;
-  const file = findWorldFile();
+  const file = findBuiltFile(WORLD_FILE_NAME);
   if (!file) throw new Error(`the sandbox's world data (${WORLD_FILE_NAME}) is missing; run npm run build`);
   loaded = openAtlas(readFileSync(file));
   return loaded;
