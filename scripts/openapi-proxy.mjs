@@ -148,7 +148,7 @@ const server = createServer(async (req, res) => {
     }
   };
   const prism = createInstance(
-    { isProxy: true, upstream, upstreamProxy: undefined, checkSecurity: true, validateRequest: true, validateResponse: true, errors: false, mock: { dynamic: false } },
+    { isProxy: true, upstream, upstreamProxy: undefined, checkSecurity: true, validateRequest: true, validateResponse: true, errors: options.errors, mock: { dynamic: false } },
     { logger: quiet, forward },
   );
   const outcome = await prism.request(input, operations)();
