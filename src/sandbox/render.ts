@@ -1740,8 +1740,9 @@ function evaluateFields(scene: Scene, gx: number, gy: number, k: number, K: numb
   const geography = scene.geography;
   const knot = geography.knot(k, K);
   out[offset + FIELD_TERRAIN] = fractalNoise(gx / 650, gy / 650, seed ^ SALT_TERRAIN);
-  const meander = (fractalNoise(gx / 900, gy / 900, seed ^ SALT_RIVER) - 0.5) * RIVER_HALF_WIDTH;
-  out[offset + FIELD_RIVER] = geography.river[knot]! + meander;
+  const river = geography.river[knot]!;
+  // Rivers meander about their mapped line; far from any, the distance needs no wiggle.
+  out[offset + FIELD_RIVER] = river < RIVER_HALF_WIDTH * 20 ? river + (fractalNoise(gx / 900, gy / 900, seed ^ SALT_RIVER) - 0.5) * RIVER_HALF_WIDTH : river;
   const urban = geography.urban[knot]!;
   out[offset + FIELD_TOWN] = urban + (valueNoise(gx / 420, gy / 420, seed ^ SALT_TOWN) - 0.5) * 0.34;
   out[offset + FIELD_MOTTLE] =
