@@ -187,7 +187,7 @@ export function paintCompass(frame: Frame, font: PixelFont, bearing: Bearing): v
  */
 export function paintSandboxMark(frame: Frame, font: PixelFont, bottom = frame.height): void {
   const shortSide = Math.min(frame.width, frame.height);
-  const scale = Math.max(2, Math.round(shortSide / 300));
+  const scale = Math.max(2, Math.round(shortSide / 240));
   const text = 'SANDBOX';
   const margin = Math.round(shortSide * 0.03);
   const pad = scale * 3;

@@ -957,7 +957,8 @@ function sampleGround(scene: Scene): void {
     // Shallow near the shore or the river bank, deep away from it.
     const depth = Math.max(clamp01((sea - 0.5) / 0.4), clamp01((RIVER_HALF_WIDTH - river) / (RIVER_HALF_WIDTH * 0.6)));
     const shallow = 1 - depth;
-    const ripple = 0.96 + 0.08 * field[FIELD_MOTTLE]!;
+    // Ripples, and wider patches where the wind roughens the surface.
+    const ripple = 0.95 + 0.07 * field[FIELD_MOTTLE]! + 0.12 * (field[FIELD_TERRAIN]! - 0.5);
     setColour(scene, (0.09 + 0.12 * shallow) * ripple, (0.22 + 0.18 * shallow) * ripple, (0.33 + 0.11 * shallow) * ripple, 0.05);
     scene.cover = COVER.water;
     return;
