@@ -5,21 +5,10 @@ import jpeg from 'jpeg-js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { GenerationRequest } from '../../src/api/schema.js';
 import { renderAerialJpeg } from '../../src/sandbox/render.js';
+import { generationRequest } from '../helpers/sandbox.js';
 
 // The harbour seen from Liberty Island: water, shore and city in one frame.
-const base: GenerationRequest = {
-  coordinates: { lat: 40.6892, lng: -74.0445 },
-  resolution: 'HD',
-  zoom: 'Low',
-  bearing: 'North',
-  angle: 'High',
-  weather: 'Sunny',
-  daytime: 'Day',
-  aspectRatio: 'Landscape',
-  epoch: 'Nowadays',
-  tags: [],
-  saveImage: true,
-};
+const base = generationRequest({ coordinates: { lat: 40.6892, lng: -74.0445 }, zoom: 'Low', saveImage: true });
 
 interface Pixels {
   width: number;

@@ -4,22 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import type { GenerationRequest } from '../../src/api/schema.js';
 import { COVER, renderAerialFrame, type RenderedFrame } from '../../src/sandbox/render.js';
+import { generationRequest } from '../helpers/sandbox.js';
 
-const base: GenerationRequest = {
-  coordinates: { lat: 0, lng: 0 },
-  resolution: 'HD',
-  zoom: 'Medium',
-  bearing: 'North',
-  angle: 'Top',
-  weather: 'Sunny',
-  daytime: 'Day',
-  aspectRatio: 'Landscape',
-  epoch: 'Nowadays',
-  tags: [],
-};
-
+/** The frame at (lat, lng), seen from the top unless `overrides` say otherwise. */
 function at(lat: number, lng: number, overrides: Partial<GenerationRequest> = {}): RenderedFrame {
-  return renderAerialFrame({ ...base, coordinates: { lat, lng }, ...overrides });
+  return renderAerialFrame(generationRequest({ coordinates: { lat, lng }, angle: 'Top', ...overrides }));
 }
 
 type CoverName = keyof typeof COVER;

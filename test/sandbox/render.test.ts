@@ -3,19 +3,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ASPECT_RATIOS, imageDimensions, RESOLUTIONS } from '../../src/api/enums.js';
 import type { GenerationRequest } from '../../src/api/schema.js';
 import { renderAerialJpeg } from '../../src/sandbox/render.js';
+import { generationRequest } from '../helpers/sandbox.js';
 
-const base: GenerationRequest = {
-  coordinates: { lat: 48.8566, lng: 2.3522 },
-  resolution: 'HD',
-  zoom: 'Medium',
-  bearing: 'North',
-  angle: 'Top',
-  weather: 'Sunny',
-  daytime: 'Day',
-  aspectRatio: 'Landscape',
-  epoch: 'Nowadays',
-  tags: [],
-};
+// Central Paris from the top: streets, roofs and parks all over the frame.
+const base = generationRequest({ coordinates: { lat: 48.8566, lng: 2.3522 }, angle: 'Top' });
 
 function request(overrides: Partial<GenerationRequest> = {}): GenerationRequest {
   return { ...base, ...overrides };

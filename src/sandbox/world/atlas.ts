@@ -22,23 +22,31 @@ import {
 /** The file's name, beside the bundle (dist/) where scripts/build.mjs writes it. */
 export const WORLD_FILE_NAME = 'sandbox-world.bin';
 
+/** Lines (rivers) or closed rings (coasts, shores), indexed by cell. */
 export interface EdgeLayer {
-  /** lng, lat per vertex; edge i runs from vertex i to vertex i + 1. */
+  /** lng, lat of every vertex; the lines (or closed rings) follow one another. */
   vertices: Float32Array;
+  /** Per index cell, where its edges start in cellEdges (one more entry than cells). */
   cellStarts: Uint32Array;
+  /** Edge i runs from vertex i to vertex i + 1. */
   cellEdges: Uint32Array;
 }
 
 export interface PolygonLayer extends EdgeLayer {
+  /** Per index cell: 1 when its centre is inside the polygons. */
   cellInside: Uint8Array;
 }
 
 export interface Places {
+  /** lng, lat per place, places sorted by index cell. */
   positions: Float32Array;
   population: Uint32Array;
+  /** Two ASCII letters per place (ISO 3166-1 alpha-2). */
   country: Uint8Array;
+  /** UTF-8 names, one after another, and where each starts (one more entry than places). */
   names: Uint8Array;
   nameStarts: Uint32Array;
+  /** Per index cell, its first place (one more entry than cells). */
   cellStarts: Uint32Array;
 }
 

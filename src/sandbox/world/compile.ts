@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { feature } from 'topojson-client';
 import type { Topology } from 'topojson-specification';
 import { CLIMATE_CHANNELS, climateAt } from './climate.js';
+import type { EdgeLayer, Places, PolygonLayer } from './atlas.js';
 import { packWorld, type Section } from './data-file.js';
 import { FONT_FIRST, FONT_GLYPH_BYTES, FONT_LAST } from './font.js';
 import {
@@ -79,8 +80,9 @@ export function compileWorld(root: string): Buffer {
   return packWorld(sections, meta);
 }
 
-function prefixed(prefix: string, record: Record<string, Section>): Record<string, Section> {
-  return Object.fromEntries(Object.entries(record).map(([name, array]) => [`${prefix}.${name}`, array]));
+/** A layer's arrays as sections named `prefix.name`. */
+function prefixed(prefix: string, layer: EdgeLayer | Places): Record<string, Section> {
+  return Object.fromEntries(Object.entries(layer).map(([name, array]) => [`${prefix}.${name}`, array as Section]));
 }
 
 function polygonRings(topology: Topology, object: string): Ring[] {
@@ -163,19 +165,7 @@ function smoothLine(points: Ring, closed: boolean): Ring {
   return line;
 }
 
-interface EdgeLayer extends Record<string, Section> {
-  /** lng, lat of every vertex; the lines (or closed rings) follow one another. */
-  vertices: Float32Array;
-  /** Per index cell, where its edges start in cellEdges (one more entry than cells). */
-  cellStarts: Uint32Array;
-  /** Edge i runs from vertex i to vertex i + 1. */
-  cellEdges: Uint32Array;
-}
 
-interface PolygonLayer extends EdgeLayer {
-  /** Per index cell: 1 when its centre is inside the polygons. */
-  cellInside: Uint8Array;
-}
 
 function indexEdges(lines: Ring[], polygons: true): PolygonLayer;
 function indexEdges(lines: Ring[], polygons: false): EdgeLayer;
@@ -220,10 +210,11 @@ function indexEdges(lines: Ring[], polygons: boolean): EdgeLayer {
   for (let row = 0; row < INDEX_ROWS; row++) {
     const lat = indexCellCentre(0, row)[1];
     const centres = Array.from({ length: INDEX_COLUMNS }, (_, column) => indexCellCentre(column, row)[0]);
-    const inside = parityAlongLatitude({ ...layer, cellInside }, lat, centres);
+    const inside = parityAlongLatitude(layer, lat, centres);
     for (let column = 0; column < INDEX_COLUMNS; column++) cellInside[row * INDEX_COLUMNS + column] = inside[column]!;
   }
-  return { ...layer, cellInside };
+  const polygon: PolygonLayer = { ...layer, cellInside };
+  return polygon;
 }
 
 function samePoint(a: number[], b: number[]): boolean {
@@ -235,7 +226,7 @@ function samePoint(a: number[], b: number[]): boolean {
  * the parity of crossings, west of each point, of every edge that straddles
  * the latitude (an end exactly on it counts as above, as everywhere else).
  */
-function parityAlongLatitude(layer: PolygonLayer, lat: number, lngs: number[]): Uint8Array {
+function parityAlongLatitude(layer: EdgeLayer, lat: number, lngs: number[]): Uint8Array {
   const row = Math.min(INDEX_ROWS - 1, Math.max(0, Math.floor((lat + 90) / INDEX_CELL_DEGREES)));
   const seen = new Set<number>();
   const crossings: number[] = [];
@@ -275,19 +266,8 @@ interface City {
   loc: { coordinates: [number, number] };
 }
 
-interface PlaceSections extends Record<string, Section> {
-  /** lng, lat per place, places sorted by index cell. */
-  positions: Float32Array;
-  population: Uint32Array;
-  /** Two ASCII letters per place (ISO 3166-1 alpha-2). */
-  country: Uint8Array;
-  /** UTF-8 names, one after another, and where each starts (one more entry than places). */
-  names: Uint8Array;
-  nameStarts: Uint32Array;
-  cellStarts: Uint32Array;
-}
 
-function compilePlaces(cities: City[]): PlaceSections {
+function compilePlaces(cities: City[]): Places {
   const sorted = cities
     .map((city) => ({ city, cell: indexCell(city.loc.coordinates[0], city.loc.coordinates[1]) }))
     .sort((a, b) => a.cell - b.cell || b.city.population - a.city.population);
