@@ -747,6 +747,8 @@ const SALT_FIELD = 0xaaaa;
 const SALT_CAR = 0xbbbb;
 const SALT_HUT = 0xcccc;
 const SALT_ROOF = 0xdddd;
+const SALT_SHORE = 0xeeee;
+const SALT_STRATA = 0x1234;
 
 // ---------------------------------------------------------------------------
 // The per-pixel world sampler
@@ -930,7 +932,12 @@ function blendColour(scene: Scene, r: number, g: number, b: number, amount: numb
 function townAt(scene: Scene, gx: number, gy: number): number {
   scene.projection.screenOf(gx, gy);
   const urban = scene.geography.urbanAtScreen(scene.projection.screenX, scene.projection.screenY, scene.stride);
-  return urban + (valueNoise(gx / 420, gy / 420, scene.seed ^ SALT_TOWN) - 0.5) * 0.34;
+  return roughTown(urban, gx, gy, scene.seed);
+}
+
+/** A town's edge, roughened: the urban field plus noise a few hundred metres across. */
+function roughTown(urban: number, gx: number, gy: number, seed: number): number {
+  return urban + (valueNoise(gx / 420, gy / 420, seed ^ SALT_TOWN) - 0.5) * 0.34;
 }
 
 /**
@@ -1047,7 +1054,7 @@ function paintDunes(scene: Scene): void {
 
 /** Bare rock and scree, with snow lying in the hollows. */
 function paintRock(scene: Scene): void {
-  const strata = valueNoise(scene.gx / 14, scene.gy / 40, scene.seed ^ SALT_PATH);
+  const strata = valueNoise(scene.gx / 14, scene.gy / 40, scene.seed ^ SALT_STRATA);
   if (scene.field[FIELD_MOTTLE]! > 0.7) setColour(scene, 0.88, 0.9, 0.94, 1);
   else setColour(scene, 0.42 + 0.12 * strata, 0.4 + 0.1 * strata, 0.37 + 0.08 * strata, 0.6);
   scene.cover = COVER.rock;
@@ -1744,8 +1751,7 @@ function evaluateFields(scene: Scene, gx: number, gy: number, k: number, K: numb
   const river = geography.river[knot]!;
   // Rivers meander about their mapped line; far from any, the distance needs no wiggle.
   out[offset + FIELD_RIVER] = river < RIVER_HALF_WIDTH * 20 ? river + (fractalNoise(gx / 900, gy / 900, seed ^ SALT_RIVER) - 0.5) * RIVER_HALF_WIDTH : river;
-  const urban = geography.urban[knot]!;
-  out[offset + FIELD_TOWN] = urban + (valueNoise(gx / 420, gy / 420, seed ^ SALT_TOWN) - 0.5) * 0.34;
+  out[offset + FIELD_TOWN] = roughTown(geography.urban[knot]!, gx, gy, seed);
   out[offset + FIELD_MOTTLE] =
     valueNoise(gx / 22, gy / 22, seed ^ SALT_MOTTLE) * 0.55 + valueNoise(gx / 110, gy / 110, seed ^ SALT_MOTTLE) * 0.45;
   out[offset + FIELD_PATH] = scene.ancient ? fractalNoise(gx / 420, gy / 420, seed ^ SALT_PATH) : 0;
@@ -1753,7 +1759,7 @@ function evaluateFields(scene: Scene, gx: number, gy: number, k: number, K: numb
   out[offset + FIELD_WARP_X] = warp > 0 ? (valueNoise(gx / 230, gy / 230, seed ^ SALT_WARP) - 0.5) * 2 * warp : 0;
   out[offset + FIELD_WARP_Y] = warp > 0 ? (valueNoise(gx / 230 + 50, gy / 230, seed ^ SALT_WARP) - 0.5) * 2 * warp : 0;
   const water = geography.water[knot]!;
-  out[offset + FIELD_WATER] = water > 0 && water < 1 ? water + (fractalNoise(gx / 70, gy / 70, seed ^ SALT_FIELD) - 0.5) * SHORE_WANDER : water;
+  out[offset + FIELD_WATER] = water > 0 && water < 1 ? water + (fractalNoise(gx / 70, gy / 70, seed ^ SALT_SHORE) - 0.5) * SHORE_WANDER : water;
 }
 
 /**
