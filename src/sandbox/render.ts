@@ -42,7 +42,7 @@ import {
 } from './overlays.js';
 import { atlas, forEachPlaceNear, type Atlas } from './world/atlas.js';
 import { FrameGeography, RIVER_HALF_WIDTH, type GroundLine, type Place } from './world/frame-geography.js';
-import { METRES_PER_DEGREE } from './world/grid.js';
+import { METRES_PER_DEGREE, wrapLongitude } from './world/grid.js';
 
 /**
  * The JPEG of a request: baseline, of imageDimensions(resolution, aspectRatio)
@@ -179,7 +179,8 @@ function captionLines(request: GenerationRequest, font: PixelFont, frame: Frame)
 
 /** "Jersey City, US", or "Open water, 12 km SW of Jersey City, US" away from it. */
 function describePlace(place: Place | undefined, request: GenerationRequest): string {
-  const { lat, lng } = request.coordinates;
+  const { lat } = request.coordinates;
+  const lng = wrapLongitude(request.coordinates.lng);
   const position = `${Math.abs(lat).toFixed(3)}${lat < 0 ? 'S' : 'N'} ${Math.abs(lng).toFixed(3)}${lng < 0 ? 'W' : 'E'}`;
   if (!place) return `${position}: no place of 1000 people within 40 km`;
   const name = `${asciiText(place.name)}, ${place.country}`;
@@ -652,7 +653,9 @@ interface Layout {
  * scale), latitude by metres per degree.
  */
 function planLayout(request: GenerationRequest, world: Atlas): Layout {
-  const { lat, lng } = request.coordinates;
+  const { lat } = request.coordinates;
+  // Longitude has no bounds in the API: 400° E is 40° E.
+  const lng = wrapLongitude(request.coordinates.lng);
   const epoch = request.epoch;
   const anchor = largestPlaceNear(world, lat, lng);
   const random = createRandom(anchor);

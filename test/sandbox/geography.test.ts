@@ -95,6 +95,16 @@ describe('land cover at fixed places', () => {
   });
 });
 
+describe('longitude', () => {
+  it('has no bounds in the API: 362.35° E is 2.35° E, and even 1e308 draws a frame', () => {
+    const paris = at(48.8566, 2.3522);
+    const again = at(48.8566, 362.3522);
+    expect(Buffer.from(again.cover).equals(Buffer.from(paris.cover))).toBe(true);
+    const far = at(10, 1e308);
+    expect(far.cover.length).toBe(far.width * far.height);
+  });
+});
+
 describe('zoom', () => {
   it('shows more of the same place when zooming out from Liberty Island', () => {
     // Seen from the top, a Low frame spans 2000 m and an ExtraLow one 5000 m: the

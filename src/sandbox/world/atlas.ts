@@ -158,12 +158,13 @@ export function forEachEdgeNear(
 
 /** Every index cell the box meets, each once (the box may run past ±180 in longitude). */
 function forEachCell(west: number, south: number, east: number, north: number, each: (cell: number) => void): void {
-  const firstColumn = Math.floor((west + 180) / INDEX_CELL_DEGREES);
-  const lastColumn = Math.min(firstColumn + INDEX_COLUMNS - 1, Math.floor((east + 180) / INDEX_CELL_DEGREES));
+  const firstColumn = Math.floor((wrapLongitude(west) + 180) / INDEX_CELL_DEGREES);
+  // Counted from the first column, so a box of any width visits each column once at most.
+  const columns = Math.min(INDEX_COLUMNS, Math.floor((east - west) / INDEX_CELL_DEGREES) + 2);
   const firstRow = Math.max(0, Math.floor((south + 90) / INDEX_CELL_DEGREES));
   const lastRow = Math.min(INDEX_ROWS - 1, Math.floor((north + 90) / INDEX_CELL_DEGREES));
   for (let row = firstRow; row <= lastRow; row++) {
-    for (let c = firstColumn; c <= lastColumn; c++) each(row * INDEX_COLUMNS + (((c % INDEX_COLUMNS) + INDEX_COLUMNS) % INDEX_COLUMNS));
+    for (let i = 0; i < columns; i++) each(row * INDEX_COLUMNS + ((firstColumn + i) % INDEX_COLUMNS));
   }
 }
 
