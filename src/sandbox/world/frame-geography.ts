@@ -106,7 +106,8 @@ export class FrameGeography {
     this.climate = new Float32Array(rows * CLIMATE_CHANNELS.length);
     this.metresEast = METRES_PER_DEGREE * Math.max(1e-3, Math.cos((frame.lat * Math.PI) / 180));
     this.reach = Math.max(1, Math.min(8, Math.round(SHORE_REACH_METRES / (frame.stride * frame.metresPerPixel))));
-    this.firstRow = this.firstRowWithin(frame.farthest);
+    // Rows above the frame are never drawn; rows beyond `farthest` take its geography.
+    this.firstRow = Math.max(0, this.firstRowWithin(frame.farthest));
     for (let K = 0; K < rows; K++) this.lines.push(this.lineAt(K * frame.stride));
     this.fillWater();
     this.fillRivers();
