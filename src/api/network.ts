@@ -30,7 +30,7 @@ export async function openNetwork(
 ): Promise<NetworkSetup> {
   const { timeouts, maxRetryAfterSeconds } = readWaitSettings(env);
   const proxy = options.direct ? undefined : readProxySettings(env);
-  const dispatcher = await createDispatcher({ connections: options.connections, connectMs: timeouts.connectMs, proxy });
+  const dispatcher = createDispatcher({ connections: options.connections, connectMs: timeouts.connectMs, proxy });
   return {
     network: { dispatcher, timeouts, maxRetryAfterSeconds, proxy, extraCaCerts: env.NODE_EXTRA_CA_CERTS || undefined },
     proxyDescription: proxy && describeProxies(proxy),

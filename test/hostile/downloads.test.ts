@@ -4,10 +4,10 @@
 // connects; and the API key never travels with a download.
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GenAerialClient } from '../../src/api/client.js';
 import { ForbiddenDestinationError, guardLookup, isForbiddenAddress } from '../../src/api/download-guard.js';
-import { Agent } from '../../src/api/undici-agent.js';
 import { cliErrorOf } from '../../src/errors.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { memorySink } from '../helpers/client.js';

@@ -88,3 +88,38 @@ describe('the HTTP layer', () => {
     expect(speaking).toEqual([]);
   });
 });
+
+describe('dependencies', () => {
+  const files = sources();
+  /** Every package specifier `file` imports (static, type-only, dynamic or re-exported), node: built-ins left out. */
+  const packagesOf = (file: string) =>
+    [...readFileSync(join(SRC, file), 'utf8').matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"]([^'".][^'"]*)['"]/gm)]
+      .map((match) => match[1]!)
+      .filter((specifier) => !specifier.startsWith('node:'));
+  /** A package's own name: `@scope/name` or `name`. */
+  const packageName = (specifier: string) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+  /** The subpaths packages publish in their "exports" (csv-parse/sync) are public; a file inside one is not. */
+  const publicSubpath = (specifier: string) => {
+    const name = packageName(specifier);
+    if (specifier === name) return true;
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { exports?: Record<string, unknown> };
+    return typeof manifest.exports === 'object' && manifest.exports !== null && `.${specifier.slice(name.length)}` in manifest.exports;
+  };
+
+  it('are imported through their public entry points only, never a file inside them', () => {
+    const deep = files.flatMap((file) => packagesOf(file).filter((specifier) => !publicSubpath(specifier)).map((specifier) => `${file} → ${specifier}`));
+    expect(deep).toEqual([]);
+    expect(packagesOf('api/undici.ts')).toContain('undici');
+    expect([publicSubpath('csv-parse/sync'), publicSubpath('undici/lib/dispatcher/agent.js')]).toEqual([true, false]);
+  });
+
+  it('no import is let through a type error', () => {
+    const silenced = files.filter((file) => /@ts-(expect-error|ignore)[^\n]*\n\s*import\b/.test(readFileSync(join(SRC, file), 'utf8')));
+    expect(silenced).toEqual([]);
+  });
+
+  it('undici’s values come through src/api/undici.ts alone (it loads undici with the web Headers hidden); elsewhere only its types', () => {
+    const direct = files.filter((file) => file !== 'api/undici.ts' && /^\s*import\s+(?!type\b)[^;]*from\s*['"]undici['"]|import\(\s*['"]undici['"]/m.test(readFileSync(join(SRC, file), 'utf8')));
+    expect(direct).toEqual([]);
+  });
+});
