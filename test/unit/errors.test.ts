@@ -1,7 +1,6 @@
 // The one place where failures of the API layer get their exit codes
 // (cliErrorOf in src/errors.ts), and what scripts and people then see: the
 // `--json` error object and the one line on stderr.
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ForbiddenDestinationError } from '../../src/api/download-guard.js';
 import {
@@ -18,15 +17,14 @@ import { PagingError } from '../../src/api/pages.js';
 import { MaybeChargedError } from '../../src/api/retry.js';
 import { AsyncGenerationFailedError, CallbackTimeoutError } from '../../src/async-generation.js';
 import { asCliError, CliError, cliErrorOf, ExitCode, exitCodeForStatus, FileSystemError, GeneratedImageDownloadError, UsageError } from '../../src/errors.js';
-import { Terminal } from '../../src/io.js';
+import { TestTerminal } from '../helpers/terminal.js';
 
-/** The line `error` is reported with on stderr, with or without --json. */
-function reported(error: CliError, json = false): string {
-  const stderr = new PassThrough();
-  let text = '';
-  stderr.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-  new Terminal({ stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {}, json }).error(error);
-  return text;
+/** The line `error` is reported with on stderr, with or without --json, in a test terminal. */
+async function reported(error: CliError, json = false): Promise<string> {
+  const terminal = new TestTerminal();
+  (await terminal.context({ json })).io.error(error);
+  await new Promise((resolve) => setImmediate(resolve));
+  return terminal.stderr.text();
 }
 
 describe('exit codes of HTTP statuses', () => {
@@ -80,11 +78,11 @@ describe('cliErrorOf', () => {
     expect(asCliError(error)).toEqual(cli);
   });
 
-  it('makes input the API layer could not send a usage error, as scripts have always seen it', () => {
+  it('makes input the API layer could not send a usage error, as scripts have always seen it', async () => {
     const cli = cliErrorOf(new InvalidInputError("HTTPS_PROXY must be an http:// or https:// proxy URL such as http://proxy.example.com:3128; got 'ftp://x'"));
     expect(cli).toBeInstanceOf(UsageError);
     expect(cli.toJSON()).toEqual({ status: null, error: 'UsageError', message: expect.stringMatching(/^HTTPS_PROXY must be/), exitCode: 2 });
-    expect(reported(cli)).toMatch(/^error: HTTPS_PROXY must be an http/);
+    expect(await reported(cli)).toMatch(/^error: HTTPS_PROXY must be an http/);
   });
 
   it('carries the request id of an async generation into --json', () => {
@@ -105,12 +103,12 @@ describe('cliErrorOf', () => {
     expect(cliErrorOf(new ApiError(401, 'Unauthorized', 'HTTP 401')).toJSON()).toEqual({ status: 401, error: 'Unauthorized', message: 'HTTP 401', exitCode: 3 });
   });
 
-  it('reports a refusal with its code, and no answer without (its code is in its message)', () => {
-    expect(reported(cliErrorOf(new ApiError(402, 'InsufficientCredits', 'no credits left')))).toBe('error: InsufficientCredits — no credits left\n');
-    expect(reported(cliErrorOf(new NetworkError('connection to a.example failed: connection reset (ECONNRESET; 1 attempt)', 'ECONNRESET')))).toBe(
+  it('reports a refusal with its code, and no answer without (its code is in its message)', async () => {
+    expect(await reported(cliErrorOf(new ApiError(402, 'InsufficientCredits', 'no credits left')))).toBe('error: InsufficientCredits — no credits left\n');
+    expect(await reported(cliErrorOf(new NetworkError('connection to a.example failed: connection reset (ECONNRESET; 1 attempt)', 'ECONNRESET')))).toBe(
       'error: connection to a.example failed: connection reset (ECONNRESET; 1 attempt)\n',
     );
-    expect(reported(cliErrorOf(new BadResponseError('response body exceeds 1 MiB', 'ResponseTooLarge')), true)).toBe(
+    expect(await reported(cliErrorOf(new BadResponseError('response body exceeds 1 MiB', 'ResponseTooLarge')), true)).toBe(
       '{"status":null,"error":"ResponseTooLarge","message":"response body exceeds 1 MiB","exitCode":6}\n',
     );
   });
@@ -124,12 +122,12 @@ describe('cliErrorOf', () => {
 });
 
 describe('GeneratedImageDownloadError', () => {
-  it('is 7 when no answer came, and the service’s failure (6) otherwise, never a refusal of the key', () => {
+  it('is 7 when no answer came, and the service’s failure (6) otherwise, never a refusal of the key', async () => {
     const noAnswer = new GeneratedImageDownloadError(new NetworkError('connection reset', 'ECONNRESET'));
     const refused = new GeneratedImageDownloadError(new ImageUrlRefusedError(403, 'Forbidden', 'expired'));
     const notSaved = new GeneratedImageDownloadError(new FileSystemError('cannot write x.jpg: no space left on the device', 'NoSpace'));
     expect([noAnswer.exitCode, refused.exitCode, notSaved.exitCode]).toEqual([ExitCode.Network, ExitCode.Server, ExitCode.Server]);
     expect(refused.toJSON()).toEqual({ status: null, error: 'Forbidden', message: 'downloading the generated image failed: expired', exitCode: 6 });
-    expect(reported(noAnswer)).toBe('error: ECONNRESET — downloading the generated image failed: connection reset\n');
+    expect(await reported(noAnswer)).toBe('error: ECONNRESET — downloading the generated image failed: connection reset\n');
   });
 });
