@@ -45,6 +45,8 @@ await build({
   entryPoints: { cli: 'src/cli.ts', 'render-worker': 'src/sandbox/render-worker.ts' },
   outdir: staging.pathname,
   bundle: true,
+  // sharp loads libvips, a native library, from its platform package: it stays a package of its own.
+  external: ['sharp'],
   splitting: true,
   format: 'esm',
   platform: 'node',
