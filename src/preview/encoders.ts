@@ -89,8 +89,16 @@ export function halfBlocks(rgb: Buffer, width: number, height: number, colors: C
  */
 export function quantize(rgb: Buffer, pixels: number): { indices: Uint8Array; palette: Array<[number, number, number]> } {
   const histogram = new Uint32Array(1 << 15);
+  // The colours' sums per bin, so a palette entry is the mean of the pixels it stands for.
+  const sums = [new Float64Array(1 << 15), new Float64Array(1 << 15), new Float64Array(1 << 15)] as const;
   const bin = (i: number) => ((rgb[i]! >> 3) << 10) | ((rgb[i + 1]! >> 3) << 5) | (rgb[i + 2]! >> 3);
-  for (let p = 0, i = 0; p < pixels; p++, i += 3) histogram[bin(i)]!++;
+  for (let p = 0, i = 0; p < pixels; p++, i += 3) {
+    const b = bin(i);
+    histogram[b]!++;
+    sums[0][b]! += rgb[i]!;
+    sums[1][b]! += rgb[i + 1]!;
+    sums[2][b]! += rgb[i + 2]!;
+  }
   const used: number[] = [];
   for (let b = 0; b < histogram.length; b++) if (histogram[b]) used.push(b);
   const channel = (b: number, c: number) => (b >> (10 - 5 * c)) & 31;
@@ -139,7 +147,7 @@ export function quantize(rgb: Buffer, pixels: number): { indices: Uint8Array; pa
       lookup[b] = index;
       const n = histogram[b]!;
       weight += n;
-      for (let c = 0; c < 3; c++) sum[c]! += n * ((channel(b, c) << 3) | 4);
+      for (let c = 0; c < 3; c++) sum[c]! += sums[c]![b]!;
     }
     return sum.map((s) => Math.min(255, Math.round(s / Math.max(1, weight)))) as [number, number, number];
   });
