@@ -225,14 +225,15 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const exitCode = batchExitCode(summary.rows, ending);
   if (io.json) io.outJson({ total: summary.total, succeeded: summary.succeeded, failed: summary.failed, skipped: summary.skipped, manifest: plan.manifestPath, rows: summary.rows });
   else printSummary(ctx, summary, Date.now() - started, plan.manifestPath, shardNote);
-  // The report and the GeoJSON show failed rows too: written whenever the batch ran to its end or stopped on a first signal.
-  if ((reportPath || geojsonPath) && !ctx.signal.aborted) {
+  // The report and the GeoJSON show failed rows too; an interrupted batch (its thumbnails can take a while) writes neither.
+  if ((reportPath || geojsonPath) && !ending.interrupted) {
     const { batchReportImages } = await import('../report/batch-images.js');
     const written = await outputs.writeImageOutputs(await batchReportImages(plan.rows, summary.rows), {
       report: reportPath,
       geojson: geojsonPath,
       title: `aerial batch ${basename(path)}`,
       subtitle: `${path === '-' ? 'standard input' : displayPath(resolve(path))}${shardNote}`,
+      signal: ctx.stopSignal,
     });
     if (written.geojson) io.info(io.style.dim(`GeoJSON: ${displayPath(written.geojson)}`));
     if (written.report) io.info(io.style.dim(`Report: ${displayPath(written.report.path)}${outputs.describeThumbnails(written.report)}`));

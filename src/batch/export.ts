@@ -120,11 +120,15 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   }
 
   /**
-   * Rewrites index.jsonl with the images on disk, then from the same records
-   * the report (index.html, thumbnails in index.thumbnails/) and index.geojson.
+   * Rewrites index.jsonl with the images on disk, then, at the end of an
+   * export that ran its course, from the same records the report (index.html,
+   * thumbnails in index.thumbnails/) and index.geojson. An export interrupted
+   * or stopped by an error leaves them as the last whole export wrote them:
+   * making thumbnails can take a while, and a signal asks for an end.
    */
-  const writeIndexes = async (listing: Map<string, Listed>, done: (id: string) => boolean, names: Map<string, string>): Promise<number> => {
+  const writeIndexes = async (listing: Map<string, Listed>, done: (id: string) => boolean, names: Map<string, string>, report: boolean): Promise<number> => {
     const records = await writeIndex(indexPath, dir, listing, done, (id) => names.get(id)!);
+    if (!report) return records.length;
     const { exportReportImages } = await import('../report/export-images.js');
     const { describeThumbnails, writeImageOutputs } = await import('../report/outputs.js');
     const written = await writeImageOutputs(exportReportImages(dir, records), {
@@ -132,6 +136,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
       geojson: join(dir, GEOJSON_NAME),
       title: 'aerial export',
       subtitle: dir,
+      signal: ctx.stopSignal,
     });
     if (written.report) io.debug(`report: ${written.report.path}: ${written.report.thumbnails.made} thumbnails made, ${written.report.thumbnails.reused} reused`);
     if (written.report && written.report.thumbnails.failed.length > 0) io.warn(`${REPORT_NAME}${describeThumbnails(written.report)}`);
@@ -154,8 +159,8 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
         }),
       ),
     );
-    await writeIndexes(listing, (id) => whole.has(id), names).catch((error: Error) => {
-      io.warn(`${INDEX_NAME} and the report could not be rewritten: ${error.message}`);
+    await writeIndex(indexPath, dir, listing, (id) => whole.has(id), (id) => names.get(id)!).catch((error: Error) => {
+      io.warn(`${INDEX_NAME} could not be rewritten: ${error.message}`);
     });
   };
 
@@ -243,7 +248,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
 
   // The index lists what is on disk: this run's listing plus earlier records of images
   // since deleted from the account (a backup keeps them). Rewritten whole, atomically.
-  const indexed = await writeIndexes(listing, (id) => outcomes.get(id)?.status === 'done', names);
+  const indexed = await writeIndexes(listing, (id) => outcomes.get(id)?.status === 'done', names, !interrupted);
 
   const all = [...outcomes.values()];
   const failed = all.filter((o) => o.status === 'failed');

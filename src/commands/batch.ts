@@ -77,7 +77,6 @@ Examples:
   $ aerial batch places.csv --output-template 'out/{id}-{lat}_{lng}.jpg' --concurrency 8
   $ aerial batch places.jsonl --resolution HD --dry-run
   $ aerial batch places.csv --shard 2/4 --json > summary.json     # runner 2 of 4
-  $ aerial batch places.csv --report out/report.html --geojson out/places.geojson
   $ printf 'lat,lng,zoom\\n48.8584,2.2945,High\\n' | aerial batch - --sandbox`,
     )
     .action(action<BatchCommandOptions>(runBatchCommand));

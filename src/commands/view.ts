@@ -44,7 +44,7 @@ Examples:
 async function runView(ctx: Context, options: PreviewFlags, args: string[]): Promise<void> {
   const { planPreview, showImage } = await import('../preview/show.js');
   // The flags and the terminal first: a command that can show nothing sends nothing.
-  const plan = planPreview(ctx.io, options);
+  const plan = await planPreview(ctx.io, options);
   const { classifySources, findImages, MemorySink, readStdin } = await import('../preview/sources.js');
   const sources = await classifySources(args);
   const ids = sources.flatMap((source) => (source.kind === 'id' ? [source.id] : []));

@@ -6,16 +6,16 @@ import sharp, { type Sharp } from 'sharp';
 import { UsageError } from '../api/errors.js';
 import { printable } from '../printable.js';
 import { halfBlocks, itermSequence, kittySequence, sixelSequence, tmuxPassthrough } from './encoders.js';
+import type { CellPixels } from './cell-size.js';
 import type { ColorDepth, Protocol } from './terminal.js';
 
 /**
- * The pixel size a terminal cell is taken to have. Terminals do not put it in
- * the environment; kitty and iTerm2 scale what they get to the columns asked,
- * so only sixel, which is drawn pixel for pixel, depends on it being right.
- * Most terminals at a usual font size are near 10 × 20; the proportion of 1:2
- * is what fits images to rows for every protocol.
+ * The pixel size a terminal cell is taken to have when the terminal does not
+ * say (cell-size.ts asks it, for sixel). kitty and iTerm2 scale what they get
+ * to the columns asked, so only sixel, drawn pixel for pixel, depends on it.
+ * Most terminals at a usual font size are near 10 × 20.
  */
-export const CELL_PIXELS = { width: 10, height: 20 } as const;
+export const CELL_PIXELS: CellPixels = { width: 10, height: 20 };
 
 export interface PreviewRequest {
   protocol: Protocol;
@@ -27,6 +27,8 @@ export interface PreviewRequest {
   passthrough?: 'tmux';
   /** The file name or id, for iTerm2 (which shows it when the image is saved) and for errors. */
   name: string;
+  /** A cell's size in pixels, as the terminal said; CELL_PIXELS otherwise. */
+  cell?: CellPixels;
 }
 
 export interface Preview {
@@ -38,9 +40,9 @@ export interface Preview {
   height: number;
 }
 
-/** Columns and half-block pixel rows for an image of `width` × `height`: as many columns as asked, or fewer to fit `maxRows`. */
-export function fitColumns(width: number, height: number, columns: number, maxRows?: number): number {
-  const rowsPerColumn = (height / width) * (CELL_PIXELS.width / CELL_PIXELS.height);
+/** Columns for an image of `width` × `height`: as many as asked, or fewer to fit `maxRows` of cells of `cell`'s proportions. */
+export function fitColumns(width: number, height: number, columns: number, maxRows?: number, cell: CellPixels = CELL_PIXELS): number {
+  const rowsPerColumn = (height / width) * (cell.width / cell.height);
   if (maxRows === undefined || columns * rowsPerColumn <= maxRows) return columns;
   return Math.max(1, Math.floor(maxRows / rowsPerColumn));
 }
@@ -58,7 +60,9 @@ export async function renderPreview(source: Buffer | string, request: PreviewReq
   } catch (error) {
     throw new UsageError(`${name} is not an image aerial can read (${printable((error as Error).message, 120)})`);
   }
-  const columns = fitColumns(width, height, request.columns, request.maxRows);
+  const cell = request.cell ?? CELL_PIXELS;
+  // Half-blocks are two pixels to a cell of the usual proportions; the other protocols fill cells as they are.
+  const columns = fitColumns(width, height, request.columns, request.maxRows, request.protocol === 'blocks' ? CELL_PIXELS : cell);
   const sized = (w: number, h: number) => image.resize(Math.max(1, w), Math.max(1, h), { fit: 'fill' }).flatten({ background: '#000000' });
   let text: string;
   let size: { width: number; height: number };
@@ -71,7 +75,7 @@ export async function renderPreview(source: Buffer | string, request: PreviewReq
         return { text: halfBlocks(rgb, size.width, size.height, request.colors), columns, ...size };
       }
       case 'sixel': {
-        const pixels = columns * CELL_PIXELS.width;
+        const pixels = columns * cell.width;
         size = { width: pixels, height: Math.max(1, Math.round((pixels * height) / width)) };
         const rgb = await sized(size.width, size.height).removeAlpha().raw().toBuffer();
         text = sixelSequence(rgb, size.width, size.height);
@@ -80,7 +84,7 @@ export async function renderPreview(source: Buffer | string, request: PreviewReq
       case 'kitty':
       case 'iterm': {
         // No more pixels than the columns can show: the terminal scales the image to them.
-        const pixels = Math.min(width, columns * CELL_PIXELS.width);
+        const pixels = Math.min(width, columns * cell.width);
         size = { width: pixels, height: Math.max(1, Math.round((pixels * height) / width)) };
         const resized = sized(size.width, size.height);
         text =

@@ -7,6 +7,7 @@ import type { Terminal } from '../io.js';
 import { parseWholeNumber } from '../flags.js';
 import { printable } from '../printable.js';
 import { nearest } from '../suggest.js';
+import { queryCellPixels, type CellPixels } from './cell-size.js';
 import { colorDepth, detectGraphics, PROTOCOLS, type Protocol, type TerminalGraphics } from './terminal.js';
 
 /** Widest image in columns --width takes. */
@@ -21,6 +22,8 @@ export interface PreviewFlags {
 
 export interface PreviewPlan {
   graphics: TerminalGraphics;
+  /** A cell's size in pixels, when the terminal said (asked only for sixel). */
+  cell?: CellPixels;
   columns: number;
   /** Rows the image may take: set when the terminal's height is what limits it. */
   maxRows?: number;
@@ -40,7 +43,7 @@ export function parseProtocol(raw: string | undefined): Protocol | 'auto' {
  * there is nobody to show them to: only a protocol given by name writes the
  * escape sequences anyway (into a file, through ssh, for a test).
  */
-export function planPreview(io: Terminal, flags: PreviewFlags): PreviewPlan {
+export async function planPreview(io: Terminal, flags: PreviewFlags): Promise<PreviewPlan> {
   const protocol = parseProtocol(flags.protocol);
   const width = parseWholeNumber(flags.width, '--width', 1, MAX_PREVIEW_COLUMNS);
   if (!io.stdoutIsTTY && (flags.protocol === undefined || protocol === 'auto')) {
@@ -56,12 +59,14 @@ export function planPreview(io: Terminal, flags: PreviewFlags): PreviewPlan {
           passthrough: protocol !== 'blocks' && io.stdoutIsTTY && io.env.TMUX ? 'tmux' : undefined,
           reason: `--protocol ${protocol}`,
         };
+  // Sixel is drawn pixel for pixel: the terminal is asked how big its cells are (through tmux it cannot be).
+  const cell = graphics.protocol === 'sixel' && !graphics.passthrough ? await queryCellPixels(io.stdin, io.stdout) : undefined;
   const terminal = io.stdout as { columns?: number; rows?: number };
-  if (width !== undefined) return { graphics, columns: width };
+  if (width !== undefined) return { graphics, cell, columns: width };
   const columns = io.stdoutIsTTY && terminal.columns ? terminal.columns : DEFAULT_COLUMNS;
   // Room for the caption above and the prompt below.
   const maxRows = io.stdoutIsTTY && terminal.rows ? Math.max(1, terminal.rows - 2) : undefined;
-  return { graphics, columns, maxRows };
+  return { graphics, cell, columns, maxRows };
 }
 
 /** Writes one image to stdout as planned; `caption` (a file name or id) goes above it when given. */
@@ -74,9 +79,11 @@ export async function showImage(io: Terminal, plan: PreviewPlan, source: Buffer 
     passthrough: plan.graphics.passthrough,
     columns: plan.columns,
     maxRows: plan.maxRows,
+    cell: plan.cell,
     name,
   });
-  io.debug(`preview: ${printable(name, 120)} as ${plan.graphics.protocol} (${plan.graphics.reason}), ${preview.columns} columns, ${preview.width}×${preview.height} px, ${Math.round(Number(process.hrtime.bigint() - started) / 1e6)}ms`);
+  const cell = plan.cell ? `, cells of ${plan.cell.width}×${plan.cell.height} px as the terminal said` : '';
+  io.debug(`preview: ${printable(name, 120)} as ${plan.graphics.protocol} (${plan.graphics.reason}), ${preview.columns} columns${cell}, ${preview.width}×${preview.height} px, ${Math.round(Number(process.hrtime.bigint() - started) / 1e6)}ms`);
   if (caption) io.stdout.write(`${io.style.bold(printable(name, 200))}\n`);
   io.stdout.write(preview.text);
 }
@@ -89,7 +96,7 @@ export async function showImage(io: Terminal, plan: PreviewPlan, source: Buffer 
 export async function previewSavedImage(io: Terminal, file: string): Promise<void> {
   if (!io.stdoutIsTTY || io.json) return;
   try {
-    await showImage(io, planPreview(io, {}), file, file, false);
+    await showImage(io, await planPreview(io, {}), file, file, false);
   } catch (error) {
     io.warn(`could not show a preview of ${file}: ${(error as Error).message}`);
   }

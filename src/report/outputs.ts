@@ -31,6 +31,8 @@ export interface ImageOutputs {
   geojson?: string;
   title: string;
   subtitle: string;
+  /** Stops making thumbnails (and writes no report) once aborted. */
+  signal?: AbortSignal;
 }
 
 export async function writeImageOutputs(images: readonly ReportImage[], outputs: ImageOutputs): Promise<{ report?: WrittenReport; geojson?: string }> {
@@ -42,7 +44,7 @@ export async function writeImageOutputs(images: readonly ReportImage[], outputs:
   }
   if (outputs.report) {
     const { writeReport } = await import('./report.js');
-    written.report = await writeReport(images, outputs.report, { title: outputs.title, subtitle: outputs.subtitle });
+    written.report = await writeReport(images, outputs.report, { title: outputs.title, subtitle: outputs.subtitle, signal: outputs.signal });
   }
   return written;
 }

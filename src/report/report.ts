@@ -2,6 +2,7 @@
 // (thumbnails.ts), then the page (html.ts), written to a temp file and renamed
 // into place, so a browser or a CI artifact upload never sees half a page.
 import { dirname } from 'node:path';
+import { InterruptedError } from '../api/errors.js';
 import { writeFileAtomic } from '../atomic-file.js';
 import { VERSION } from '../version.js';
 import { relativeFile } from './geojson.js';
@@ -14,6 +15,8 @@ export interface ReportOptions {
   /** What the report is of, under the title. */
   subtitle: string;
   now?: Date;
+  /** Once aborted, no further thumbnail is made and the report is not written (InterruptedError). */
+  signal?: AbortSignal;
 }
 
 export interface WrittenReport {
@@ -26,7 +29,8 @@ export async function writeReport(images: readonly ReportImage[], outputPath: st
   const base = dirname(outputPath);
   const dir = thumbnailDirFor(outputPath);
   const files = images.flatMap((image) => (image.status === 'done' && image.file ? [image.file] : []));
-  const { byFile, ...thumbnails } = await makeThumbnails(files, base, dir);
+  const { byFile, ...thumbnails } = await makeThumbnails(files, base, dir, options.signal);
+  if (options.signal?.aborted) throw new InterruptedError();
   const html = reportHtml({
     title: options.title,
     subtitle: options.subtitle,

@@ -40,8 +40,12 @@ export interface ThumbnailResult {
   failed: Array<{ file: string; reason: string }>;
 }
 
-/** Makes (or reuses) a thumbnail for each of `files` in `dir`; removes the ones no image needs any more. */
-export async function makeThumbnails(files: readonly string[], reportDir: string, dir: string): Promise<ThumbnailResult> {
+/**
+ * Makes (or reuses) a thumbnail for each of `files` in `dir`; removes the ones
+ * no image needs any more. Once `signal` is aborted no further one is started
+ * (those made are kept: they are good for the next run).
+ */
+export async function makeThumbnails(files: readonly string[], reportDir: string, dir: string, signal?: AbortSignal): Promise<ThumbnailResult> {
   const { default: sharp } = await import('sharp');
   await mkdir(dir, { recursive: true });
   const result: ThumbnailResult = { byFile: new Map(), made: 0, reused: 0, failed: [] };
@@ -54,6 +58,7 @@ export async function makeThumbnails(files: readonly string[], reportDir: string
         const name = thumbnailName(reportDir, file);
         const target = join(dir, name);
         wanted.add(name);
+        if (signal?.aborted) return;
         const source = await stat(file).catch(() => undefined);
         if (!source?.isFile()) return;
         const existing = await stat(target).catch(() => undefined);
@@ -86,6 +91,7 @@ export async function makeThumbnails(files: readonly string[], reportDir: string
       }),
     ),
   );
+  if (signal?.aborted) return result;
   // Thumbnails of images gone from the report, and temp files a killed run left.
   for (const entry of await readdir(dir).catch(() => [] as string[])) {
     const stale = entry.endsWith(TEMP_SUFFIX) ? entry.startsWith('.') : THUMBNAIL_NAME.test(entry) && !wanted.has(entry);

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { runCli, until } from '../helpers/cli.js';
 import { ptyAvailable, spawnInPty } from '../helpers/pty.js';
 import { API_PATH, jpegInfo, useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';
 import { blockLines, parseIterm, parseKitty, parseSixel, pngSize, withoutSgr } from '../helpers/terminal-graphics.js';
@@ -126,6 +126,18 @@ describe.skipIf(!ptyAvailable())('aerial view on a terminal', () => {
     expect(more).toEqual([]);
     expect(image).toMatchObject({ width: 400, height: 225, bands: Math.ceil(225 / 6) });
     expect(image!.colors).toBeGreaterThanOrEqual(4);
+  });
+
+  it('sixel asks the terminal its cell size (CSI 16 t, then DA) and draws the columns asked in those pixels', async () => {
+    const session = spawnInPty(['view', photo, '--width', '40'], { configDir: home.path, env: { ...PLAIN_TERMINAL, TERM: 'foot' } });
+    await until(() => session.raw.includes('\x1b[16t\x1b[c'), 'the cell size query', 10_000);
+    // What foot answers: cells of 9 × 18 pixels, then its device attributes (sixel among them).
+    session.write('\x1b[6;18;9t\x1b[?62;4;22c');
+    const { exitCode, output } = await session.exited;
+    expect(exitCode).toBe(0);
+    expect(parseSixel(output)[0]).toMatchObject({ width: 360, height: 203 });
+    // The answer was read, not echoed or left for the shell.
+    expect(output).not.toContain('6;18;9t');
   });
 
   it('--protocol forces one whatever the terminal, and several images get a caption each', async () => {

@@ -105,9 +105,9 @@ export function parseSixel(text: string): SixelImage[] {
   });
 }
 
-/** Text without SGR codes (colours) and carriage returns. */
+/** Text without control sequences (CSI: colours, queries) and carriage returns. */
 export function withoutSgr(text: string): string {
-  return text.replace(/\x1b\[[0-9;]*m/g, '').replace(/\r/g, '');
+  return text.replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, '').replace(/\r/g, '');
 }
 
 /** The half-block lines of `text` (lines of ▀ only, once the colours are taken out). */
