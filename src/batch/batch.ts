@@ -233,6 +233,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
       geojson: geojsonPath,
       title: `aerial batch ${basename(path)}`,
       subtitle: `${path === '-' ? 'standard input' : displayPath(resolve(path))}${shardNote}`,
+      noun: 'row',
       signal: ctx.stopSignal,
     });
     if (written.geojson) io.info(io.style.dim(`GeoJSON: ${displayPath(written.geojson)}`));

@@ -15,6 +15,8 @@ export interface ReportPage {
   images: ReadonlyArray<ReportImage & { href?: string; thumbnail?: string }>;
   generatedAt: Date;
   generator: string;
+  /** What the page counts: images (an export), or rows (a batch, whose invalid rows have none). */
+  noun?: 'image' | 'row';
 }
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -173,7 +175,7 @@ export function reportHtml(page: ReportPage): string {
 <style>${STYLE}</style>
 </head>
 <body>
-<header><h1>${escapeHtml(page.title)}</h1><p class="sub">${escapeHtml(page.subtitle)} · ${images.length} image${images.length === 1 ? '' : 's'}${counts ? ` (${escapeHtml(counts)})` : ''} · made ${escapeHtml(when(page.generatedAt.toISOString()))} by ${escapeHtml(page.generator)}</p></header>
+<header><h1>${escapeHtml(page.title)}</h1><p class="sub">${escapeHtml(page.subtitle)} · ${images.length} ${page.noun ?? 'image'}${images.length === 1 ? '' : 's'}${counts ? ` (${escapeHtml(counts)})` : ''} · made ${escapeHtml(when(page.generatedAt.toISOString()))} by ${escapeHtml(page.generator)}</p></header>
 <section class="map"><svg viewBox="0 0 ${MAP_WIDTH} ${MAP_HEIGHT}" role="img" aria-label="World map with one marker per image"><path class="land" d="${landPath()}"/><g class="markers">${order.map(({ image, index }) => marker(image, index)).join('')}</g></svg></section>
 <div class="filters" role="search">
 <label>Status <select id="f-status"><option value="">all</option>${options(statuses)}</select></label>

@@ -31,6 +31,7 @@ export interface ImageOutputs {
   geojson?: string;
   title: string;
   subtitle: string;
+  noun?: 'image' | 'row';
   /** Stops making thumbnails (and writes no report) once aborted. */
   signal?: AbortSignal;
 }
@@ -44,7 +45,7 @@ export async function writeImageOutputs(images: readonly ReportImage[], outputs:
   }
   if (outputs.report) {
     const { writeReport } = await import('./report.js');
-    written.report = await writeReport(images, outputs.report, { title: outputs.title, subtitle: outputs.subtitle, signal: outputs.signal });
+    written.report = await writeReport(images, outputs.report, { title: outputs.title, subtitle: outputs.subtitle, noun: outputs.noun, signal: outputs.signal });
   }
   return written;
 }

@@ -14,6 +14,7 @@ export interface ReportOptions {
   title: string;
   /** What the report is of, under the title. */
   subtitle: string;
+  noun?: 'image' | 'row';
   now?: Date;
   /** Once aborted, no further thumbnail is made and the report is not written (InterruptedError). */
   signal?: AbortSignal;
@@ -36,6 +37,7 @@ export async function writeReport(images: readonly ReportImage[], outputPath: st
     subtitle: options.subtitle,
     generatedAt: options.now ?? new Date(),
     generator: `aerial ${VERSION}`,
+    noun: options.noun,
     images: images.map((image) => {
       const thumbnail = image.file && byFile.get(image.file);
       const href = image.status === 'done' && image.file ? relativeFile(base, image.file) : undefined;
