@@ -3,14 +3,19 @@
 // of the size asked; half-block lines are measured once their colours are
 // taken out. Without a terminal the command refuses; an id is looked up in the
 // sandbox and its image downloaded without the key.
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli, until } from '../helpers/cli.js';
+import { cliEnv, ROOT, runCli, until } from '../helpers/cli.js';
 import { ptyAvailable, spawnInPty } from '../helpers/pty.js';
 import { API_PATH, jpegInfo, useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';
 import { blockLines, parseIterm, parseKitty, parseSixel, pngSize, withoutSgr } from '../helpers/terminal-graphics.js';
+
+function tmuxAvailable(): boolean {
+  return spawnSync('tmux', ['-V']).status === 0;
+}
 
 let sandbox: TestSandbox;
 let home: { path: string };
@@ -175,6 +180,24 @@ describe.skipIf(!ptyAvailable())('aerial view on a terminal', () => {
     }
   });
 
+  it('generate-async --listen --preview shows the image it caught; --preview without --listen is refused', async () => {
+    const session = spawnInPty(['generate-async', '--lat', '51.5007', '--lng', '-0.1246', '--resolution', 'HD', '--listen', '-o', join(home.path, 'async.jpg'), '--force', '--preview'], {
+      configDir: home.path,
+      env: { ...PLAIN_TERMINAL, ...sandbox.env(), TERM_PROGRAM: 'iTerm.app' },
+      columns: 50,
+    });
+    const { exitCode, output } = await session.exited;
+    expect(exitCode).toBe(0);
+    const [image] = parseIterm(output);
+    expect(image!.args.get('width')).toBe('50');
+    expect(jpegInfo(image!.data).width).toBe(500);
+    sandbox.clearRequests();
+    const stray = await runCli(['generate-async', '--lat', '1', '--lng', '2', '--callback-url', 'https://hooks.example.com/x', '--preview'], { configDir: home.path, env: sandbox.env() });
+    expect(stray.exitCode).toBe(2);
+    expect(stray.stderr).toBe('error: --preview only applies with --listen (which waits for the callback and saves the image)\n');
+    expect(sandbox.requests()).toEqual([]);
+  });
+
   it('an id is found through the list endpoint and its image downloaded without the key', async () => {
     const generated = await runCli(['generate', '--lat', '35.6586', '--lng', '139.7454', '--resolution', 'HD', '-o', join(home.path, 'tokyo.jpg'), '--force'], { configDir: home.path, env: sandbox.env() });
     expect(generated.exitCode).toBe(0);
@@ -193,6 +216,46 @@ describe.skipIf(!ptyAvailable())('aerial view on a terminal', () => {
     expect(downloads).toHaveLength(1);
     expect(downloads[0]).toMatchObject({ status: 200 });
     expect(downloads[0]!.apiKeyHeader).toBeUndefined();
+  });
+});
+
+/**
+ * Runs `aerial view` inside a real tmux (a server of its own, on a socket in a
+ * temp dir, with a config of the test's), whose client is on a pseudo-terminal:
+ * what reaches that terminal is tmux's drawing plus whatever it passes through.
+ */
+function viewInTmux(args: string[], passthrough: 'on' | 'off', env: Record<string, string | undefined>): string {
+  const dir = mkdtempSync(join(home.path, 'tmux-'));
+  const conf = join(dir, 'tmux.conf');
+  writeFileSync(conf, `set -g allow-passthrough ${passthrough}\nset -g status off\n`);
+  const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
+  const inner = [process.execPath, join(ROOT, 'bin', 'aerial.js'), 'view', ...args].map(quote).join(' ');
+  const tmux = `tmux -S ${quote(join(dir, 'socket'))} -f ${quote(conf)} new-session -x 80 -y 30 ${quote(`${inner}; sleep 1`)}`;
+  try {
+    const result = spawnSync('script', ['-q', '-e', '-E', 'never', '-c', `stty cols 80 rows 30; ${tmux}`, '/dev/null'], {
+      env: { ...cliEnv(home.path, { ...PLAIN_TERMINAL, ...env }), TMUX: undefined } as NodeJS.ProcessEnv,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    return result.stdout;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe.skipIf(!ptyAvailable() || !tmuxAvailable())('aerial view inside tmux', () => {
+  it('with allow-passthrough, the terminal around tmux gets its own protocol through it', async () => {
+    const output = viewInTmux([photo, '--width', '20'], 'on', { KITTY_WINDOW_ID: '1' });
+    const [image, ...more] = parseKitty(output);
+    expect(more).toEqual([]);
+    expect(Object.fromEntries(image!.control)).toMatchObject({ a: 'T', f: '100', c: '20' });
+    expect(pngSize(image!.data)).toEqual({ width: 200, height: 113 });
+  });
+
+  it('without it, half-blocks, which tmux draws itself', async () => {
+    const output = viewInTmux([photo, '--width', '20'], 'off', { KITTY_WINDOW_ID: '1' });
+    expect(parseKitty(output)).toEqual([]);
+    expect(output).toContain('\u2580');
   });
 });
 
@@ -233,7 +296,6 @@ describe('aerial view without a terminal', () => {
   });
 
   it('reads standard input with "-"', async () => {
-    const { readFileSync } = await import('node:fs');
     const result = await runCli(['view', '-', '--protocol', 'iterm', '--width', '10'], { configDir: home.path, input: readFileSync(photo) });
     expect(result.exitCode).toBe(0);
     const [image] = parseIterm(result.stdout);
