@@ -159,6 +159,21 @@ describe('batch --report and --geojson', () => {
   });
 });
 
+describe('batch --report and --geojson that cannot be written', () => {
+  it('are refused before anything is sent (exit 2), naming the flag', async () => {
+    writeFileSync(join(home.path, 'one.csv'), 'lat,lng\n1,2\n');
+    sandbox.clearRequests();
+    const directory = await runCli(['batch', 'one.csv', '--output-template', 'one/{row}.jpg', '--report', '.'], { configDir: home.path, env: sandbox.env() });
+    expect(directory.exitCode).toBe(2);
+    expect(directory.stderr).toBe('error: --report . is a directory; name a file\n');
+    writeFileSync(join(home.path, 'a-file'), '');
+    const underFile = await runCli(['batch', 'one.csv', '--output-template', 'one/{row}.jpg', '--geojson', 'a-file/places.geojson'], { configDir: home.path, env: sandbox.env() });
+    expect(underFile.exitCode).toBe(2);
+    expect(underFile.stderr).toMatch(/^error: --geojson a-file\/places\.geojson: cannot create directory .*a-file: a file is in the way/);
+    expect(sandbox.requests()).toEqual([]);
+  });
+});
+
 describe('export writes index.html and index.geojson', () => {
   it.skipIf(!chromiumAvailable())('with a marker per image by id, and every thumbnail loading offline', async () => {
     const exported = await runCli(['export', 'backup', '--json'], { configDir: home.path, env: sandbox.env(), timeout: 60_000 });
