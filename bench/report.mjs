@@ -95,7 +95,7 @@ export async function benchReport({ count = 1000, pageCount = 5000 } = {}) {
     const files = [];
     for (let i = 0; i < 10; i++) {
       const source = join(sources, `render-${i}.jpg`);
-      writeFileSync(source, renderer.renderAerialJpeg({ coordinates: { lat: 10 + i, lng: 20 + i * 7 }, resolution: 'HD', zoom: 'Medium', bearing: 'North', angle: 'High', weather: i % 2 ? 'Cloudy' : 'Sunny', daytime: 'Day', aspectRatio: 'Landscape', epoch: 'Nowadays', tags: [] }));
+      writeFileSync(source, await renderer.renderAerialJpeg({ coordinates: { lat: 10 + i, lng: 20 + i * 7 }, resolution: 'HD', zoom: 'Medium', bearing: 'North', angle: 'High', weather: i % 2 ? 'Cloudy' : 'Sunny', daytime: 'Day', aspectRatio: 'Landscape', epoch: 'Nowadays', tags: [] }));
       for (let copy = 0; copy < count / 10; copy++) {
         const file = join(out, `${String(copy * 10 + i).padStart(4, '0')}.jpg`);
         linkSync(source, file);
