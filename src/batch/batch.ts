@@ -227,13 +227,12 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   else printSummary(ctx, summary, Date.now() - started, plan.manifestPath, shardNote);
   // The report and the GeoJSON show failed rows too; an interrupted batch (its thumbnails can take a while) writes neither.
   if ((reportPath || geojsonPath) && !ending.interrupted) {
-    const { batchReportImages } = await import('../report/batch-images.js');
-    const written = await outputs.writeImageOutputs(await batchReportImages(plan.rows, summary.rows), {
+    const { writeBatchOutputs } = await import('../report/batch-images.js');
+    const written = await writeBatchOutputs(plan.rows, summary.rows, {
       report: reportPath,
       geojson: geojsonPath,
       title: `aerial batch ${basename(path)}`,
       subtitle: `${path === '-' ? 'standard input' : displayPath(resolve(path))}${shardNote}`,
-      noun: 'row',
       signal: ctx.stopSignal,
     });
     if (written.geojson) io.info(io.style.dim(`GeoJSON: ${displayPath(written.geojson)}`));

@@ -36,8 +36,14 @@ export interface ImageOutputs {
   signal?: AbortSignal;
 }
 
-export async function writeImageOutputs(images: readonly ReportImage[], outputs: ImageOutputs): Promise<{ report?: WrittenReport; geojson?: string }> {
-  const written: { report?: WrittenReport; geojson?: string } = {};
+export interface WrittenOutputs {
+  report?: WrittenReport;
+  geojson?: string;
+}
+
+/** The GeoJSON and the report of `images`, those of the two that `outputs` names. */
+export async function writeImageOutputs(images: readonly ReportImage[], outputs: ImageOutputs): Promise<WrittenOutputs> {
+  const written: WrittenOutputs = {};
   if (outputs.geojson) {
     const { writeGeoJson } = await import('./geojson.js');
     await writeGeoJson(images, outputs.geojson);
