@@ -3,8 +3,10 @@
 // thumbnails and images are files beside it named by relative paths, and a
 // Content-Security-Policy forbids it anything else. Every text that came from
 // a batch file, a server or a file name is escaped. At thousands of images it
-// stays quick: thumbnails load lazily, and cards off screen are not laid out
-// (content-visibility) until scrolled to.
+// stays quick: thumbnails load lazily, and the cards are grids of SECTION_SIZE
+// each, of which those off screen are not laid out (content-visibility) until
+// scrolled to. One grid of thousands would be laid out again as a whole at
+// every step of a scroll; a section is small, and there are few of them.
 import { located, REPORT_SCENE_FIELDS, sceneKey, sceneLabel, type ReportImage, type ReportStatus } from './images.js';
 import { landPath, MAP_HEIGHT, MAP_WIDTH, project } from './world-map.js';
 
@@ -31,6 +33,13 @@ export function pathUrl(path: string): string {
 }
 
 const STATUS_ORDER: ReportStatus[] = ['done', 'failed', 'skipped'];
+
+/**
+ * Cards per section: a multiple of every column count the page shows (1 to 6;
+ * it is at most 1950 px wide), so that a section's last row is full. The
+ * filters deal the cards shown into the sections anew, in order.
+ */
+export const SECTION_SIZE = 60;
 
 /** A timestamp as people read it, in UTC; text that is not one is shown as it is. */
 function when(createdAt: string | undefined): string {
@@ -102,8 +111,9 @@ header{padding:16px 24px 8px}h1{font-size:20px;margin:0}.sub{margin:4px 0 0;colo
 .marker:hover,.marker.focus{r:5;stroke:#000}.marker.off{display:none}
 .filters{position:sticky;top:0;z-index:1;display:flex;flex-wrap:wrap;gap:12px;align-items:center;padding:10px 24px;background:var(--bg);border-bottom:1px solid var(--line)}
 .filters label{display:flex;gap:6px;align-items:center;color:var(--muted)}.filters select{font:inherit}#shown{margin-left:auto;font-weight:600}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:14px;padding:16px 24px 40px}
-.card{background:var(--card);border:1px solid var(--line);border-radius:8px;overflow:hidden;content-visibility:auto;contain-intrinsic-size:auto 380px}
+main{max-width:1950px;margin:0 auto;padding:16px 0 40px}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:14px;padding:0 24px 14px;content-visibility:auto;contain-intrinsic-size:auto 6000px}.cards[hidden]{display:none}
+.card{background:var(--card);border:1px solid var(--line);border-radius:8px;overflow:hidden}
 .card.focus{outline:3px solid #2f6fdd;outline-offset:2px}.card[hidden]{display:none}
 .thumb{display:block;aspect-ratio:16/9;background:#222}.thumb img{display:block;width:100%;height:100%;object-fit:contain}
 .thumb.none{display:flex;align-items:center;justify-content:center;color:#aaa;text-decoration:none}
@@ -115,23 +125,37 @@ header{padding:16px 24px 8px}h1{font-size:20px;margin:0}.sub{margin:4px 0 0;colo
 
 const SCRIPT = `
 (() => {
+  const SECTION_SIZE = ${SECTION_SIZE};
   const cards = [...document.querySelectorAll('.card')];
+  const sections = [...document.querySelectorAll('main > .cards')];
+  const filteredOut = document.getElementById('filtered-out');
   const tagsOf = new Map(cards.map((card) => [card, JSON.parse(card.dataset.tags)]));
   const markers = new Map([...document.querySelectorAll('.marker')].map((m) => [m.dataset.card, m]));
   const status = document.getElementById('f-status');
   const tag = document.getElementById('f-tag');
   const resolution = document.getElementById('f-resolution');
   const shown = document.getElementById('shown');
+  // The cards shown are dealt into the sections in order (a card already in its place is not moved); the others wait, hidden.
   const apply = () => {
     let count = 0;
+    let previous = null;
     for (const card of cards) {
       const visible = (!status.value || card.dataset.status === status.value) &&
         (!resolution.value || card.dataset.resolution === resolution.value) &&
         (!tag.value || tagsOf.get(card).includes(tag.value));
       card.hidden = !visible;
       markers.get(card.id)?.classList.toggle('off', !visible);
-      if (visible) count++;
+      if (visible) {
+        const section = sections[Math.floor(count / SECTION_SIZE)];
+        if (count % SECTION_SIZE === 0) previous = null;
+        if (card.parentNode !== section || card.previousElementSibling !== previous) section.insertBefore(card, previous ? previous.nextSibling : section.firstChild);
+        previous = card;
+        count++;
+      } else if (card.parentNode !== filteredOut) {
+        filteredOut.appendChild(card);
+      }
     }
+    sections.forEach((section, index) => (section.hidden = index * SECTION_SIZE >= count));
     shown.textContent = 'Showing ' + count + ' of ' + cards.length;
   };
   for (const select of [status, tag, resolution]) select.addEventListener('change', apply);
@@ -153,6 +177,15 @@ const SCRIPT = `
   });
   apply();
 })();`;
+
+/** The cards in sections of SECTION_SIZE (at least one, for an empty report). */
+function sections(cards: string[]): string {
+  const parts: string[] = [];
+  for (let start = 0; start === 0 || start < cards.length; start += SECTION_SIZE) {
+    parts.push(`<section class="cards">\n${cards.slice(start, start + SECTION_SIZE).join('\n')}\n</section>`);
+  }
+  return parts.join('\n');
+}
 
 /** The whole page. */
 export function reportHtml(page: ReportPage): string {
@@ -183,8 +216,9 @@ export function reportHtml(page: ReportPage): string {
 <label>Resolution <select id="f-resolution"><option value="">all</option>${options(resolutions)}</select></label>
 <output id="shown">Showing ${images.length} of ${images.length}</output>
 </div>
-<main class="cards">
-${images.map((image, index) => card(image, index)).join('\n')}
+<main>
+${sections(images.map((image, index) => card(image, index)))}
+<div id="filtered-out" hidden></div>
 </main>
 <script>${SCRIPT}</script>
 </body>

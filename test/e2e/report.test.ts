@@ -210,3 +210,62 @@ describe('export writes index.html and index.geojson', () => {
     }
   });
 });
+
+describe('a report of many images', () => {
+  it.skipIf(!chromiumAvailable())('deals the cards a filter shows into full sections, in order, and puts them back when it is cleared', async () => {
+    const { reportHtml, SECTION_SIZE } = await import('../../src/report/html.js');
+    const count = SECTION_SIZE * 3 + 7;
+    const images = Array.from({ length: count }, (_, i) => ({
+      row: i + 1,
+      lat: (i % 170) - 85,
+      lng: ((i * 7) % 360) - 180,
+      scene: { resolution: i % 3 === 0 ? 'UHD' : 'HD' },
+      tags: [],
+      status: i % 5 === 0 ? ('failed' as const) : ('done' as const),
+      error: i % 5 === 0 ? 'ErrorGeneratingImage' : undefined,
+    }));
+    const file = join(home.path, 'many.html');
+    writeFileSync(file, reportHtml({ title: 'many', subtitle: 'rows', images, generatedAt: new Date(), generator: 'aerial test', noun: 'row' }));
+    const opened = await openFile(file);
+    try {
+      const { page } = opened;
+      /** The rows of the cards shown, section by section. */
+      const layout = () =>
+        page.evaluate(() =>
+          [...document.querySelectorAll('main > .cards:not([hidden])')].map((section) =>
+            [...section.querySelectorAll('.card:not([hidden])')].map((card) => Number((card as HTMLElement).dataset.row)),
+          ),
+        );
+      const rows = (from: number, to: number, keep: (row: number) => boolean = () => true) =>
+        Array.from({ length: to - from + 1 }, (_, i) => from + i).filter(keep);
+      const sections = (list: number[]) => Array.from({ length: Math.ceil(list.length / SECTION_SIZE) }, (_, i) => list.slice(i * SECTION_SIZE, (i + 1) * SECTION_SIZE));
+      expect(await layout()).toEqual(sections(rows(1, count)));
+
+      await page.selectOption('#f-resolution', 'HD');
+      const hd = rows(1, count, (row) => (row - 1) % 3 !== 0);
+      expect(await page.textContent('#shown')).toBe(`Showing ${hd.length} of ${count}`);
+      expect(await layout()).toEqual(sections(hd));
+      await page.selectOption('#f-status', 'failed');
+      expect(await layout()).toEqual(sections(hd.filter((row) => (row - 1) % 5 === 0)));
+      await page.selectOption('#f-status', '');
+      await page.selectOption('#f-resolution', '');
+      expect(await layout()).toEqual(sections(rows(1, count)));
+      expect(await page.locator('.card').evaluateAll((cards) => cards.map((card) => Number((card as HTMLElement).dataset.row)))).toEqual(rows(1, count));
+
+      // With a filter on, a marker's click brings its card, dealt into an earlier section, into view.
+      await page.selectOption('#f-status', 'failed');
+      const failed = rows(1, count, (row) => (row - 1) % 5 === 0);
+      expect(await layout()).toEqual(sections(failed));
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.locator(`svg .marker[data-row="${failed.at(-1)}"]`).click();
+      const card = page.locator(`.card[data-row="${failed.at(-1)}"]`);
+      await expect.poll(() => card.evaluate((element) => element.classList.contains('focus'))).toBe(true);
+      const box = await card.boundingBox();
+      expect(box!.y).toBeGreaterThanOrEqual(0);
+      expect(box!.y + box!.height).toBeLessThanOrEqual(900);
+      expect(opened.errors).toEqual([]);
+    } finally {
+      await opened.close();
+    }
+  });
+});
