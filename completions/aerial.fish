@@ -152,7 +152,7 @@ complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-preview -d '
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -F
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l format -x -d 'file format: csv, jsonl (default: from the extension or the content)'
-complete -c aerial -n '__aerial_is \'aerial batch\'' -l output-template -x -d 'file name per row; {row}, {lat}, {lng}, {zoom}, any scene field or column (default aerial-batch/{row}-{lat}_{lng}.jpg)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l output-template -x -d 'file name per row; {row}, {lat}, {lng}, a scene choice such as {zoom} or {weather}, or a column (default aerial-batch/{row}-{lat}_{lng}.jpg)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l concurrency -x -d 'requests in flight at once, 1 to 256 (default 4)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l max-retries -x -d 'retries per row on 429, 5xx, resets and timeouts (default 5)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l retry-delay -x -d 'delay before the first retry, doubled for each further one, with jitter: 500ms, 2s; a bare number is seconds (default 500ms, at most 30s)'
