@@ -72,9 +72,10 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   // The flags are checked once, against their own names, rather than once per row.
   buildGenerationRequest({ ...options.scene, lat: 0, lng: 0 }, sceneDefaults);
   const asyncSetup = await import('./async-rows.js').then((m) => m.parseAsyncFlags(options));
-  const outputs = await import('../report/outputs.js');
-  const reportPath = options.report === undefined || options.dryRun ? undefined : await outputs.checkOutputFile(options.report, '--report');
-  const geojsonPath = options.geojson === undefined || options.dryRun ? undefined : await outputs.checkOutputFile(options.geojson, '--geojson');
+  // The report's code loads only for a batch that asked for one.
+  const outputs = (options.report ?? options.geojson) !== undefined && !options.dryRun ? await import('../report/outputs.js') : undefined;
+  const reportPath = options.report === undefined || !outputs ? undefined : await outputs.checkOutputFile(options.report, '--report');
+  const geojsonPath = options.geojson === undefined || !outputs ? undefined : await outputs.checkOutputFile(options.geojson, '--geojson');
 
   const file = await readBatchFile(path, { format: options.format, stdin: io.stdin });
   const plan = planBatch({ file, flags: options.scene, sceneDefaults, template, shard, manifestPath: options.manifest, cwd: process.cwd() });
@@ -226,7 +227,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   if (io.json) io.outJson({ total: summary.total, succeeded: summary.succeeded, failed: summary.failed, skipped: summary.skipped, manifest: plan.manifestPath, rows: summary.rows });
   else printSummary(ctx, summary, Date.now() - started, plan.manifestPath, shardNote);
   // The report and the GeoJSON show failed rows too; an interrupted batch (its thumbnails can take a while) writes neither.
-  if ((reportPath || geojsonPath) && !ending.interrupted) {
+  if (outputs && (reportPath || geojsonPath) && !ending.interrupted) {
     const { writeBatchOutputs } = await import('../report/batch-images.js');
     const written = await writeBatchOutputs(plan.rows, summary.rows, {
       report: reportPath,
