@@ -3,7 +3,7 @@
 // keep-alive pool with bounded concurrency, retries and a manifest.
 import { setMaxListeners } from 'node:events';
 import { basename, dirname, resolve } from 'node:path';
-import { CliError, ExitCode, fileSystemProblem, InterruptedError, UsageError } from '../api/errors.js';
+import { CliError, ExitCode, fileSystemProblem, InterruptedError, UsageError } from '../errors.js';
 import { PERSISTENT_RETRIES, persistentPolicy, type Attempt } from '../api/retry.js';
 import type { Context } from '../context.js';
 import { formatDuration } from '../duration.js';

@@ -3,7 +3,7 @@
 // here sends a request or writes a file, so --dry-run is the plan printed.
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { flagName, SANDBOX_PRICE, SCENE_ENUM_FIELDS } from '../api/enums.js';
-import { UsageError } from '../api/errors.js';
+import { UsageError } from '../errors.js';
 import type { GenerationRequest } from '../api/schema.js';
 import type { Settings } from '../config.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';

@@ -1,7 +1,7 @@
 // What a batch prints: the --dry-run listing and the closing summary (human;
 // --json output is assembled by the caller).
 import { relative } from 'node:path';
-import { UsageError } from '../api/errors.js';
+import { UsageError } from '../errors.js';
 import type { Context } from '../context.js';
 import { formatDuration } from '../duration.js';
 import { MESSAGE_MAX, printable } from '../printable.js';

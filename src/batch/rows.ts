@@ -4,7 +4,7 @@
 // scene field are kept for the output template ({id}, {name}, …).
 import { createReadStream } from 'node:fs';
 import { extname } from 'node:path';
-import { fileSystemProblem, UsageError } from '../api/errors.js';
+import { fileSystemProblem, UsageError } from '../errors.js';
 import type { SceneInput } from '../request.js';
 import { columnNames, SCENE_FIELD_NAMES, sceneSpec, type SceneField } from '../scene-vocabulary.js';
 

@@ -1,7 +1,7 @@
 // --shard k/n: CI runner k of n takes every n-th row, starting at row k. The
 // split depends only on row numbers, so every runner computes the same one
 // without talking to the others, and each row lands in exactly one shard.
-import { UsageError } from '../api/errors.js';
+import { UsageError } from '../errors.js';
 
 export interface Shard {
   /** 1-based index of this runner. */
