@@ -2,7 +2,7 @@
 // sent, skip what earlier runs finished, then generate the rest through one
 // keep-alive pool with bounded concurrency, retries and a manifest.
 import { setMaxListeners } from 'node:events';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { CliError, ExitCode, fileSystemProblem, InterruptedError, UsageError } from '../errors.js';
 import { PERSISTENT_RETRIES, persistentPolicy, type Attempt } from '../api/retry.js';
 import type { Context } from '../context.js';
@@ -49,6 +49,10 @@ export interface BatchOptions {
   listenPort?: string;
   publicUrl?: string;
   callbackTimeout?: string;
+  /** --report: the HTML report's path. */
+  report?: string;
+  /** --geojson: the GeoJSON file's path. */
+  geojson?: string;
   scene: SceneInput;
 }
 
@@ -68,6 +72,10 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   // The flags are checked once, against their own names, rather than once per row.
   buildGenerationRequest({ ...options.scene, lat: 0, lng: 0 }, sceneDefaults);
   const asyncSetup = await import('./async-rows.js').then((m) => m.parseAsyncFlags(options));
+  // The report's code loads only for a batch that asked for one.
+  const outputs = (options.report ?? options.geojson) !== undefined && !options.dryRun ? await import('../report/outputs.js') : undefined;
+  const reportPath = options.report === undefined || !outputs ? undefined : await outputs.checkOutputFile(options.report, '--report');
+  const geojsonPath = options.geojson === undefined || !outputs ? undefined : await outputs.checkOutputFile(options.geojson, '--geojson');
 
   const file = await readBatchFile(path, { format: options.format, stdin: io.stdin });
   const plan = planBatch({ file, flags: options.scene, sceneDefaults, template, shard, manifestPath: options.manifest, cwd: process.cwd() });
@@ -218,6 +226,19 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const exitCode = batchExitCode(summary.rows, ending);
   if (io.json) io.outJson({ total: summary.total, succeeded: summary.succeeded, failed: summary.failed, skipped: summary.skipped, manifest: plan.manifestPath, rows: summary.rows });
   else printSummary(ctx, summary, Date.now() - started, plan.manifestPath, shardNote);
+  // The report and the GeoJSON show failed rows too; an interrupted batch (its thumbnails can take a while) writes neither.
+  if (outputs && (reportPath || geojsonPath) && !ending.interrupted) {
+    const { writeBatchOutputs } = await import('../report/batch-images.js');
+    const written = await writeBatchOutputs(plan.rows, summary.rows, {
+      report: reportPath,
+      geojson: geojsonPath,
+      title: `aerial batch ${basename(path)}`,
+      subtitle: `${path === '-' ? 'standard input' : displayPath(resolve(path))}${shardNote}`,
+      signal: ctx.stopSignal,
+    });
+    if (written.geojson) io.info(io.style.dim(`GeoJSON: ${displayPath(written.geojson)}`));
+    if (written.report) io.info(io.style.dim(`Report: ${displayPath(written.report.path)}${outputs.describeThumbnails(written.report)}`));
+  }
   if (ending.interrupted) throw new InterruptedError();
   if (exitCode !== ExitCode.Ok) {
     const reason = ending.stopError ? `; stopped early: ${ending.stopError.code} — ${ending.stopError.message}` : '';
