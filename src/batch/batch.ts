@@ -19,7 +19,7 @@ import { displayPath, printDryRun, printSummary } from './report.js';
 import { resumeState } from './resume.js';
 import { RowRunner, type Job, type RowProducer } from './row-runner.js';
 import { readBatchFile } from './rows.js';
-import { parseShard } from './shard.js';
+import { resolveShard } from './shard.js';
 import { batchExitCode, summarize, type RowOutcome } from './summary.js';
 import { compileTemplate } from './template.js';
 
@@ -62,7 +62,9 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     retryUnsafe: Boolean(options.retryUnsafe),
   };
   const progressIntervalMs = parseProgressInterval(options.progressInterval);
-  const shard = parseShard(options.shard);
+  const shardChoice = resolveShard(options.shard, ctx.env);
+  const shard = shardChoice?.shard;
+  if (shardChoice?.source) io.debug(`shard ${shard!.index}/${shard!.count} from ${shardChoice.source}`);
   const template = compileTemplate(options.outputTemplate ?? DEFAULT_TEMPLATE);
   const sceneDefaults = ctx.settings().sceneDefaults;
   // The flags are checked once, against their own names, rather than once per row.

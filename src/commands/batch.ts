@@ -34,7 +34,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--retry-delay <duration>', RETRY_DELAY_HELP)
     .option('--retry-unsafe', 'also retry rows whose connection broke after the request was sent (the service may charge twice)')
     .option('--manifest <file>', 'JSON Lines record of each row (default aerial-batch-manifest.jsonl in the template\'s base directory)')
-    .option('--shard <k/n>', 'run only shard k of n (every n-th row, from row k): split a batch across CI runners')
+    .option('--shard <k/n>', 'run only shard k of n (every n-th row, from row k); auto (or auto/N) reads k and n from the CI or job engine')
     .option('--dry-run', 'validate every row and show the credits it would cost; send nothing')
     .option('-f, --force', 'overwrite output files that this batch did not write')
     .option('--no-metadata', 'save the bytes exactly as received: no GPS EXIF, no AI-generated note')
