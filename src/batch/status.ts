@@ -1,0 +1,355 @@
+// The account of a batch run on many machines: the manifests of its shards
+// (artifacts downloaded from N runners) laid over the rows of its file.
+//
+// A record names its row by a key that hashes the row's wire request and its
+// output file as written relative to that shard's manifest (manifest.ts). The
+// manifests may have been written anywhere and downloaded anywhere else, so a
+// record is matched to a row by what it says of itself: its file must be the
+// row's output path (the same path below some directory) and its key must be
+// that request with that file. Rows the plan knows under the same key are the
+// quick case; a record's row number and its file's name find the rest.
+//
+// Within one manifest the last record of a key wins, as when a batch resumes.
+// Across manifests a row is done when any of them says so, done more than once
+// when two or more do, failed when none is done and one says failed, and
+// missing otherwise (no record, or only "started": in flight when its shard
+// stopped). The 429 answers are summed over every record that ended a row.
+import { ExitCode } from '../api/errors.js';
+import type { GenerationRequest } from '../api/schema.js';
+import { rowKey, type ManifestRecord } from './manifest.js';
+
+/** What a manifest line says about a row, as status keeps it. */
+export interface StatusRecord {
+  row: number;
+  key: string;
+  status: ManifestRecord['status'];
+  /** The output file, relative to the directory of the manifest that recorded it. */
+  file: string;
+  error?: string;
+  /** The exit code class of a failure, when the batch recorded it. */
+  exitCode?: number;
+  /** 429 answers the row met before it ended. */
+  rateLimited?: number;
+  time?: string;
+}
+
+/** One manifest as read: its name for messages, and its records in file order. */
+export interface ManifestSummary {
+  /** How the manifest is shown (a path). */
+  path: string;
+  /** Lines that held a record. */
+  records: number;
+  /** Lines that did not parse or held no record (a torn last line, another file). */
+  ignoredLines: number;
+  /** Rows whose last record here is "done" / "failed" / "started". */
+  done: number;
+  failed: number;
+  inFlight: number;
+  rateLimited: number;
+}
+
+/** Everything the manifests say about one key, across manifests. */
+interface KeyEntry {
+  key: string;
+  row: number;
+  file: string;
+  /** Indexes of the manifests whose last record of this key is "done". */
+  doneIn: number[];
+  failed?: { error: string; exitCode?: number; manifest: number; time?: string };
+  startedIn: number[];
+  matched: boolean;
+}
+
+/** A planned row as status needs it: its number and, when valid, its request, output path and key. */
+export interface StatusRow {
+  row: number;
+  request?: GenerationRequest;
+  /** Absolute output path. */
+  target?: string;
+  /** The key the plan computes (its file relative to the default manifest place). */
+  key?: string;
+  /** Why the row is invalid (it can never be done). */
+  error?: string;
+}
+
+export type RowState =
+  | { state: 'done'; manifests: number[]; record: { file: string; manifest: number } }
+  | { state: 'failed'; error: string; exitCode: number; manifest?: number }
+  | { state: 'missing'; inFlight: boolean };
+
+/** What is said of a failure whose code the record does not carry (written by an older aerial). */
+const UNKNOWN_FAILURE_CODE = ExitCode.Server;
+/** The exit code of a batch whose only fault is rows that no shard finished. */
+export const MISSING_ROWS_CODE = ExitCode.Server;
+
+/** True when `recordFile` (relative to some directory, '/'-separated) names `target`: the same path below that directory. */
+export function namesTarget(recordFile: string, target: string): boolean {
+  const segments = recordFile.split('/').filter((segment) => segment !== '' && segment !== '.');
+  while (segments[0] === '..') segments.shift();
+  if (segments.length === 0 || segments.includes('..')) return false;
+  const targetSegments = target.split(/[\\/]/).filter(Boolean);
+  if (segments.length > targetSegments.length) return false;
+  const offset = targetSegments.length - segments.length;
+  return segments.every((segment, index) => segment === targetSegments[offset + index]);
+}
+
+function lastSegment(file: string): string {
+  const parts = file.split(/[\\/]/);
+  return parts[parts.length - 1]!;
+}
+
+/** A manifest line as a record, or undefined when it is not one. */
+export function parseRecord(line: string): StatusRecord | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (!value || typeof value !== 'object') return undefined;
+  const record = value as Record<string, unknown>;
+  if (typeof record.key !== 'string' || typeof record.file !== 'string') return undefined;
+  if (!Number.isSafeInteger(record.row) || (record.row as number) < 1) return undefined;
+  if (record.status !== 'started' && record.status !== 'done' && record.status !== 'failed') return undefined;
+  const count = (field: unknown) => (Number.isSafeInteger(field) && (field as number) >= 0 ? (field as number) : undefined);
+  return {
+    row: record.row as number,
+    key: record.key,
+    status: record.status,
+    file: record.file,
+    error: typeof record.error === 'string' ? record.error : undefined,
+    exitCode: count(record.exitCode),
+    rateLimited: count(record.rateLimited),
+    time: typeof record.time === 'string' ? record.time : undefined,
+  };
+}
+
+/**
+ * The manifests of a batch, added one at a time (each read once, line by
+ * line), then asked about each row of the plan in turn.
+ */
+export class ManifestSet {
+  readonly manifests: ManifestSummary[] = [];
+  private readonly byKey = new Map<string, KeyEntry>();
+  private readonly byRow = new Map<number, KeyEntry[]>();
+  private readonly byName = new Map<string, KeyEntry[]>();
+
+  /** Adds one manifest: its lines in file order (a line that is not a record is counted and skipped). */
+  async add(path: string, lines: Iterable<string> | AsyncIterable<string>): Promise<ManifestSummary> {
+    const index = this.manifests.length;
+    const summary: ManifestSummary = { path, records: 0, ignoredLines: 0, done: 0, failed: 0, inFlight: 0, rateLimited: 0 };
+    const latest = new Map<string, StatusRecord>();
+    for await (const line of lines) {
+      if (!line.trim()) continue;
+      const record = parseRecord(line);
+      if (!record) {
+        summary.ignoredLines++;
+        continue;
+      }
+      summary.records++;
+      if (record.status !== 'started') summary.rateLimited += record.rateLimited ?? 0;
+      // A key's later lines replace its earlier ones: the run that resumed knows best.
+      latest.delete(record.key);
+      latest.set(record.key, record);
+    }
+    for (const record of latest.values()) this.note(record, index, summary);
+    this.manifests.push(summary);
+    return summary;
+  }
+
+  private note(record: StatusRecord, manifest: number, summary: ManifestSummary): void {
+    let entry = this.byKey.get(record.key);
+    if (!entry) {
+      entry = { key: record.key, row: record.row, file: record.file, doneIn: [], startedIn: [], matched: false };
+      this.byKey.set(record.key, entry);
+      const sameRow = this.byRow.get(record.row);
+      if (sameRow) sameRow.push(entry);
+      else this.byRow.set(record.row, [entry]);
+      const name = lastSegment(record.file);
+      const sameName = this.byName.get(name);
+      if (sameName) sameName.push(entry);
+      else this.byName.set(name, [entry]);
+    }
+    if (record.status === 'done') {
+      summary.done++;
+      entry.doneIn.push(manifest);
+    } else if (record.status === 'failed') {
+      summary.failed++;
+      const error = record.error ?? 'failed (no reason recorded)';
+      // The most recent failure is the one worth showing.
+      if (!entry.failed || (record.time ?? '') >= (entry.failed.time ?? '')) entry.failed = { error, exitCode: record.exitCode, manifest, time: record.time };
+    } else {
+      summary.inFlight++;
+      entry.startedIn.push(manifest);
+    }
+  }
+
+  /** The records that belong to `row`: its own key, or a record written relative to another manifest place. */
+  private entriesFor(row: StatusRow): KeyEntry[] {
+    const found: KeyEntry[] = [];
+    const own = row.key === undefined ? undefined : this.byKey.get(row.key);
+    if (own && !own.matched && namesTarget(own.file, row.target!)) {
+      own.matched = true;
+      found.push(own);
+    }
+    const candidates = [...(this.byRow.get(row.row) ?? []), ...(this.byName.get(lastSegment(row.target!)) ?? [])];
+    for (const entry of candidates) {
+      if (entry.matched || !namesTarget(entry.file, row.target!)) continue;
+      if (rowKey(row.request, entry.file) !== entry.key) continue;
+      entry.matched = true;
+      found.push(entry);
+    }
+    return found;
+  }
+
+  /** What the manifests say of `row`. Each record counts for one row only: ask about each row once. */
+  stateOf(row: StatusRow): RowState {
+    if (row.error !== undefined || !row.target) return { state: 'failed', error: row.error ?? `row ${row.row}: invalid`, exitCode: ExitCode.Usage };
+    const entries = this.entriesFor(row);
+    const done = [...new Set(entries.flatMap((entry) => entry.doneIn))].sort((a, b) => a - b);
+    if (done.length > 0) {
+      const first = entries.find((entry) => entry.doneIn.includes(done[0]!))!;
+      return { state: 'done', manifests: done, record: { file: first.file, manifest: done[0]! } };
+    }
+    const failures = entries.flatMap((entry) => (entry.failed ? [entry.failed] : []));
+    if (failures.length > 0) {
+      const latest = failures.reduce((a, b) => ((b.time ?? '') > (a.time ?? '') ? b : a));
+      return { state: 'failed', error: latest.error, exitCode: latest.exitCode ?? UNKNOWN_FAILURE_CODE, manifest: latest.manifest };
+    }
+    return { state: 'missing', inFlight: entries.some((entry) => entry.startedIn.length > 0) };
+  }
+
+  /** Keys no row has claimed: records of rows since edited, or of a batch run with other flags or another template. */
+  unmatched(): number {
+    let count = 0;
+    for (const entry of this.byKey.values()) if (!entry.matched) count++;
+    return count;
+  }
+
+  rateLimited(): number {
+    return this.manifests.reduce((sum, manifest) => sum + manifest.rateLimited, 0);
+  }
+}
+
+export interface FailedRow {
+  row: number;
+  error: string;
+  exitCode: number;
+  /** The manifest that recorded the failure (absent for an invalid row). */
+  manifest?: string;
+}
+
+export interface DuplicatedRow {
+  row: number;
+  manifests: string[];
+}
+
+/** The account of the whole batch, as `batch status --json` prints it. */
+export interface BatchStatusReport {
+  total: number;
+  done: number;
+  failed: number;
+  missing: number;
+  /** Rows done by more than one shard (each counted once in `done`). */
+  duplicated: number;
+  /** 429 answers met, summed over every manifest. */
+  rateLimited: number;
+  complete: boolean;
+  failedRows: FailedRow[];
+  missingRows: number[];
+  /** Missing rows whose last record was "started": in flight when their shard stopped (the service may have charged). */
+  inFlightRows: number[];
+  duplicatedRows: DuplicatedRow[];
+  /** Records that match no row of the file with these flags. */
+  unmatchedRecords: number;
+  manifests: ManifestSummary[];
+}
+
+/** Collects the state of every row, one at a time, into the report. */
+export class StatusTally {
+  private readonly report: BatchStatusReport;
+
+  constructor(private readonly manifests: ManifestSet) {
+    this.report = {
+      total: 0,
+      done: 0,
+      failed: 0,
+      missing: 0,
+      duplicated: 0,
+      rateLimited: 0,
+      complete: false,
+      failedRows: [],
+      missingRows: [],
+      inFlightRows: [],
+      duplicatedRows: [],
+      unmatchedRecords: 0,
+      manifests: manifests.manifests,
+    };
+  }
+
+  /** Adds a row and returns its state. */
+  add(row: StatusRow): RowState {
+    const state = this.manifests.stateOf(row);
+    const report = this.report;
+    report.total++;
+    if (state.state === 'done') {
+      report.done++;
+      if (state.manifests.length > 1) {
+        report.duplicated++;
+        report.duplicatedRows.push({ row: row.row, manifests: state.manifests.map((index) => this.manifests.manifests[index]!.path) });
+      }
+    } else if (state.state === 'failed') {
+      report.failed++;
+      const manifest = state.manifest === undefined ? undefined : this.manifests.manifests[state.manifest]!.path;
+      report.failedRows.push({ row: row.row, error: state.error, exitCode: state.exitCode, ...(manifest === undefined ? {} : { manifest }) });
+    } else {
+      report.missing++;
+      report.missingRows.push(row.row);
+      if (state.inFlight) report.inFlightRows.push(row.row);
+    }
+    return state;
+  }
+
+  /** The report, once every row has been added. */
+  finish(): BatchStatusReport {
+    this.report.rateLimited = this.manifests.rateLimited();
+    this.report.unmatchedRecords = this.manifests.unmatched();
+    this.report.complete = this.report.failed === 0 && this.report.missing === 0;
+    return this.report;
+  }
+}
+
+/**
+ * 0 when every row is done (done more than once included: the images are
+ * there); otherwise the code most failed rows share, as `batch` exits (ties:
+ * the lower code), or, when no row failed, 6 for rows no shard finished.
+ */
+export function statusExitCode(report: BatchStatusReport): number {
+  if (report.complete) return ExitCode.Ok;
+  if (report.failedRows.length === 0) return MISSING_ROWS_CODE;
+  const tally = new Map<number, number>();
+  for (const { exitCode } of report.failedRows) tally.set(exitCode, (tally.get(exitCode) ?? 0) + 1);
+  let best: number = MISSING_ROWS_CODE;
+  let bestCount = 0;
+  for (const [code, count] of [...tally].sort((a, b) => a[0] - b[0])) {
+    if (count > bestCount) {
+      best = code;
+      bestCount = count;
+    }
+  }
+  return best;
+}
+
+/** Row numbers as ranges, for a human line: "3, 7–9, 12". */
+export function rowRanges(rows: readonly number[], limit = 20): string {
+  const parts: string[] = [];
+  let index = 0;
+  while (index < rows.length && parts.length < limit) {
+    const start = rows[index]!;
+    let end = start;
+    while (index + 1 < rows.length && rows[index + 1] === end + 1) end = rows[++index]!;
+    parts.push(start === end ? String(start) : `${start}–${end}`);
+    index++;
+  }
+  return index < rows.length ? `${parts.join(', ')}, …` : parts.join(', ');
+}
