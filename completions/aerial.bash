@@ -45,7 +45,7 @@ _aerial_options() {
     "aerial") echo "-V --version --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color -h --help" ;;
     "aerial generate") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -o --output -f --force -i --interactive --no-metadata -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial generate-async") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt --callback-url --listen --listen-host --listen-port --public-url --timeout -o --output -f --force --no-metadata -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
-    "aerial batch") echo "--format --output-template --concurrency --max-retries --retry-delay --retry-unsafe --manifest --shard --dry-run -f --force --no-metadata --skip-invalid --progress-interval --async --listen-host --listen-port --public-url --callback-timeout --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial batch") echo "--format --output-template --concurrency --rate --max-retries --retry-delay --retry-unsafe --manifest --shard --dry-run -f --force --no-metadata --skip-invalid --progress-interval --async --listen-host --listen-port --public-url --callback-timeout --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial list") echo "--page --size --sort --all -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial export") echo "--concurrency --max-retries --retry-delay --page-size --progress-interval -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial delete") echo "-y --yes -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
@@ -110,6 +110,7 @@ _aerial_values() {
     "aerial batch --format") echo @free ;;
     "aerial batch --output-template") echo @free ;;
     "aerial batch --concurrency") echo @free ;;
+    "aerial batch --rate") echo @free ;;
     "aerial batch --max-retries") echo @free ;;
     "aerial batch --retry-delay") echo @free ;;
     "aerial batch --manifest") echo @file ;;
@@ -199,7 +200,7 @@ _aerial_values() {
 
 _aerial() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="aerial" word child i skip=0
-  local value_flags=" --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --public-url --rate-limit --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --zoom -o "
+  local value_flags=" --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --public-url --rate --rate-limit --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --zoom -o "
   if ((COMP_CWORD > 0)); then prev="${COMP_WORDS[COMP_CWORD - 1]}"; fi
   # --zoom=<TAB>: bash splits at '=', so the flag is two words back.
   if [[ $prev == "=" && COMP_CWORD -gt 1 ]]; then prev="${COMP_WORDS[COMP_CWORD - 2]}"; fi

@@ -5,7 +5,7 @@
 function __aerial_path
     set -l path aerial
     set -l skip 0
-    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --public-url --rate-limit --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --zoom -o
+    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --public-url --rate --rate-limit --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --zoom -o
     for word in (commandline -opc)[2..-1]
         if test $skip = 1
             set skip 0
@@ -146,12 +146,13 @@ complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s h -l help -d 'd
 complete -c aerial -n '__aerial_is \'aerial batch\'' -F
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l format -x -d 'file format: csv, jsonl (default: from the extension or the content)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l output-template -x -d 'file name per row; {row}, {lat}, {lng}, {zoom}, any scene field or column (default aerial-batch/{row}-{lat}_{lng}.jpg)'
-complete -c aerial -n '__aerial_is \'aerial batch\'' -l concurrency -x -d 'requests in flight at once, 1 to 256 (default 4)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l concurrency -x -d 'requests in flight at once, 1 to 256 (default 4); halved on a 429, grown back as answers come'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l rate -x -d 'start at most n requests a second (10/s) or a minute (600/m): this process\'s share of the account\'s rate limit'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l max-retries -x -d 'retries per row on 429, 5xx, resets and timeouts (default 5)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l retry-delay -x -d 'delay before the first retry, doubled for each further one, with jitter: 500ms, 2s; a bare number is seconds (default 500ms, at most 30s)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l retry-unsafe -d 'also retry rows whose connection broke after the request was sent (the service may charge twice)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l manifest -r -F -d 'JSON Lines record of each row (default aerial-batch-manifest.jsonl in the template\'s base directory)'
-complete -c aerial -n '__aerial_is \'aerial batch\'' -l shard -x -d 'run only shard k of n (every n-th row, from row k): split a batch across CI runners'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l shard -x -d 'run only shard k of n (every n-th row, from row k); auto (or auto/N) reads k and n from the CI or job engine'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l dry-run -d 'validate every row and show the credits it would cost; send nothing'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -s f -l force -d 'overwrite output files that this batch did not write'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l no-metadata -d 'save the bytes exactly as received: no GPS EXIF, no AI-generated note'
