@@ -2,17 +2,17 @@
 // many machines. The batch file is planned with the flags the shards used (so
 // every row has the key its shard recorded), the manifests are read one line
 // at a time, and the rows are matched to them (status.ts).
-import { open, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { CliError, UsageError } from '../api/errors.js';
 import type { Context } from '../context.js';
 import { MESSAGE_MAX, printable } from '../printable.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
 import { DEFAULT_TEMPLATE } from './batch.js';
-import { defaultManifestPath, planBatch } from './plan.js';
+import { BatchInput } from './input.js';
+import { manifestRecords } from './manifest.js';
+import { defaultManifestPath, plannedRows, RowPlanner, surveyBatch } from './plan.js';
 import { displayPath } from './report.js';
-import { readBatchFile } from './rows.js';
 import { ManifestSet, rowRanges, statusExitCode, StatusTally, type BatchStatusReport } from './status.js';
 import { compileTemplate } from './template.js';
 
@@ -36,12 +36,19 @@ export async function runBatchStatus(ctx: Context, path: string, options: BatchS
   const manifestPaths = await findManifests(options.manifest, defaultManifestPath(template, cwd));
 
   const manifests = new ManifestSet();
-  for (const manifestPath of manifestPaths) await manifests.add(displayPath(manifestPath), await manifestLines(manifestPath));
+  for (const manifestPath of manifestPaths) {
+    const summary = await manifests.add(displayPath(manifestPath), manifestRecords(manifestPath));
+    if (summary.records === 0) io.warn(`${summary.path} holds no manifest record`);
+  }
 
-  const file = await readBatchFile(path, { format: options.format, stdin: io.stdin });
-  const plan = planBatch({ file, flags: options.scene, sceneDefaults, template, cwd });
+  // Every row of every shard, planned as the shards planned theirs (names that clash told apart alike).
+  const input = await BatchInput.open(path, { format: options.format, stdin: io.stdin });
+  ctx.onCleanup(() => input.close());
+  const planner = new RowPlanner({ header: input.header, flags: options.scene, sceneDefaults, template, cwd });
+  const survey = await surveyBatch(input, planner);
+  if (survey.rows === 0) throw new UsageError(`batch file ${input.path} has no rows`);
   const tally = new StatusTally(manifests);
-  for (const row of plan.allRows) tally.add(row);
+  for await (const row of plannedRows(input, planner, survey)) tally.add(row);
   const report = tally.finish();
 
   if (io.json) io.outJson({ file: path, ...report });
@@ -108,12 +115,6 @@ async function regularFile(path: string): Promise<'file' | 'missing' | string> {
   return 'file';
 }
 
-/** A manifest's lines, read as they are needed (a manifest of a million rows is never held whole). */
-async function manifestLines(path: string): Promise<AsyncIterable<string>> {
-  const handle = await open(path, 'r');
-  return createInterface({ input: handle.createReadStream({ encoding: 'utf8' }), crlfDelay: Infinity });
-}
-
 function printStatus(ctx: Context, path: string, report: BatchStatusReport): void {
   const { io } = ctx;
   const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
@@ -144,7 +145,6 @@ function printStatus(ctx: Context, path: string, report: BatchStatusReport): voi
     const parts = [`${manifest.done} done`, `${manifest.failed} failed`];
     if (manifest.inFlight) parts.push(`${manifest.inFlight} in flight`);
     parts.push(`${manifest.rateLimited} 429s`);
-    if (manifest.ignoredLines) parts.push(`${manifest.ignoredLines} unreadable line${manifest.ignoredLines === 1 ? '' : 's'}`);
     io.out(`  ${printable(manifest.path, 500)}: ${parts.join(', ')}`);
   }
   if (report.unmatchedRecords > 0) {

@@ -17,6 +17,7 @@
 import { ExitCode } from '../api/errors.js';
 import type { GenerationRequest } from '../api/schema.js';
 import { rowKey, type ManifestRecord } from './manifest.js';
+import { exitCodeOf } from './summary.js';
 
 /** What a manifest line says about a row, as status keeps it. */
 export interface StatusRecord {
@@ -37,10 +38,8 @@ export interface StatusRecord {
 export interface ManifestSummary {
   /** How the manifest is shown (a path). */
   path: string;
-  /** Lines that held a record. */
+  /** Records read (a torn line, or a file that is no manifest, has none). */
   records: number;
-  /** Lines that did not parse or held no record (a torn last line, another file). */
-  ignoredLines: number;
   /** Rows whose last record here is "done" / "failed" / "started". */
   done: number;
   failed: number;
@@ -98,22 +97,14 @@ function lastSegment(file: string): string {
   return parts[parts.length - 1]!;
 }
 
-/** A manifest line as a record, or undefined when it is not one. */
-export function parseRecord(line: string): StatusRecord | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  if (!value || typeof value !== 'object') return undefined;
-  const record = value as Record<string, unknown>;
+/** A record as status keeps it, or undefined when it lacks what matching needs (a row number, a file). */
+export function statusRecord(record: ManifestRecord): StatusRecord | undefined {
   if (typeof record.key !== 'string' || typeof record.file !== 'string') return undefined;
-  if (!Number.isSafeInteger(record.row) || (record.row as number) < 1) return undefined;
+  if (!Number.isSafeInteger(record.row) || record.row < 1) return undefined;
   if (record.status !== 'started' && record.status !== 'done' && record.status !== 'failed') return undefined;
   const count = (field: unknown) => (Number.isSafeInteger(field) && (field as number) >= 0 ? (field as number) : undefined);
   return {
-    row: record.row as number,
+    row: record.row,
     key: record.key,
     status: record.status,
     file: record.file,
@@ -134,18 +125,14 @@ export class ManifestSet {
   private readonly byRow = new Map<number, KeyEntry[]>();
   private readonly byName = new Map<string, KeyEntry[]>();
 
-  /** Adds one manifest: its lines in file order (a line that is not a record is counted and skipped). */
-  async add(path: string, lines: Iterable<string> | AsyncIterable<string>): Promise<ManifestSummary> {
+  /** Adds one manifest: its records in file order (manifestRecords; one without a row or a file is skipped). */
+  async add(path: string, records: Iterable<ManifestRecord> | AsyncIterable<ManifestRecord>): Promise<ManifestSummary> {
     const index = this.manifests.length;
-    const summary: ManifestSummary = { path, records: 0, ignoredLines: 0, done: 0, failed: 0, inFlight: 0, rateLimited: 0 };
+    const summary: ManifestSummary = { path, records: 0, done: 0, failed: 0, inFlight: 0, rateLimited: 0 };
     const latest = new Map<string, StatusRecord>();
-    for await (const line of lines) {
-      if (!line.trim()) continue;
-      const record = parseRecord(line);
-      if (!record) {
-        summary.ignoredLines++;
-        continue;
-      }
+    for await (const read of records) {
+      const record = statusRecord(read);
+      if (!record) continue;
       summary.records++;
       if (record.status !== 'started') summary.rateLimited += record.rateLimited ?? 0;
       // A key's later lines replace its earlier ones: the run that resumed knows best.
@@ -327,17 +314,9 @@ export class StatusTally {
 export function statusExitCode(report: BatchStatusReport): number {
   if (report.complete) return ExitCode.Ok;
   if (report.failedRows.length === 0) return MISSING_ROWS_CODE;
-  const tally = new Map<number, number>();
-  for (const { exitCode } of report.failedRows) tally.set(exitCode, (tally.get(exitCode) ?? 0) + 1);
-  let best: number = MISSING_ROWS_CODE;
-  let bestCount = 0;
-  for (const [code, count] of [...tally].sort((a, b) => a[0] - b[0])) {
-    if (count > bestCount) {
-      best = code;
-      bestCount = count;
-    }
-  }
-  return best;
+  const exitCodes = new Map<number, number>();
+  for (const { exitCode } of report.failedRows) exitCodes.set(exitCode, (exitCodes.get(exitCode) ?? 0) + 1);
+  return exitCodeOf(exitCodes);
 }
 
 /** Row numbers as ranges, for a human line: "3, 7–9, 12". */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/api/errors.js';
 import type { GenerationRequest } from '../../src/api/schema.js';
-import { rowKey } from '../../src/batch/manifest.js';
-import { ManifestSet, namesTarget, parseRecord, rowRanges, statusExitCode, StatusTally, type StatusRow } from '../../src/batch/status.js';
+import { rowKey, type ManifestRecord } from '../../src/batch/manifest.js';
+import { ManifestSet, namesTarget, rowRanges, statusExitCode, statusRecord, StatusTally, type StatusRow } from '../../src/batch/status.js';
 
 const request = (lat: number): GenerationRequest =>
   ({ coordinates: { lat, lng: 2 }, resolution: 'HD', zoom: 'Medium', bearing: 'North', angle: 'High', weather: 'Sunny', daytime: 'Day', aspectRatio: 'Landscape', epoch: 'Nowadays' }) as GenerationRequest;
@@ -16,11 +16,11 @@ function rows(n: number, dir = '/ci/out'): StatusRow[] {
 }
 
 /** A manifest line as the batch writes it, for `row` with its file as recorded (relative to the manifest). */
-function line(row: number, status: 'started' | 'done' | 'failed', extra: Record<string, unknown> = {}, file = `${row}.jpg`): string {
-  return JSON.stringify({ row, key: rowKey(request(row), file), status, file, time: new Date(Date.UTC(2026, 0, 1, 0, 0, row)).toISOString(), ...extra });
+function line(row: number, status: 'started' | 'done' | 'failed', extra: Record<string, unknown> = {}, file = `${row}.jpg`): ManifestRecord {
+  return { row, key: rowKey(request(row), file), status, file, time: new Date(Date.UTC(2026, 0, 1, 0, 0, row)).toISOString(), ...extra };
 }
 
-async function tally(manifests: Array<[string, string[]]>, planned: StatusRow[]) {
+async function tally(manifests: Array<[string, ManifestRecord[]]>, planned: StatusRow[]) {
   const set = new ManifestSet();
   for (const [path, lines] of manifests) await set.add(path, lines);
   const status = new StatusTally(set);
@@ -92,14 +92,14 @@ describe('batch status: combining manifests', () => {
       { row: 1, request: request(9), target: '/ci/out/new.jpg', key: rowKey(request(9), 'new.jpg') },
       { row: 2, request: request(1), target: '/ci/out/first.jpg', key: rowKey(request(1), 'first.jpg') },
     ];
-    const report = await tally([['m.jsonl', [JSON.stringify({ row: 1, key: rowKey(request(1), 'sub/../first.jpg'), status: 'done', file: 'sub/../first.jpg' }), line(1, 'done', {}, '../out/first.jpg')]]], planned);
+    const report = await tally([['m.jsonl', [{ row: 1, key: rowKey(request(1), 'sub/../first.jpg'), status: 'done', file: 'sub/../first.jpg' }, line(1, 'done', {}, '../out/first.jpg')]]], planned);
     // The first record names a path that leaves its directory half way: taken for no row.
     expect(report).toMatchObject({ done: 1, missing: 1, missingRows: [1], unmatchedRecords: 1 });
   });
 
   it('takes no record of another request or another output file for a row', async () => {
-    const otherRequest = JSON.stringify({ row: 1, key: rowKey(request(5), '1.jpg'), status: 'done', file: '1.jpg' });
-    const otherFile = JSON.stringify({ row: 2, key: rowKey(request(2), 'elsewhere/2-b.jpg'), status: 'done', file: 'elsewhere/2-b.jpg' });
+    const otherRequest: ManifestRecord = { row: 1, key: rowKey(request(5), '1.jpg'), status: 'done', file: '1.jpg' };
+    const otherFile: ManifestRecord = { row: 2, key: rowKey(request(2), 'elsewhere/2-b.jpg'), status: 'done', file: 'elsewhere/2-b.jpg' };
     const report = await tally([['m.jsonl', [otherRequest, otherFile]]], rows(2));
     expect(report).toMatchObject({ done: 0, missing: 2, unmatchedRecords: 2 });
   });
@@ -119,10 +119,11 @@ describe('batch status: combining manifests', () => {
     expect(statusExitCode(report)).toBe(ExitCode.RateLimited);
   });
 
-  it('skips lines that are not records, and counts them', async () => {
+  it('skips records without a row number or a file', async () => {
     const set = new ManifestSet();
-    const summary = await set.add('m.jsonl', [line(1, 'done'), '{"row":1,"key":"k","status":"done"', 'null', '{"row":0,"key":"k","status":"done","file":"a"}', '', line(2, 'done').slice(0, 20)]);
-    expect(summary).toMatchObject({ records: 1, ignoredLines: 4, done: 1 });
+    const broken = [{ row: 1, key: 'k', status: 'done' }, { row: 0, key: 'k', status: 'done', file: 'a' }, { row: 1.5, key: 'k', status: 'done', file: 'a' }] as ManifestRecord[];
+    const summary = await set.add('m.jsonl', [line(1, 'done'), ...broken]);
+    expect(summary).toMatchObject({ records: 1, done: 1 });
   });
 });
 
@@ -137,10 +138,11 @@ describe('batch status: pieces', () => {
     expect(namesTarget('deep/er/out/1.jpg', '/out/1.jpg')).toBe(false);
   });
 
-  it('parseRecord keeps only well-formed counts', () => {
-    expect(parseRecord('{"row":3,"key":"k","status":"done","file":"f","rateLimited":2,"exitCode":6}')).toMatchObject({ rateLimited: 2, exitCode: 6 });
-    expect(parseRecord('{"row":3,"key":"k","status":"done","file":"f","rateLimited":-1,"exitCode":"6"}')).toMatchObject({ rateLimited: undefined, exitCode: undefined });
-    expect(parseRecord('{"row":3,"key":"k","status":"queued","file":"f"}')).toBeUndefined();
+  it('statusRecord keeps only well-formed counts', () => {
+    const record = (extra: object) => ({ row: 3, key: 'k', status: 'done', file: 'f', ...extra }) as ManifestRecord;
+    expect(statusRecord(record({ rateLimited: 2, exitCode: 6 }))).toMatchObject({ rateLimited: 2, exitCode: 6 });
+    expect(statusRecord(record({ rateLimited: -1, exitCode: '6' }))).toMatchObject({ rateLimited: undefined, exitCode: undefined });
+    expect(statusRecord(record({ status: 'queued' }))).toBeUndefined();
   });
 
   it('rowRanges writes runs of rows as ranges, cut at a limit', () => {
