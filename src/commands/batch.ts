@@ -89,8 +89,8 @@ function registerStatus(batch: Command, action: ActionFactory): void {
   const command = batch
     .command('status')
     .argument('<file>', 'the batch file the shards ran: CSV with a header row, or JSON Lines; "-" reads stdin')
-    // Only to say what went wrong when a shell expanded an unquoted glob into several words.
-    .argument('[more...]')
+    // Taken, to say what went wrong when a shell expanded an unquoted glob into several words.
+    .allowExcessArguments(true)
     .description('combine the manifests of every shard into one account of the batch: rows done, failed, missing, done more than once')
     .option('--manifest <path-or-glob>', "a shard's manifest, or a quoted glob of them ('dir/**/*.jsonl'); repeatable (default: the batch's own manifest)", collect)
     .option('--format <format>', 'file format: csv, jsonl (default: from the extension or the content)')
