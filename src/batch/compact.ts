@@ -103,7 +103,9 @@ export class WordTable {
   }
 
   private grow(): void {
-    const { keys, used, columns, width } = this;
+    const { keys, used, width } = this;
+    // A copy of the list: the arrays in `this.columns` are replaced below.
+    const columns = [...this.columns];
     const slots = used.length * 2;
     this.keys = new Uint32Array(slots * width);
     this.used = new Uint8Array(slots);

@@ -93,4 +93,12 @@ describe('manifest', () => {
     expect(index.get(rowKey({ name: 'd' }, 'd.jpg'))).toBeUndefined();
     expect((await readManifest(path)).get(a)?.rateLimited).toBe(2);
   });
+
+  it('keeps every key\'s status and size as the index grows far past its first size', () => {
+    const index = new ManifestIndex();
+    const keys = Array.from({ length: 50_000 }, (_, i) => rowKey({ i }, `${i}.jpg`));
+    keys.forEach((key, i) => index.add({ row: i + 1, key, status: i % 3 === 0 ? 'failed' : 'done', file: `${i}.jpg`, bytes: i }));
+    expect(index.size).toBe(keys.length);
+    expect(keys.every((key, i) => index.get(key)?.status === (i % 3 === 0 ? 'failed' : 'done') && index.get(key)?.bytes === i)).toBe(true);
+  });
 });
