@@ -47,17 +47,40 @@ export interface ManifestSummary {
   rateLimited: number;
 }
 
-/** Everything the manifests say about one key, across manifests. */
+/** Everything the manifests say about one key, across manifests: a few fields, since there is one per row. */
 interface KeyEntry {
   key: string;
   row: number;
   file: string;
-  /** Indexes of the manifests whose last record of this key is "done". */
-  doneIn: number[];
+  /** The first manifest whose last record of this key is "done", and any others (rows done more than once). */
+  doneIn?: number;
+  alsoDoneIn?: number[];
   failed?: { error: string; exitCode?: number; manifest: number; time?: string };
-  startedIn: number[];
+  /** Manifests whose last record of this key is "started". */
+  startedIn: number;
   matched: boolean;
+  /** The manifest whose record was met last, and what it said: a later record there replaces it. */
+  lastManifest: number;
+  lastStatus?: ManifestRecord['status'];
 }
+
+/** A table from a number or a name to the entries that have it, without an array for the usual one. */
+type Index<K> = Map<K, KeyEntry | KeyEntry[]>;
+
+function addTo<K>(index: Index<K>, key: K, entry: KeyEntry): void {
+  const found = index.get(key);
+  if (found === undefined) index.set(key, entry);
+  else if (Array.isArray(found)) found.push(entry);
+  else index.set(key, [found, entry]);
+}
+
+function entriesOf<K>(index: Index<K>, key: K): readonly KeyEntry[] {
+  const found = index.get(key);
+  return found === undefined ? [] : Array.isArray(found) ? found : [found];
+}
+
+/** Beyond this many records of one file name (a template like out/{row}/image.jpg), rows are looked up by number only. */
+const NAME_CANDIDATES = 8;
 
 /** A planned row as status needs it: its number and, when valid, its request, output path and key. */
 export interface StatusRow {
@@ -122,44 +145,41 @@ export function statusRecord(record: ManifestRecord): StatusRecord | undefined {
 export class ManifestSet {
   readonly manifests: ManifestSummary[] = [];
   private readonly byKey = new Map<string, KeyEntry>();
-  private readonly byRow = new Map<number, KeyEntry[]>();
-  private readonly byName = new Map<string, KeyEntry[]>();
+  private readonly byRow: Index<number> = new Map();
+  private readonly byName: Index<string> = new Map();
 
   /** Adds one manifest: its records in file order (manifestRecords; one without a row or a file is skipped). */
   async add(path: string, records: Iterable<ManifestRecord> | AsyncIterable<ManifestRecord>): Promise<ManifestSummary> {
-    const index = this.manifests.length;
+    const manifest = this.manifests.length;
     const summary: ManifestSummary = { path, records: 0, done: 0, failed: 0, inFlight: 0, rateLimited: 0 };
-    const latest = new Map<string, StatusRecord>();
+    this.manifests.push(summary);
     for await (const read of records) {
       const record = statusRecord(read);
       if (!record) continue;
       summary.records++;
       if (record.status !== 'started') summary.rateLimited += record.rateLimited ?? 0;
-      // A key's later lines replace its earlier ones: the run that resumed knows best.
-      latest.delete(record.key);
-      latest.set(record.key, record);
+      this.note(record, manifest, summary);
     }
-    for (const record of latest.values()) this.note(record, index, summary);
-    this.manifests.push(summary);
     return summary;
   }
 
   private note(record: StatusRecord, manifest: number, summary: ManifestSummary): void {
     let entry = this.byKey.get(record.key);
     if (!entry) {
-      entry = { key: record.key, row: record.row, file: record.file, doneIn: [], startedIn: [], matched: false };
+      entry = { key: record.key, row: record.row, file: record.file, startedIn: 0, matched: false, lastManifest: manifest };
       this.byKey.set(record.key, entry);
-      const sameRow = this.byRow.get(record.row);
-      if (sameRow) sameRow.push(entry);
-      else this.byRow.set(record.row, [entry]);
-      const name = lastSegment(record.file);
-      const sameName = this.byName.get(name);
-      if (sameName) sameName.push(entry);
-      else this.byName.set(name, [entry]);
+      addTo(this.byRow, record.row, entry);
+      addTo(this.byName, lastSegment(record.file), entry);
+    } else if (entry.lastManifest === manifest) {
+      // A later record of the key in the same manifest replaces the earlier: the run that resumed knows best.
+      this.forget(entry, manifest, summary);
     }
+    entry.lastManifest = manifest;
+    entry.lastStatus = record.status;
     if (record.status === 'done') {
       summary.done++;
-      entry.doneIn.push(manifest);
+      if (entry.doneIn === undefined) entry.doneIn = manifest;
+      else (entry.alsoDoneIn ??= []).push(manifest);
     } else if (record.status === 'failed') {
       summary.failed++;
       const error = record.error ?? 'failed (no reason recorded)';
@@ -167,7 +187,23 @@ export class ManifestSet {
       if (!entry.failed || (record.time ?? '') >= (entry.failed.time ?? '')) entry.failed = { error, exitCode: record.exitCode, manifest, time: record.time };
     } else {
       summary.inFlight++;
-      entry.startedIn.push(manifest);
+      entry.startedIn++;
+    }
+  }
+
+  /** Takes back what the key's last record in `manifest` (the one being read) said. */
+  private forget(entry: KeyEntry, manifest: number, summary: ManifestSummary): void {
+    if (entry.lastStatus === 'done') {
+      summary.done--;
+      // This manifest is the last to have said done.
+      if (entry.alsoDoneIn?.length) entry.alsoDoneIn.pop();
+      else entry.doneIn = undefined;
+    } else if (entry.lastStatus === 'failed') {
+      summary.failed--;
+      if (entry.failed?.manifest === manifest) entry.failed = undefined;
+    } else if (entry.lastStatus === 'started') {
+      summary.inFlight--;
+      entry.startedIn--;
     }
   }
 
@@ -179,7 +215,8 @@ export class ManifestSet {
       own.matched = true;
       found.push(own);
     }
-    const candidates = [...(this.byRow.get(row.row) ?? []), ...(this.byName.get(lastSegment(row.target!)) ?? [])];
+    const sameName = entriesOf(this.byName, lastSegment(row.target!));
+    const candidates = [...entriesOf(this.byRow, row.row), ...(sameName.length <= NAME_CANDIDATES ? sameName : [])];
     for (const entry of candidates) {
       if (entry.matched || !namesTarget(entry.file, row.target!)) continue;
       if (rowKey(row.request, entry.file) !== entry.key) continue;
@@ -193,9 +230,9 @@ export class ManifestSet {
   stateOf(row: StatusRow): RowState {
     if (row.error !== undefined || !row.target) return { state: 'failed', error: row.error ?? `row ${row.row}: invalid`, exitCode: ExitCode.Usage };
     const entries = this.entriesFor(row);
-    const done = [...new Set(entries.flatMap((entry) => entry.doneIn))].sort((a, b) => a - b);
+    const done = [...new Set(entries.flatMap((entry) => (entry.doneIn === undefined ? [] : [entry.doneIn, ...(entry.alsoDoneIn ?? [])])))].sort((a, b) => a - b);
     if (done.length > 0) {
-      const first = entries.find((entry) => entry.doneIn.includes(done[0]!))!;
+      const first = entries.find((entry) => entry.doneIn === done[0] || entry.alsoDoneIn?.includes(done[0]!))!;
       return { state: 'done', manifests: done, record: { file: first.file, manifest: done[0]! } };
     }
     const failures = entries.flatMap((entry) => (entry.failed ? [entry.failed] : []));
@@ -203,7 +240,7 @@ export class ManifestSet {
       const latest = failures.reduce((a, b) => ((b.time ?? '') > (a.time ?? '') ? b : a));
       return { state: 'failed', error: latest.error, exitCode: latest.exitCode ?? UNKNOWN_FAILURE_CODE, manifest: latest.manifest };
     }
-    return { state: 'missing', inFlight: entries.some((entry) => entry.startedIn.length > 0) };
+    return { state: 'missing', inFlight: entries.some((entry) => entry.startedIn > 0) };
   }
 
   /** Keys no row has claimed: records of rows since edited, or of a batch run with other flags or another template. */

@@ -65,6 +65,29 @@ describe('batch status: combining manifests', () => {
     expect(statusExitCode(report)).toBe(ExitCode.Network);
   });
 
+  it('counts in each manifest only the last record of a row: done then failed is failed, failed then started in flight', async () => {
+    const report = await tally(
+      [
+        [
+          'm.jsonl',
+          [
+            line(1, 'done'),
+            line(1, 'started'),
+            line(1, 'failed', { error: 'ErrorGeneratingImage: again', exitCode: 6 }),
+            line(2, 'failed', { error: 'x', exitCode: 7 }),
+            line(2, 'started'),
+            line(3, 'done'),
+            line(3, 'done'),
+          ],
+        ],
+      ],
+      rows(3),
+    );
+    expect(report).toMatchObject({ done: 1, failed: 1, missing: 1, duplicated: 0, inFlightRows: [2] });
+    expect(report.failedRows).toEqual([{ row: 1, error: 'ErrorGeneratingImage: again', exitCode: 6, manifest: 'm.jsonl' }]);
+    expect(report.manifests[0]).toMatchObject({ records: 7, done: 1, failed: 1, inFlight: 1 });
+  });
+
   it('counts a row done in two manifests as done more than once, and not twice as done', async () => {
     const report = await tally(
       [
