@@ -11,6 +11,7 @@ import { register as generate } from './generate.js';
 import { register as init } from './init.js';
 import { register as list } from './list.js';
 import { register as sandbox } from './sandbox.js';
+import { register as view } from './view.js';
 
 export const registrations: Array<(program: Command, action: ActionFactory) => void> = [
   generate,
@@ -18,6 +19,7 @@ export const registrations: Array<(program: Command, action: ActionFactory) => v
   batch,
   list,
   exportImages,
+  view,
   del,
   init,
   config,
