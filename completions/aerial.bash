@@ -50,7 +50,7 @@ _aerial_options() {
     "aerial generate") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -o --output -f --force -i --interactive --no-metadata --preview --no-preview -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial generate-async") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt --callback-url --listen --listen-host --listen-port --public-url --timeout -o --output -f --force --no-metadata --preview --no-preview -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial batch") echo "--format --output-template --concurrency --rate --max-retries --retry-delay --retry-unsafe --manifest --shard --dry-run -f --force --no-metadata --skip-invalid --progress-interval --async --listen-host --listen-port --public-url --callback-timeout --report --geojson --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
-    "aerial batch status") echo "--manifest --format --output-template --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial batch status") echo "--manifest --format --output-template --report --geojson --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial list") echo "--page --size --sort --all -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial export") echo "--concurrency --max-retries --retry-delay --page-size --progress-interval -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial view") echo "--protocol --width -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
@@ -144,6 +144,8 @@ _aerial_values() {
     "aerial batch status --manifest") echo @file ;;
     "aerial batch status --format") echo @free ;;
     "aerial batch status --output-template") echo @free ;;
+    "aerial batch status --report") echo @file ;;
+    "aerial batch status --geojson") echo @file ;;
     "aerial batch status --resolution") echo "HD FHD UHD" ;;
     "aerial batch status --zoom") echo "ExtraLow Low Medium High ExtraHigh" ;;
     "aerial batch status --bearing") echo "North NorthEast East SouthEast South SouthWest West NorthWest" ;;

@@ -198,6 +198,8 @@ complete -c aerial -n '__aerial_is \'aerial batch status\'' -F
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l manifest -r -F -d 'a shard\'s manifest, or a quoted glob of them (\'dir/**/*.jsonl\'); repeatable (default: the batch\'s own manifest)'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l format -x -d 'file format: csv, jsonl (default: from the extension or the content)'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l output-template -x -d 'the --output-template the shards used (default aerial-batch/{row}-{lat}_{lng}.jpg)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l report -r -F -d 'write an HTML report of the whole batch: map, thumbnails, every row\'s scene and state (thumbnails go in <file>.thumbnails/)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l geojson -r -F -d 'write a GeoJSON FeatureCollection of the whole batch: one point per row, with its file, scene and state'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l resolution -x -a 'HD FHD UHD' -d 'output resolution: HD, FHD, UHD (default FHD, or config)'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l zoom -x -a 'ExtraLow Low Medium High ExtraHigh' -d 'how close the camera is: ExtraLow, Low, Medium, High, ExtraHigh (default Medium, or config)'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l bearing -x -a 'North NorthEast East SouthEast South SouthWest West NorthWest' -d 'compass direction the camera faces (also N, NE, E, …): North, NorthEast, East, SouthEast, South, SouthWest, West, NorthWest (default North, or config)'

@@ -2,18 +2,20 @@
 // many machines. The batch file is planned with the flags the shards used (so
 // every row has the key its shard recorded), the manifests are read one line
 // at a time, and the rows are matched to them (status.ts).
+import { existsSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { CliError, UsageError } from '../api/errors.js';
 import type { Context } from '../context.js';
+import type { BatchRowState } from '../report/batch-images.js';
 import { MESSAGE_MAX, printable } from '../printable.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
 import { DEFAULT_TEMPLATE } from './batch.js';
 import { BatchInput } from './input.js';
 import { manifestRecords } from './manifest.js';
-import { defaultManifestPath, plannedRows, RowPlanner, surveyBatch } from './plan.js';
+import { defaultManifestPath, plannedRows, RowPlanner, surveyBatch, type PlannedRow } from './plan.js';
 import { displayPath } from './report.js';
-import { ManifestSet, rowRanges, statusExitCode, StatusTally, type BatchStatusReport } from './status.js';
+import { ManifestSet, rowRanges, statusExitCode, StatusTally, type BatchStatusReport, type RowState } from './status.js';
 import { compileTemplate } from './template.js';
 
 export interface BatchStatusOptions {
@@ -21,6 +23,10 @@ export interface BatchStatusOptions {
   outputTemplate?: string;
   /** Paths or glob patterns, from every --manifest. */
   manifest?: string[];
+  /** --report: the HTML report's path. */
+  report?: string;
+  /** --geojson: the GeoJSON file's path. */
+  geojson?: string;
   scene: SceneInput;
 }
 
@@ -33,6 +39,9 @@ export async function runBatchStatus(ctx: Context, path: string, options: BatchS
   const template = compileTemplate(options.outputTemplate ?? DEFAULT_TEMPLATE);
   const sceneDefaults = ctx.settings().sceneDefaults;
   buildGenerationRequest({ ...options.scene, lat: 0, lng: 0 }, sceneDefaults);
+  const outputs = options.report === undefined && options.geojson === undefined ? undefined : await import('../report/outputs.js');
+  const reportPath = options.report === undefined ? undefined : await outputs!.checkOutputFile(options.report, '--report');
+  const geojsonPath = options.geojson === undefined ? undefined : await outputs!.checkOutputFile(options.geojson, '--geojson');
   const manifestPaths = await findManifests(options.manifest, defaultManifestPath(template, cwd));
 
   const manifests = new ManifestSet();
@@ -48,11 +57,32 @@ export async function runBatchStatus(ctx: Context, path: string, options: BatchS
   const survey = await surveyBatch(input, planner);
   if (survey.rows === 0) throw new UsageError(`batch file ${input.path} has no rows`);
   const tally = new StatusTally(manifests);
-  for await (const row of plannedRows(input, planner, survey)) tally.add(row);
+  // Only for a report: every row, and where its image is.
+  const shown = outputs ? { rows: [] as PlannedRow[], states: [] as BatchRowState[] } : undefined;
+  for await (const row of plannedRows(input, planner, survey)) {
+    const state = tally.add(row);
+    if (shown) {
+      shown.rows.push(row);
+      shown.states.push(reportState(row, state, manifestPaths));
+    }
+  }
   const report = tally.finish();
 
   if (io.json) io.outJson({ file: path, ...report });
   else printStatus(ctx, path, report);
+  // Written whether or not the batch is complete: a report of what is missing is when it helps most.
+  if (shown) {
+    const { writeBatchOutputs } = await import('../report/batch-images.js');
+    const written = await writeBatchOutputs(shown.rows, shown.states, {
+      report: reportPath,
+      geojson: geojsonPath,
+      title: `aerial batch ${basename(path)}`,
+      subtitle: `${path === '-' ? 'standard input' : displayPath(resolve(path))}: all shards, ${report.manifests.length} manifest${report.manifests.length === 1 ? '' : 's'}`,
+      signal: ctx.stopSignal,
+    });
+    if (written.geojson) io.info(io.style.dim(`GeoJSON: ${displayPath(written.geojson)}`));
+    if (written.report) io.info(io.style.dim(`Report: ${displayPath(written.report.path)}${outputs!.describeThumbnails(written.report)}`));
+  }
   const exitCode = statusExitCode(report);
   if (exitCode !== 0) {
     const undone = report.failed + report.missing;
@@ -63,6 +93,21 @@ export async function runBatchStatus(ctx: Context, path: string, options: BatchS
       'BatchIncomplete',
     );
   }
+}
+
+/**
+ * A row as the report shows it. A done row's image is looked for beside the
+ * manifest that recorded it (an artifact downloaded with its images), then
+ * where the template puts it here.
+ */
+function reportState(row: PlannedRow, state: RowState, manifestPaths: string[]): BatchRowState {
+  if (state.state === 'done') {
+    const beside = resolve(dirname(manifestPaths[state.record.manifest]!), state.record.file);
+    const file = existsSync(beside) || !row.target || !existsSync(row.target) ? beside : row.target;
+    return { row: row.row, status: 'done', file };
+  }
+  if (state.state === 'failed') return { row: row.row, status: 'failed', file: row.target, error: state.error };
+  return { row: row.row, status: 'skipped', file: row.target, error: state.inFlight ? 'missing: in flight when its shard stopped' : 'missing: no shard finished it' };
 }
 
 /**

@@ -96,7 +96,9 @@ function registerStatus(batch: Command, action: ActionFactory): void {
     .description('combine the manifests of every shard into one account of the batch: rows done, failed, missing, done more than once')
     .option('--manifest <path-or-glob>', "a shard's manifest, or a quoted glob of them ('dir/**/*.jsonl'); repeatable (default: the batch's own manifest)", collect)
     .option('--format <format>', 'file format: csv, jsonl (default: from the extension or the content)')
-    .option('--output-template <template>', 'the --output-template the shards used (default aerial-batch/{row}-{lat}_{lng}.jpg)');
+    .option('--output-template <template>', 'the --output-template the shards used (default aerial-batch/{row}-{lat}_{lng}.jpg)')
+    .option('--report <file.html>', 'write an HTML report of the whole batch: map, thumbnails, every row\'s scene and state (thumbnails go in <file>.thumbnails/)')
+    .option('--geojson <file>', 'write a GeoJSON FeatureCollection of the whole batch: one point per row, with its file, scene and state');
   addSceneOptions(command);
   command
     .addHelpText(
@@ -116,7 +118,8 @@ only missing (no shard finished them).
 Examples:
   $ aerial batch status places.csv --manifest 'manifests/*/aerial-batch-manifest.jsonl'
   $ aerial batch status places.csv --output-template 'out/{id}.jpg' --manifest m1.jsonl m2.jsonl
-  $ aerial batch status places.csv --manifest 'shards/**/*.jsonl' --json | jq '.missingRows'`,
+  $ aerial batch status places.csv --manifest 'shards/**/*.jsonl' --json | jq '.missingRows'
+  $ aerial batch status places.csv --manifest 'shards/*/*.jsonl' --report shards/report.html`,
     )
     .action(action<BatchCommandOptions>(runStatusCommand));
 }

@@ -1,7 +1,7 @@
 // `aerial batch status` over real shards: batches run against the sandbox,
 // their manifests laid out as CI artifacts are, and the account checked
 // against what the sandbox saw.
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/api/errors.js';
@@ -84,6 +84,28 @@ describe('aerial batch status', () => {
       [2, 6, 10, 14].map((row) => [row, ExitCode.Server, 'artifacts/shard-2/aerial-batch-manifest.jsonl']),
     );
     expect(JSON.parse(json.stderr)).toMatchObject({ error: 'BatchIncomplete', exitCode: ExitCode.Server });
+
+    // The report and the GeoJSON of the whole batch say the same, row by row, with the images found in the artifacts.
+    const outputs = await status(root, ['--manifest', 'artifacts/*/aerial-batch-manifest.jsonl', '--report', 'report/batch.html', '--geojson', 'report/batch.geojson']);
+    expect(outputs.exitCode).toBe(ExitCode.Server);
+    expect(outputs.stderr).toContain('Report: report/batch.html\n');
+    const features = JSON.parse(readFileSync(join(root, 'report', 'batch.geojson'), 'utf8')).features as Array<{ properties: Record<string, unknown> }>;
+    const states = features.map(({ properties }) => [properties.row, properties.status, properties.error === null ? null : String(properties.error).split(':')[0]]);
+    expect(states).toEqual(
+      Array.from({ length: 16 }, (_, index) => {
+        const row = index + 1;
+        if (row % 4 === 2) return [row, 'failed', 'ErrorGeneratingImage'];
+        if (row % 4 === 0) return [row, 'skipped', 'missing'];
+        return [row, 'done', null];
+      }),
+    );
+    for (const { properties } of features.filter(({ properties }) => properties.status === 'done')) {
+      expect(String(properties.file)).toMatch(/^\.\.\/artifacts\/shard-[13]\/\d+-/);
+      expect(existsSync(join(root, 'report', String(properties.file)))).toBe(true);
+    }
+    const html = readFileSync(join(root, 'report', 'batch.html'), 'utf8');
+    expect(html).toContain('missing: no shard finished it');
+    expect(readdirSync(join(root, 'report', 'batch.thumbnails')).filter((name) => name.endsWith('.jpg'))).toHaveLength(8);
 
     // The failed shard re-run on its runner resumes; the missing one runs; their new artifacts replace the old.
     sandbox.clearRequests();

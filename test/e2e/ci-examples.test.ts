@@ -5,8 +5,8 @@
 // account, the shards' files reach the status job as the engine passes them
 // on, and the file's own `aerial batch status` command must find every row
 // done exactly once, none missing, and count the 429s the sandbox answered.
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awsBatch, githubActions, gitlabCi, kubernetes, type EngineCommand, type EnginePlan, type Secrets } from '../helpers/ci-engines.js';
@@ -74,6 +74,14 @@ async function run(command: EngineCommand, cwd: string, bin: string, configDir: 
   return { exitCode: result.exitCode, stdout, stderr };
 }
 
+function filesNamed(dir: string, name: string): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) return filesNamed(path, name);
+    return entry === name ? [path] : [];
+  });
+}
+
 function jpegsUnder(dir: string): number {
   return readdirSync(dir).reduce((count, name) => {
     const path = join(dir, name);
@@ -129,6 +137,18 @@ describe.concurrent('docs/ci examples, run as their engines run them', () => {
       expect(status.stdout).toMatch(/^ {2}missing +0$/m);
       expect(status.stdout).toMatch(new RegExp(`^  429s +${rateLimited} `, 'm'));
       expect(status.stdout).not.toMatch(/more than once/);
+
+      // The report and the GeoJSON of the whole batch, every row with its image.
+      const [geojsonPath] = filesNamed(statusDir, 'places.geojson');
+      const geojson = JSON.parse(readFileSync(geojsonPath!, 'utf8'));
+      expect(geojson.features).toHaveLength(ROWS);
+      for (const feature of geojson.features) {
+        expect(feature.properties.status).toBe('done');
+        expect(existsSync(join(dirname(geojsonPath!), feature.properties.file)), feature.properties.file).toBe(true);
+      }
+      const [reportPath] = filesNamed(statusDir, 'report.html');
+      expect(readFileSync(reportPath!, 'utf8')).toContain('<html');
+      expect(readdirSync(join(dirname(reportPath!), 'report.thumbnails')).filter((name) => name.endsWith('.jpg'))).toHaveLength(ROWS);
 
       // The same command with --json: the exact account.
       const argv = [...plan.status.argv.slice(0, -1), `${plan.status.argv.at(-1)} --json`];
