@@ -5,7 +5,9 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { benchStartup, benchStreamingMemory } from './startup.mjs';
 
-const only = process.argv.slice(2);
+// `npm run bench -- [figure…] [--full]`: the named figures only; --full runs the batch-scale figures at their full size.
+const full = process.argv.includes('--full');
+const only = process.argv.slice(2).filter((arg) => arg !== '--full');
 const wanted = (name) => only.length === 0 || only.includes(name);
 
 const rows = [];
@@ -128,6 +130,22 @@ if (wanted('report')) {
     }
   } catch (error) {
     row('report', `not measured: ${error.message}`, '', false);
+  }
+}
+
+if (wanted('scale')) {
+  try {
+    const { benchBatchScale } = await import('./batch-scale.mjs');
+    const s = await benchBatchScale({ full });
+    results.batchScale = s;
+    const size = full ? '' : ' (a tenth of full size: --full)';
+    const mb = (v) => `${v} MiB`;
+    row(`batch --dry-run, ${s.dryRows.toLocaleString('en')} rows: peak RSS${size}`, mb(s.dryPeakRssMb), '< 150 MiB at 1,000,000', s.dryPeakRssMb < 150);
+    row(`batch, ${s.runRows.toLocaleString('en')} rows, concurrency ${s.concurrency}, a server answering at once: peak RSS`, mb(s.runPeakRssMb), '< 200 MiB at 200,000', s.runPeakRssMb < 200);
+    row('  rows per second, first request to exit', `${s.rowsPerSecond}/s (client CPU ${s.cpuMsPerRow.toFixed(2)} ms per row)`, '≥ 2,000/s', s.rowsPerSecond >= 2000);
+    row(`batch resumed over a ${s.manifestLines.toLocaleString('en')}-line manifest: start to first request`, `${s.resumeToFirstRequestSeconds.toFixed(2)} s (peak RSS ${mb(s.resumePeakRssMb)})`, '< 3 s at 200,000 rows', s.resumeToFirstRequestSeconds < 3);
+  } catch (error) {
+    row('batch scale', `not measured: ${error.message}`, '', false);
   }
 }
 
