@@ -1,15 +1,17 @@
-// Times the sandbox's procedural JPEG renderer at HD, FHD and UHD (median of 5).
+// Times the sandbox's JPEG renderer at HD, FHD and UHD (median of 5), painting
+// and encoding, in this thread.
 //
 //   node bench/render.mjs        prints a table and a JSON line {hd_ms, fhd_ms, uhd_ms}
 //   import { benchRender } from './render.mjs'   for other bench scripts
 //
 // The renderer is TypeScript and Node 20 cannot run that directly, so it is
-// bundled in memory with esbuild and loaded from a temporary file.
+// bundled with esbuild into a scratch folder inside the checkout, where it
+// finds sharp in node_modules and the world data in dist/.
 import { build } from 'esbuild';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { projectScratchDir } from './render-workers.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RUNS = 5;
@@ -36,19 +38,19 @@ function benchRequest(resolution, run) {
 }
 
 async function loadRenderer() {
-  const result = await build({
+  const dir = projectScratchDir('aerial-bench-render-');
+  const file = join(dir, 'render.mjs');
+  await build({
     entryPoints: [join(ROOT, 'src/sandbox/render.ts')],
     absWorkingDir: ROOT,
+    outfile: file,
     bundle: true,
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    write: false,
+    external: ['sharp'],
     logLevel: 'warning',
   });
-  const dir = mkdtempSync(join(tmpdir(), 'aerial-bench-'));
-  const file = join(dir, 'render.mjs');
-  writeFileSync(file, result.outputFiles[0].text);
   try {
     return await import(pathToFileURL(file).href);
   } finally {
@@ -72,21 +74,21 @@ export async function benchRender(details = {}) {
   const result = {};
   for (const [resolution, key] of RESOLUTIONS) {
     // Two warm-up renders let the JIT settle before timing.
-    renderAerialJpeg(benchRequest(resolution, -1));
-    renderAerialJpeg(benchRequest(resolution, -2));
+    await renderAerialJpeg(benchRequest(resolution, -1));
+    await renderAerialJpeg(benchRequest(resolution, -2));
     const times = [];
     const cpuTimes = [];
     let bytes = 0;
     for (let run = 0; run < RUNS; run++) {
       const cpuBefore = process.cpuUsage();
       const started = performance.now();
-      bytes = renderAerialJpeg(benchRequest(resolution, run)).length;
+      bytes = (await renderAerialJpeg(benchRequest(resolution, run))).length;
       times.push(performance.now() - started);
       const cpu = process.cpuUsage(cpuBefore);
       cpuTimes.push((cpu.user + cpu.system) / 1000);
     }
     result[key] = Math.round(median(times));
-    // CPU time as well: on a busy machine wall time mostly measures the neighbours.
+    // CPU time as well (of every thread: libvips encodes on its own): on a busy machine wall time mostly measures the neighbours.
     details[resolution] = { times: times.map((t) => Math.round(t)), cpuMs: Math.round(median(cpuTimes)), bytes };
   }
   return result;

@@ -20,8 +20,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
+import { currentRenderWorker, projectScratchDir, referenceRenderWorker, REFERENCE_COMMIT, startSandboxWith } from './render-workers.mjs';
 import { SCENE, sceneAt } from './scene.mjs';
-import { startSandboxProcess } from './startup.mjs';
+import { median, startSandboxProcess } from './startup.mjs';
 
 const API_PATH = '/api/external/v1/image-generation';
 
@@ -49,17 +50,18 @@ FileHandle.sync = async function () {
 }
 
 /**
- * @param {{ requests?: number, concurrency?: number, latencyMs?: number, distinct?: boolean, fsyncDelayMs?: number }} options
+ * `renderWorker` (a URL) runs the sandbox with that render worker script,
+ * through render-workers.mjs' harness, instead of `aerial sandbox`.
+ * @param {{ requests?: number, concurrency?: number, latencyMs?: number, distinct?: boolean, fsyncDelayMs?: number, renderWorker?: URL }} options
  * @returns {Promise<{ requests: number, concurrency: number, seconds: number, idealSeconds: number, distinct: boolean, fsyncDelayMs: number }>}
  */
-export async function benchSandboxThroughput({ requests = 200, concurrency = 16, latencyMs = 100, distinct = false, fsyncDelayMs = 0 } = {}) {
-  const work = mkdtempSync(join(tmpdir(), 'aerial-sandbox-bench-'));
+export async function benchSandboxThroughput({ requests = 200, concurrency = 16, latencyMs = 100, distinct = false, fsyncDelayMs = 0, renderWorker } = {}) {
+  const work = renderWorker ? projectScratchDir('aerial-sandbox-bench-') : mkdtempSync(join(tmpdir(), 'aerial-sandbox-bench-'));
   const env = { ...process.env, AERIAL_CONFIG_DIR: join(work, 'config') };
   if (fsyncDelayMs > 0) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --import=${slowFsyncPreload(work, fsyncDelayMs)}`.trim();
-  const sandbox = await startSandboxProcess(
-    ['--latency', `${latencyMs}ms`, '--data-dir', join(work, 'data'), '--credits', String(requests * 10)],
-    env,
-  );
+  const sandbox = renderWorker
+    ? await startSandboxWith(renderWorker, { dir: work, dataDir: join(work, 'data'), latencyMs, credits: requests * 10 })
+    : await startSandboxProcess(['--latency', `${latencyMs}ms`, '--data-dir', join(work, 'data'), '--credits', String(requests * 10)], env);
   const agent = new Agent({ connections: concurrency });
   try {
     const send = async (index) => {
@@ -89,7 +91,39 @@ export async function benchSandboxThroughput({ requests = 200, concurrency = 16,
   }
 }
 
+/**
+ * Distinct-scene throughput of today's renderer against the reference
+ * (REFERENCE_COMMIT's), in alternating runs of this process, each on a fresh
+ * sandbox behind the same server: renders per second, medians, and their ratio.
+ */
+export async function benchRendererThroughput({ rounds = 3, requests = 200 } = {}) {
+  const work = projectScratchDir('aerial-renderer-bench-');
+  try {
+    const workers = { reference: await referenceRenderWorker(work), current: currentRenderWorker() };
+    const perSecond = { reference: [], current: [] };
+    for (let round = 0; round < rounds; round++) {
+      for (const name of round % 2 ? ['current', 'reference'] : ['reference', 'current']) {
+        const result = await benchSandboxThroughput({ requests, distinct: true, renderWorker: workers[name] });
+        perSecond[name].push(result.requests / result.seconds);
+      }
+    }
+    const reference = median(perSecond.reference);
+    const current = median(perSecond.current);
+    return { referenceCommit: REFERENCE_COMMIT, requests, rounds, perSecond, reference, current, ratio: current / reference };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
+  if (process.argv[2] === 'renderers') {
+    const result = await benchRendererThroughput({ rounds: Number(process.argv[3] ?? 3) });
+    process.stdout.write(
+      `distinct HD scenes: ${result.current.toFixed(1)}/s today, ${result.reference.toFixed(1)}/s with ${result.referenceCommit}'s renderer: ${result.ratio.toFixed(2)}×\n`,
+    );
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    process.exit(0);
+  }
   const cases = [
     { distinct: false },
     { distinct: false, fsyncDelayMs: 10 },

@@ -12,7 +12,8 @@ import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSy
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parse as parseYaml } from 'yaml';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const dist = new URL('../dist', import.meta.url);
@@ -43,6 +44,8 @@ await build({
   plugins: [builtinShims],
   // The sandbox's render worker threads load their own script (see src/sandbox/render-pool.ts).
   entryPoints: { cli: 'src/cli.ts', 'render-worker': 'src/sandbox/render-worker.ts' },
+  // sharp loads libvips, a native addon installed from npm for the platform: it cannot be bundled.
+  external: ['sharp'],
   outdir: staging.pathname,
   bundle: true,
   splitting: true,
@@ -93,6 +96,10 @@ for (const name of scripts(staging)) {
 // The root package.json says "module"; inside dist/, .js files are CommonJS.
 writeFileSync(new URL('package.json', `${staging.href}/`), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
 
+await writeWorldData(staging);
+// The sandbox serves the OpenAPI document as JSON (GET /openapi.json); docs/openapi.yaml is its source.
+writeFileSync(new URL('openapi.json', `${staging.href}/`), JSON.stringify(parseYaml(readFileSync(new URL('../docs/openapi.yaml', import.meta.url), 'utf8'))));
+
 // Precomputed help for bin/aerial.js (see renderHelpTexts in src/cli.ts), written
 // into the staged bundle so it always matches the code beside it.
 const { renderHelpTexts } = createRequire(import.meta.url)(fileURLToPath(new URL('cli.js', `${staging.href}/`)));
@@ -107,6 +114,31 @@ try {
 }
 renameSync(staging, dist);
 rmSync(retired, { recursive: true, force: true });
+
+/**
+ * The sandbox's world data (src/sandbox/world/compile.ts): land, lakes,
+ * rivers, places, climate and the caption font, from the npm packages that
+ * carry them, packed into one file the render threads read.
+ */
+async function writeWorldData(dir) {
+  const work = mkdtempSync(join(tmpdir(), 'aerial-world-'));
+  try {
+    const compiler = join(work, 'compile.mjs');
+    await build({
+      entryPoints: ['src/sandbox/world/compile.ts'],
+      outfile: compiler,
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      logLevel: 'warning',
+    });
+    const { compileWorld } = await import(pathToFileURL(compiler).href);
+    writeFileSync(new URL('sandbox-world.bin', `${dir.href}/`), compileWorld(fileURLToPath(new URL('..', import.meta.url))));
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
 
 /**
  * Runs the everyday commands once, in a child process that loads the staged

@@ -224,7 +224,7 @@ export async function main(argv: string[], proc: Process = process): Promise<num
     } else {
       // A stream that failed under the command (a reader gone, stdout on a full disk) is the cause of whatever it threw.
       const failure = shutdown.outputFailure ?? errorFromUnknown(error, shutdown.signal);
-      report(failure, error);
+      report(failure, failure === shutdown.outputFailure ? shutdown.outputCause : error);
       exitCode = failure.exitCode;
     }
   }
@@ -232,7 +232,7 @@ export async function main(argv: string[], proc: Process = process): Promise<num
   await shutdown.drain();
   // The last write may be the one that failed (the whole --json document, to a reader already gone).
   if (shutdown.outputFailure && reported !== shutdown.outputFailure) {
-    report(shutdown.outputFailure);
+    report(shutdown.outputFailure, shutdown.outputCause);
     await shutdown.drain();
   }
   exitCode = shutdown.exitCode(exitCode);

@@ -8,7 +8,7 @@ import { UsageError } from './api/errors.js';
 import type { Settings } from './config.js';
 import type { Context } from './context.js';
 import { checkCoordinates, parseLocation, type SceneInput } from './request.js';
-import { ENUM_FIELDS, flagName, parseSceneEnum, SCENE_FIELDS, type EnumField } from './scene-vocabulary.js';
+import { ENUM_FIELDS, flagName, parseSceneEnum, SCENE_FIELD_NAMES, SCENE_FIELDS, type DefaultableField, type EnumField } from './scene-vocabulary.js';
 
 /** The inquirer context every prompt uses: our streams (prompts go to stderr) and the Ctrl-C signal. */
 function promptContext(ctx: Context) {
@@ -181,15 +181,47 @@ export async function promptForScene(ctx: Context, given: SceneInput, defaults: 
   return { ...rest, ...scene, at };
 }
 
-/** The flags that would repeat these answers without prompting (only what differs from the defaults). */
+/**
+ * The flags that would repeat these answers without prompting: every scene
+ * field given (only what differs from the defaults), so the line makes the
+ * same request, shell-quoted.
+ */
 export function equivalentFlags(input: SceneInput, defaults: Settings['sceneDefaults'], output?: string): string {
-  const flags = [`--at "${input.at}"`];
-  for (const field of ENUM_FIELDS) {
+  const flags = [`--at ${shellWord(input.at ?? '')}`];
+  for (const field of SCENE_FIELD_NAMES) {
+    const spec = SCENE_FIELDS[field];
     const value = input[field];
-    if (value !== undefined && value !== defaults[field].value) flags.push(`--${flagName(field)} ${value}`);
+    if (value === undefined) continue;
+    const flag = `--${flagName(field)}`;
+    switch (spec.kind) {
+      case 'enum':
+      case 'boolean':
+        if (value === defaults[field as DefaultableField].value) continue;
+        if (spec.kind === 'enum') flags.push(`${flag} ${shellWord(String(value))}`);
+        else flags.push(value ? flag : `--no-${flagName(field)}`);
+        break;
+      case 'list':
+        for (const entry of value as string[]) flags.push(`${flag} ${shellWord(entry)}`);
+        break;
+      case 'text':
+        flags.push(`${flag} ${shellWord(String(value))}`);
+        break;
+      default: // the location is --at, above
+    }
   }
-  if (output) flags.push(`-o ${/[\s"'$]/.test(output) ? JSON.stringify(output) : output}`);
+  if (output) flags.push(`-o ${shellWord(output)}`);
   return flags.join(' ');
+}
+
+/**
+ * A word a POSIX shell reads back as `text`: bare when it has nothing the
+ * shell treats specially, in double quotes when only spaces and the like need
+ * hiding, otherwise in single quotes (which expand nothing).
+ */
+export function shellWord(text: string): string {
+  if (/^[\w@%+=:,./-]+$/.test(text)) return text;
+  if (!/[$`\\"!']/.test(text)) return `"${text}"`;
+  return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 /** For `init`: a hidden key entry; an empty answer keeps `current` when there is one. */

@@ -17,6 +17,7 @@ import { isatty } from 'node:tty';
 import { promisify } from 'node:util';
 import { BrokenPipeError, CliError, FileSystemError, fileSystemError, InterruptedError, UsageError } from './api/errors.js';
 import type { ChunkEditor, ImageSink, ReceivedImage } from './api/image-download.js';
+import { drained } from './shutdown.js';
 import { MAX_NAME_BYTES, partFileName, utf8Length } from './file-names.js';
 
 /** A fresh temp name beside `target` (file-names.ts: a target of the longest name allowed still gets one that fits). */
@@ -365,6 +366,11 @@ export class StreamDestination implements ImageDestination {
       if (this.options.end) {
         this.stream.end();
         await finished(this.stream);
+      } else {
+        // Standard output stays open, but the image is not written until the OS has taken all of it.
+        await drained(this.stream);
+        const failure = this.stream.errored ?? this.failure;
+        if (failure) throw failure;
       }
     } catch (error) {
       throw this.explain(error);

@@ -48,6 +48,8 @@ export class Shutdown {
   interruptedBy?: NodeJS.Signals;
   /** Why output could not be delivered: its reader went away, or its stream failed (a full disk). */
   outputFailure?: CliError;
+  /** The stream's own error behind outputFailure (its stack, with --verbose, when it is unexpected). */
+  outputCause?: Error;
   private inFlight?: InFlight;
   private graceTimer?: NodeJS.Timeout;
   private ended = false;
@@ -116,6 +118,7 @@ export class Shutdown {
 
   private onOutputError(error: NodeJS.ErrnoException, stream: string): void {
     if (this.outputFailure) return;
+    this.outputCause = error;
     const what = stream === 'stdout' ? 'standard output' : 'standard error';
     this.outputFailure = READER_GONE.has(error.code ?? '')
       ? new BrokenPipeError()

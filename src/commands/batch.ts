@@ -28,7 +28,7 @@ export function register(program: Command, action: ActionFactory): void {
     .helpGroup('Images:')
     .description('generate one image per row of a CSV or JSON Lines file, resumably')
     .option('--format <format>', 'file format: csv, jsonl (default: from the extension or the content)')
-    .option('--output-template <template>', 'file name per row; {row}, {lat}, {lng}, {zoom}, any scene field or column (default aerial-batch/{row}-{lat}_{lng}.jpg)')
+    .option('--output-template <template>', 'file name per row; {row}, {lat}, {lng}, a scene choice such as {zoom} or {weather}, or a column (default aerial-batch/{row}-{lat}_{lng}.jpg)')
     .option('--concurrency <n>', 'requests in flight at once, 1 to 256 (default 4); halved on a 429, grown back as answers come')
     .option('--rate <n/s|n/m>', 'start at most n requests a second (10/s) or a minute (600/m): this process\'s share of the account\'s rate limit')
     .option('--max-retries <n>', 'retries per row on 429, 5xx, resets and timeouts (default 5)')

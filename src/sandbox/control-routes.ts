@@ -5,6 +5,9 @@
 //   POST   /__sandbox/accounts      {credits?, key?} → 201 {key, keyId, credits}
 //   GET    /__sandbox/accounts/<key> → {keyId, credits, images}
 //   GET    /__sandbox/health        → {status: "ok", renderThreads}
+//   GET    /openapi.json            the OpenAPI document of the v1 API (docs/openapi.yaml)
+import { readFile } from 'node:fs/promises';
+import { findBuiltFile } from './bundle-files.js';
 import { creditsProblem, DEFAULT_CREDITS, findAccountByKey, keyProblem, newAccount, newApiKey } from './accounts.js';
 import type { Exchange, SandboxApp } from './app.js';
 import { HttpError, methodNotAllowed, notFound, readOptionalJson, sendJson, validationFailed } from './http-io.js';
@@ -12,10 +15,18 @@ import { checkImageSignature, IMAGE_PATH_PREFIX, URL_LIFETIME_MS } from './signi
 import { isSafeId } from './store.js';
 
 export const CONTROL_PREFIX = '/__sandbox';
+/** Where the sandbox serves the OpenAPI document, as JSON (the build converts docs/openapi.yaml). */
+export const OPENAPI_PATH = '/openapi.json';
+const OPENAPI_FILE = 'openapi.json';
+
+/** Whether a path is one of the sandbox's own endpoints (no key needed), handled by handleControl. */
+export function isControlPath(pathname: string): boolean {
+  return pathname.startsWith(`${CONTROL_PREFIX}/`) || pathname === OPENAPI_PATH;
+}
 
 /** Control calls are not logged (one of them carries a key in its path); image downloads are. */
 export function isLoggedPath(pathname: string): boolean {
-  return !pathname.startsWith(`${CONTROL_PREFIX}/`) || pathname.startsWith(IMAGE_PATH_PREFIX);
+  return !isControlPath(pathname) || pathname.startsWith(IMAGE_PATH_PREFIX);
 }
 
 export async function handleControl(app: SandboxApp, ex: Exchange): Promise<void> {
@@ -26,6 +37,9 @@ export async function handleControl(app: SandboxApp, ex: Exchange): Promise<void
     return serveImage(app, ex, path.slice(IMAGE_PATH_PREFIX.length));
   }
   switch (path) {
+    case OPENAPI_PATH:
+      if (method === 'GET' || method === 'HEAD') return serveOpenApi(ex);
+      throw methodNotAllowed(method, ['GET', 'HEAD']);
     case `${CONTROL_PREFIX}/requests`:
       if (method === 'GET') return sendJson(ex.res, 200, app.log.entries());
       if (method === 'DELETE') return sendJson(ex.res, 200, { cleared: app.log.clear() });
@@ -46,6 +60,23 @@ export async function handleControl(app: SandboxApp, ex: Exchange): Promise<void
     return showAccount(app, ex, path.slice(`${CONTROL_PREFIX}/accounts/`.length));
   }
   throw notFound(`no such sandbox endpoint ${path}`);
+}
+
+let openApi: Promise<Buffer> | undefined;
+
+/** The OpenAPI document, read once; a sandbox built without it says so. */
+async function serveOpenApi(ex: Exchange): Promise<void> {
+  openApi ??= (async () => {
+    const file = findBuiltFile(OPENAPI_FILE);
+    if (!file) throw new Error(`the OpenAPI document (${OPENAPI_FILE}) is missing; run npm run build`);
+    return readFile(file);
+  })();
+  const document = await openApi.catch((error: unknown) => {
+    openApi = undefined;
+    throw error;
+  });
+  ex.res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(document.length), 'access-control-allow-origin': '*' });
+  ex.res.end(ex.req.method === 'HEAD' ? undefined : document);
 }
 
 /** Signature first (403 for tampered or expired), then existence (404 once deleted). */

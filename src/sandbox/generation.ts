@@ -118,7 +118,7 @@ export class SceneRenderer {
   async warmUp(): Promise<void> {
     if (this.pool) return this.pool.warmUp();
     const { renderAerialJpeg } = await import('./render.js');
-    renderAerialJpeg(WARM_UP_REQUEST, WARM_UP_SIZE);
+    await renderAerialJpeg(WARM_UP_REQUEST, WARM_UP_SIZE);
   }
 
   close(): Promise<void> {
@@ -129,7 +129,7 @@ export class SceneRenderer {
     try {
       if (this.pool) return await this.pool.render(request);
       const { renderAerialJpeg } = await import('./render.js');
-      return renderAerialJpeg(request);
+      return await renderAerialJpeg(request);
     } catch (error) {
       throw generationFailed(`the sandbox renderer failed: ${(error as Error)?.message ?? String(error)}`);
     }

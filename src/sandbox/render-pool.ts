@@ -21,11 +21,11 @@ export const DEFAULT_RENDER_THREADS = Math.min(2, availableParallelism());
 
 /**
  * The warm-up frame: an ordinary request (rainy, so the cloud and rain overlays
- * run too) drawn at a tiny size. Every stage of a full frame runs, scene,
- * overlays and JPEG encoding, so V8 has loaded and compiled the renderer
- * afterwards. With the thread's own start that is about 100 ms of CPU per
- * thread, most of it fixed costs (the thread, jpeg-js building its tables)
- * that a larger frame would not reduce.
+ * run too) drawn at a tiny size. Every stage of a full frame runs, the
+ * world data, scene, overlays and JPEG encoding, so V8 has loaded and
+ * compiled the renderer afterwards. Most of that is fixed costs (starting the
+ * thread, reading the world data, loading libvips) that a larger frame would
+ * not reduce.
  */
 export const WARM_UP_REQUEST: GenerationRequest = {
   coordinates: { lat: 48.8584, lng: 2.2945 },

@@ -25,10 +25,10 @@ function ownArrayBuffer(bytes: Buffer): ArrayBuffer {
 
 if (parentPort) {
   const port = parentPort;
-  port.on('message', ({ id, request, size }: RenderJob) => {
+  port.on('message', async ({ id, request, size }: RenderJob) => {
     let reply: RenderReply;
     try {
-      reply = { id, jpeg: ownArrayBuffer(renderAerialJpeg(request, size)) };
+      reply = { id, jpeg: ownArrayBuffer(await renderAerialJpeg(request, size)) };
     } catch (error) {
       reply = { id, error: (error as Error)?.message ?? String(error) };
     }

@@ -1,54 +1,83 @@
 // Procedural aerial scenes for the sandbox server: a deterministic stand-in for the
-// real generator. Every request parameter changes the picture in a way a person
-// can see (and a test can measure), and a UHD frame renders and encodes in well
-// under two seconds in plain JS.
+// real generator, drawn from real geography. Every request field changes the
+// picture in a way a person can see (and a test can measure).
 //
 // How a frame is made:
-//  1. The request is split into a *place* (coordinates, tags, prompt → layout seed)
-//     and a *look* (zoom, angle, weather, daytime, epoch → numbers and colour
-//     matrices). Changing only the weather keeps the same streets and river.
-//  2. Each ground pixel is mapped to a point on a flat world (orthographic for
-//     Top, a pinhole-like projection with a horizon for the oblique angles) and a
-//     procedural world is sampled there: rivers and lakes, fields, forests, and a
-//     street grid with blocks, lots, buildings and shadows.
-//  3. Overlays that live in screen space follow: clouds, rain, snowflakes, the
-//     compass and the SANDBOX mark. jpeg-js encodes the RGBA buffer.
+//  1. The request's point is placed on the Earth: the world data (world/) says
+//     where the sea, lakes and great rivers are, how built-up the ground is
+//     (from the populations of the places around) and what the climate makes
+//     of the rest (ice, sand, rock, tundra, forest, fields). Zoom sets how many
+//     metres the frame spans, so zooming out shows more of the same place.
+//  2. The *look* (zoom, angle, bearing, weather, daytime, epoch) becomes
+//     numbers and colour matrices. Streets, lots and fields are laid on a grid
+//     anchored to the Earth, so the same ground looks the same in every frame.
+//  3. Each ground pixel is mapped to a point on the ground (orthographic for
+//     Top, a pinhole-like projection with a horizon for the oblique angles) and
+//     sampled there.
+//  4. Overlays that live in screen space follow: clouds, rain, snowflakes, the
+//     muted surroundings, the place's label, the caption band, the compass and
+//     the SANDBOX mark (overlays.ts). libvips (through sharp) encodes the JPEG.
 //
 // Speed: the per-pixel sampler is a chain of plain functions that pass state on
 // one reusable Scene object (no allocation, no closures, no boxed doubles per
-// pixel). Smooth large-scale fields (terrain, river, town extent) are evaluated
-// on a sparse grid of knots and interpolated, since they vary slowly on screen.
-import jpeg from 'jpeg-js';
+// pixel). Smooth large-scale fields (geography, terrain, town extent) are
+// evaluated on a sparse grid of knots and interpolated, since they vary slowly
+// on screen.
 import { BEARING_DEGREES, imageDimensions } from '../api/enums.js';
-import type { Angle, Bearing, Daytime, Epoch, Weather, Zoom } from '../api/enums.js';
+import type { Angle, Daytime, Epoch, Weather, Zoom } from '../api/enums.js';
 import type { GenerationRequest } from '../api/schema.js';
-
-/** jpeg-js quality: 78 keeps roofs and lane markings crisp while UHD stays a few MB. */
-const JPEG_QUALITY = 78;
+import {
+  asciiText,
+  blendPixel,
+  distance,
+  muteSurroundings,
+  paintCaptionBand,
+  paintCompass,
+  paintPlaceLabel,
+  paintSandboxMark,
+  PixelFont,
+  textScale,
+  type Frame,
+  type Rgb,
+} from './overlays.js';
+import { atlas, forEachPlaceNear, type Atlas } from './world/atlas.js';
+import { FrameGeography, RIVER_HALF_WIDTH, type GroundLine, type Place } from './world/frame-geography.js';
+import { METRES_PER_DEGREE, wrapLongitude } from './world/grid.js';
 
 /**
- * A baseline JPEG of imageDimensions(resolution, aspectRatio) pixels showing a
- * made-up aerial scene for the request. Pure and deterministic: the same request
- * (whatever its key order) always gives the same bytes.
+ * The JPEG of a request: baseline, of imageDimensions(resolution, aspectRatio)
+ * pixels. Pure and deterministic: the same request (whatever its key order)
+ * always gives the same bytes.
  *
  * `size` overrides the dimensions; the sandbox only uses that for warm-up
  * frames, which run every code path of a full frame on a few pixels.
  */
-export function renderAerialJpeg(request: GenerationRequest, size: FrameSize = imageDimensions(request.resolution, request.aspectRatio)): Buffer {
-  const { width, height } = size;
-  const frame: Frame = { width, height, rgba: new Uint8ClampedArray(width * height * 4) };
-  const look = describeLook(request);
-  const layout = planLayout(placeSeed(request), request.epoch);
-  const requestSeed = hashString(canonicalJson(request));
-  const random = createRandom(requestSeed);
+export async function renderAerialJpeg(request: GenerationRequest, size?: FrameSize): Promise<Buffer> {
+  const { width, height } = size ?? imageDimensions(request.resolution, request.aspectRatio);
+  const spare = spareBuffers.findIndex((buffers) => buffers.cover.length === width * height);
+  const buffers = spare >= 0 ? spareBuffers.splice(spare, 1)[0]! : newBuffers(width, height);
+  try {
+    return await encodeJpeg(renderAerialFrame(request, size, buffers));
+  } finally {
+    // Back for the next frame of this size once libvips is done with the pixels.
+    if (spareBuffers.length < 2) spareBuffers.push(buffers);
+  }
+}
 
-  paintScene(frame, look, layout, requestSeed);
-  if (look.cloudLayer > 0) paintCloudLayer(frame, look, random);
-  if (look.rain) paintRain(frame, look, random);
-  if (look.snowfall) paintSnowfall(frame, look, random);
-  paintCompass(frame, request.bearing);
-  paintSandboxMark(frame);
-  return jpeg.encode({ width, height, data: frame.rgba }, JPEG_QUALITY).data;
+interface FrameBuffers {
+  rgb: Uint8ClampedArray;
+  cover: Uint8Array;
+}
+
+/**
+ * Pixel buffers of frames already encoded, reused: allocating megabytes
+ * outside the heap for every frame made the collector run about a tenth of
+ * the time. Only renderAerialJpeg hands them out and takes them back.
+ */
+const spareBuffers: FrameBuffers[] = [];
+
+function newBuffers(width: number, height: number): FrameBuffers {
+  return { rgb: new Uint8ClampedArray(width * height * 3), cover: new Uint8Array(width * height) };
 }
 
 export interface FrameSize {
@@ -56,12 +85,112 @@ export interface FrameSize {
   height: number;
 }
 
-interface Frame extends FrameSize {
-  /** RGBA, as jpeg-js reads it; alpha is ignored by the encoder. Clamped so writes need no range checks. */
-  rgba: Uint8ClampedArray;
+/** Land cover of a pixel, as the renderer decided it (RenderedFrame.cover). */
+export const COVER = {
+  sky: 0,
+  water: 1,
+  ice: 2,
+  sand: 3,
+  builtUp: 4,
+  forest: 5,
+  openLand: 6,
+  tundra: 7,
+  rock: 8,
+} as const;
+
+export interface RenderedFrame extends Frame {
+  /** One COVER value per pixel, before overlays. */
+  cover: Uint8Array;
+  /** improveOutput: encode at higher quality, full-resolution colour, sharpened. */
+  improved: boolean;
+  /** The place includeContext names, when the data knows one near the point. */
+  place?: string;
 }
 
-type Rgb = readonly [number, number, number];
+/** The frame's pixels (RGB) and what each shows; encodeJpeg turns them into the JPEG. */
+export function renderAerialFrame(
+  request: GenerationRequest,
+  size: FrameSize = imageDimensions(request.resolution, request.aspectRatio),
+  buffers: FrameBuffers = newBuffers(size.width, size.height),
+): RenderedFrame {
+  const { width, height } = size;
+  const world = atlas();
+  const font = new PixelFont(world.font);
+  const frame: RenderedFrame = { width, height, ...buffers, improved: request.improveOutput === true };
+  const look = describeLook(request);
+  const layout = planLayout(request, world);
+  const requestSeed = hashString(canonicalJson(request));
+  const random = createRandom(requestSeed);
+
+  const geography = paintScene(frame, look, layout, world, requestSeed);
+  if (look.cloudLayer > 0) paintCloudLayer(frame, look, random);
+  if (look.rain) paintRain(frame, look, random);
+  if (look.snowfall) paintSnowfall(frame, look, random);
+
+  const subject = subjectOnScreen(frame, look);
+  const shortSide = Math.min(width, height);
+  if (request.includeSurroundings === false) muteSurroundings(frame, subject.x, subject.y, shortSide * 0.24);
+  if (request.includeContext === true) {
+    const place = geography.landmark();
+    frame.place = describePlace(place, request);
+    paintPlaceLabel(frame, font, subject.x, subject.y, frame.place);
+  }
+  const captionTop = paintCaptionBand(frame, font, captionLines(request, font, frame));
+  paintCompass(frame, font, request.bearing);
+  paintSandboxMark(frame, font, captionTop);
+  return frame;
+}
+
+/**
+ * libvips, through sharp, encodes the frame: a baseline JPEG with the
+ * standard Huffman tables (optimising them would cost three times the time
+ * for 2 % fewer bytes); improveOutput adds quality, full-resolution colour and
+ * a light sharpening. Loaded on first use, so the rest of the CLI never loads it.
+ */
+export async function encodeJpeg(frame: RenderedFrame): Promise<Buffer> {
+  const { default: sharp } = await import('sharp');
+  const pixels = Buffer.from(frame.rgb.buffer, frame.rgb.byteOffset, frame.rgb.byteLength);
+  let image = sharp(pixels, { raw: { width: frame.width, height: frame.height, channels: 3 } });
+  if (frame.improved) image = image.sharpen({ sigma: 1.1, m1: 0.8, m2: 2 });
+  return image
+    .jpeg({
+      quality: frame.improved ? 92 : JPEG_QUALITY,
+      chromaSubsampling: frame.improved ? '4:4:4' : '4:2:0',
+      optimiseCoding: false,
+      progressive: false,
+      mozjpeg: false,
+    })
+    .toBuffer();
+}
+
+/** Quality of ordinary frames: crisp roofs and lane markings while UHD stays a few MB. */
+const JPEG_QUALITY = 80;
+
+/** The caption band's lines: the prompt, which the sandbox shows rather than follows, and the tags. */
+function captionLines(request: GenerationRequest, font: PixelFont, frame: Frame): string[] {
+  const lines: string[] = [];
+  const scale = textScale(frame);
+  const maxWidth = frame.width - 8 * scale;
+  const prompt = request.prompt?.trim();
+  if (prompt) lines.push(...font.wrap(`Prompt (shown, not followed): ${asciiText(prompt)}`, scale, maxWidth, 2));
+  if (request.tags.length > 0) lines.push(font.fit(`Tags: ${request.tags.map((tag) => asciiText(tag)).join(', ')}`, scale, maxWidth));
+  return lines;
+}
+
+/** "Jersey City, US", or "Open water, 12 km SW of Jersey City, US" away from it. */
+function describePlace(place: Place | undefined, request: GenerationRequest): string {
+  const { lat } = request.coordinates;
+  const lng = wrapLongitude(request.coordinates.lng);
+  const position = `${Math.abs(lat).toFixed(3)}${lat < 0 ? 'S' : 'N'} ${Math.abs(lng).toFixed(3)}${lng < 0 ? 'W' : 'E'}`;
+  if (!place) return `${position}: no place of 1000 people within 40 km`;
+  const name = `${asciiText(place.name)}, ${place.country}`;
+  const away = Math.hypot(place.east, place.north);
+  if (away <= Math.max(place.radius, 1500)) return name;
+  const bearing = (Math.atan2(-place.east, -place.north) * 180) / Math.PI;
+  const points = ['N', 'NE', 'E', 'SE', 'S', 'SW', 'W', 'NW'];
+  const point = points[Math.round((((bearing % 360) + 360) % 360) / 45) % 8];
+  return `${(away / 1000).toFixed(away < 10_000 ? 1 : 0)} km ${point} of ${name}`;
+}
 
 // ---------------------------------------------------------------------------
 // Seeds and hashing
@@ -79,13 +208,6 @@ function canonicalJson(value: unknown): string {
     return `{${members.join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
-}
-
-/** The place part of a request: where and what. Look parameters are left out so they restyle the same scene. */
-function placeSeed(request: GenerationRequest): number {
-  return hashString(
-    canonicalJson({ coordinates: request.coordinates, tags: request.tags, prompt: request.prompt ?? '' }),
-  );
 }
 
 /** FNV-1a over UTF-16 code units, finished with a mixer so similar strings land far apart. */
@@ -333,6 +455,10 @@ interface Look {
   snowfall: boolean;
   /** Ground colour of far hills on the horizon, already lit. */
   hills: Rgb;
+  /** Sensor grain, in levels either way. */
+  grain: number;
+  /** How much the corners darken. */
+  vignette: number;
 }
 
 function describeLook(request: GenerationRequest): Look {
@@ -351,10 +477,13 @@ function describeLook(request: GenerationRequest): Look {
   if (request.daytime === 'Day' && request.weather !== 'GoldenHour' && request.coordinates.lat < 0) sunAzimuth = 0;
 
   const epochTint: Rgb = request.epoch === 'Ancient' ? [1.05, 0.98, 0.86] : [1, 1, 1];
+  // improveOutput: livelier colour, more local contrast, clearer air, no grain, a lighter vignette.
+  const improved = request.improveOutput === true;
   // Old times are a little faded; historical ones also toned like an old print.
-  const saturation = weather.saturation * (request.epoch === 'Nowadays' ? 1 : 0.85);
+  const saturation = weather.saturation * (request.epoch === 'Nowadays' ? 1 : 0.85) * (improved ? 1.22 : 1);
   const sepia = request.epoch === 'Historical' ? 0.55 : 0;
-  const grade = compose(contrastMatrix(weather.contrast), compose(sepiaMatrix(sepia), saturationMatrix(saturation)));
+  const contrast = weather.contrast * (improved ? 1.12 : 1);
+  const grade = compose(contrastMatrix(contrast), compose(sepiaMatrix(sepia), saturationMatrix(saturation)));
   const ambient: Rgb = [
     light.ambient[0] * weather.tint[0] * epochTint[0],
     light.ambient[1] * weather.tint[1] * epochTint[1],
@@ -393,7 +522,10 @@ function describeLook(request: GenerationRequest): Look {
     hazeReach:
       (request.angle === 'Top' ? Infinity : VIEWS[request.angle].hazeReach) *
       METRES_ACROSS[request.zoom] *
-      weather.hazeFactor,
+      weather.hazeFactor *
+      (improved ? 1.8 : 1),
+    grain: improved ? 0 : 1.1,
+    vignette: improved ? 0.08 : 0.2,
     stars: night && weather.skyClouds < 0.7,
     cloudLayer: request.weather === 'Cloudy' ? 1 : request.weather === 'Rainy' ? 0.55 : 0,
     rain: request.weather === 'Rainy',
@@ -480,63 +612,91 @@ function applyMatrix(m: ColourMatrix, c: Rgb): Rgb {
 }
 
 // ---------------------------------------------------------------------------
-// Layout: the place itself, from the place seed and the epoch
+// Layout: where the frame is on the Earth, and how the place is built
 // ---------------------------------------------------------------------------
+
+/**
+ * Every street, lot, field and tree is hashed from this seed and its
+ * position on the Earth, so the same ground looks the same in every frame.
+ */
+const WORLD_SEED = 0x5a4d_b0c5;
 
 interface Layout {
   epoch: Epoch;
   seed: number;
+  /** The request's point. */
+  lat: number;
+  lng: number;
   /** Street grid orientation, radians clockwise from north; all sampling happens in grid coordinates. */
   gridAngle: number;
+  /** The request's point in grid coordinates: metres, anchored to the Earth (see planLayout). */
   cameraX: number;
   cameraY: number;
-  townX: number;
-  townY: number;
-  townRadius: number;
   block: number;
   road: number;
   majorRoad: number;
   sidewalk: number;
-  /** Half width of the river band in noise units; 0 when this place has no river. */
-  riverHalf: number;
-  lakeLevel: number;
-  forestLevel: number;
   fieldWidth: number;
   fieldHeight: number;
   /** Historical streets wander: amplitude in metres of the warp applied to the grid. */
   streetWarp: number;
+  /** How far built-up areas reach, as a share of today's. */
+  townScale: number;
 }
 
-function planLayout(seed: number, epoch: Epoch): Layout {
-  const random = createRandom(seed);
+/**
+ * The street grid of a place takes its orientation and block size from the
+ * largest place near the point (or, far from any, from its 1° cell), so a
+ * city keeps one grid at every zoom. Grid coordinates are metres east and
+ * north on the Earth, rotated by the grid's angle: longitude scaled by the
+ * cosine of the latitude rounded to half a degree (so nearby frames share one
+ * scale), latitude by metres per degree.
+ */
+function planLayout(request: GenerationRequest, world: Atlas): Layout {
+  const { lat } = request.coordinates;
+  // Longitude has no bounds in the API: 400° E is 40° E.
+  const lng = wrapLongitude(request.coordinates.lng);
+  const epoch = request.epoch;
+  const anchor = largestPlaceNear(world, lat, lng);
+  const random = createRandom(anchor);
   const angles = [0, 0, 8, -12, 17, -24, 30, -5];
   const modern = epoch === 'Nowadays';
   const historical = epoch === 'Historical';
-  const townRadius = modern ? 2600 + 1400 * random() : historical ? 1000 + 500 * random() : 380 + 200 * random();
-  const cameraX = (random() - 0.5) * 200000;
-  const cameraY = (random() - 0.5) * 200000;
-  const townBearing = random() * Math.PI * 2;
-  const townOffset = townRadius * 0.75 * random();
+  const gridAngle = (angles[Math.floor(random() * angles.length)]! * Math.PI) / 180;
+  const band = Math.round(lat * 2) / 2;
+  const east = lng * METRES_PER_DEGREE * Math.cos((band * Math.PI) / 180);
+  const north = lat * METRES_PER_DEGREE;
   return {
     epoch,
-    seed,
-    gridAngle: (angles[Math.floor(random() * angles.length)]! * Math.PI) / 180,
-    cameraX,
-    cameraY,
-    townX: cameraX + Math.sin(townBearing) * townOffset,
-    townY: cameraY + Math.cos(townBearing) * townOffset,
-    townRadius,
+    seed: WORLD_SEED,
+    lat,
+    lng,
+    gridAngle,
+    cameraX: east * Math.cos(gridAngle) - north * Math.sin(gridAngle),
+    cameraY: east * Math.sin(gridAngle) + north * Math.cos(gridAngle),
     block: modern ? 95 + 35 * random() : 58 + 22 * random(),
     road: modern ? 12 : 6,
     majorRoad: modern ? 20 : 9,
     sidewalk: modern ? 3 : 0,
-    riverHalf: random() < 0.35 ? 0 : 0.008 + 0.006 * random(),
-    lakeLevel: 0.1 + 0.05 * random(),
-    forestLevel: 0.64 + 0.08 * random(),
     fieldWidth: modern ? 150 + 60 * random() : historical ? 70 + 30 * random() : 45 + 20 * random(),
     fieldHeight: modern ? 100 + 40 * random() : historical ? 35 + 20 * random() : 30 + 15 * random(),
     streetWarp: historical ? 9 : 0,
+    townScale: modern ? 1 : historical ? 0.45 : 0.25,
   };
+}
+
+/** A hash of the most populous place within half a degree, or of the 1° cell when there is none. */
+function largestPlaceNear(world: Atlas, lat: number, lng: number): number {
+  const { places } = world;
+  let best = -1;
+  let population = 0;
+  forEachPlaceNear(places, lng - 0.5, lat - 0.5, lng + 0.5, lat + 0.5, (place) => {
+    const near = Math.abs(places.positions[place * 2]! - lng) <= 0.5 && Math.abs(places.positions[place * 2 + 1]! - lat) <= 0.5;
+    if (!near || places.population[place]! <= population) return;
+    best = place;
+    population = places.population[place]!;
+  });
+  return mix32(WORLD_SEED ^ (best >= 0 ? Math.imul(best + 1, 0x9e3779b1) : Math.floor(lat + 90) * 360 + Math.floor(lng + 180)));
 }
 
 /** Palettes as flat r,g,b triples so a hash picks an entry with one modulo. */
@@ -590,6 +750,8 @@ const SALT_FIELD = 0xaaaa;
 const SALT_CAR = 0xbbbb;
 const SALT_HUT = 0xcccc;
 const SALT_ROOF = 0xdddd;
+const SALT_SHORE = 0xeeee;
+const SALT_STRATA = 0x1234;
 
 // ---------------------------------------------------------------------------
 // The per-pixel world sampler
@@ -614,18 +776,28 @@ class Scene {
   readonly modern: boolean;
   readonly ancient: boolean;
   readonly block: number;
+  /** 1 / block: a multiplication per pixel instead of a division. */
+  readonly perBlock: number;
   readonly road: number;
   readonly majorRoad: number;
   readonly sidewalk: number;
-  readonly riverHalf: number;
-  readonly lakeLevel: number;
-  readonly forestLevel: number;
   readonly fieldWidth: number;
   readonly fieldHeight: number;
-  readonly townX: number;
-  readonly townY: number;
-  readonly townRadius: number;
   readonly streetWarp: number;
+  /** Where grid positions fall on screen, and the frame's geography there (for townAt). */
+  readonly projection: RowProjection;
+  readonly geography: FrameGeography;
+  readonly stride: number;
+
+  // The climate of the current row (see world/climate.ts), as shares.
+  ice = 0.5;
+  sand = 0.5;
+  rock = 0.5;
+  tundra = 0.5;
+  forest = 0.5;
+  dry = 0.5;
+  /** COVER of the last sample. */
+  cover = 0;
   readonly roofs: readonly number[];
   readonly fields: readonly number[];
   readonly grass: Rgb;
@@ -713,22 +885,20 @@ class Scene {
   crown = 0.5;
   treeVariant = 0.5;
 
-  constructor(layout: Layout, look: Look) {
+  constructor(layout: Layout, look: Look, projection: RowProjection, geography: FrameGeography, stride: number) {
+    this.projection = projection;
+    this.geography = geography;
+    this.stride = stride;
     this.seed = layout.seed;
     this.modern = layout.epoch === 'Nowadays';
     this.ancient = layout.epoch === 'Ancient';
     this.block = layout.block;
+    this.perBlock = 1 / layout.block;
     this.road = layout.road;
     this.majorRoad = layout.majorRoad;
     this.sidewalk = layout.sidewalk;
-    this.riverHalf = layout.riverHalf;
-    this.lakeLevel = layout.lakeLevel;
-    this.forestLevel = layout.forestLevel;
     this.fieldWidth = layout.fieldWidth;
     this.fieldHeight = layout.fieldHeight;
-    this.townX = layout.townX;
-    this.townY = layout.townY;
-    this.townRadius = layout.townRadius;
     this.streetWarp = layout.streetWarp;
     this.roofs = this.modern ? ROOFS_MODERN : ROOFS_HISTORICAL;
     this.fields = this.modern ? FIELDS_MODERN : this.ancient ? FIELDS_ANCIENT : FIELDS_HISTORICAL;
@@ -757,13 +927,20 @@ function blendColour(scene: Scene, r: number, g: number, b: number, amount: numb
   scene.b += (b - scene.b) * amount;
 }
 
-/** How the town thins out: a disc around its centre, roughened by noise so edges are not round. */
+/**
+ * How built-up the ground is at a grid position: the frame's urban field
+ * there (from the places around and their populations), roughened by noise
+ * so a town's edge is not round. Positions off screen take the nearest knot's.
+ */
 function townAt(scene: Scene, gx: number, gy: number): number {
-  const dx = gx - scene.townX;
-  const dy = gy - scene.townY;
-  const falloff = 1 - Math.sqrt(dx * dx + dy * dy) / scene.townRadius;
-  const grain = scene.townRadius * 0.45;
-  return falloff + (valueNoise(gx / grain, gy / grain, scene.seed ^ SALT_TOWN) - 0.5) * 0.7;
+  scene.projection.screenOf(gx, gy);
+  const urban = scene.geography.urbanAtScreen(scene.projection.screenX, scene.projection.screenY, scene.stride);
+  return roughTown(urban, gx, gy, scene.seed);
+}
+
+/** A town's edge, roughened: the urban field plus noise a few hundred metres across. */
+function roughTown(urban: number, gx: number, gy: number, seed: number): number {
+  return urban + (valueNoise(gx / 420, gy / 420, seed ^ SALT_TOWN) - 0.5) * 0.34;
 }
 
 /**
@@ -775,40 +952,130 @@ function sampleGround(scene: Scene): void {
   scene.glow = 0;
   scene.shade = 1;
   const field = scene.field;
-  const terrain = field[FIELD_TERRAIN]!;
-  const riverDistance = Math.abs(field[FIELD_RIVER]! - 0.5);
-  const water = riverDistance < scene.riverHalf || terrain < scene.lakeLevel;
+  const sea = field[FIELD_WATER]!;
+  const river = field[FIELD_RIVER]!;
+  const wet = sea > 0.5 || river < RIVER_HALF_WIDTH;
 
   if (!scene.ancient) {
     locateInGrid(scene);
-    if (sampleRoad(scene, water)) return;
+    if (sampleRoad(scene, sea > 0.5, river < RIVER_HALF_WIDTH)) {
+      scene.cover = COVER.builtUp;
+      return;
+    }
   }
-  if (water) {
-    const depth = Math.max(
-      scene.riverHalf > 0 ? (scene.riverHalf - riverDistance) / scene.riverHalf : 0,
-      (scene.lakeLevel - terrain) / 0.05,
-    );
-    const shallow = 1 - clamp01(depth);
-    setColour(scene, 0.12 + 0.1 * shallow, 0.25 + 0.13 * shallow, 0.33 + 0.1 * shallow, 0.12);
-    return;
-  }
-  if (riverDistance < scene.riverHalf * 1.35 || terrain < scene.lakeLevel + 0.012) {
-    setColour(scene, 0.72, 0.67, 0.52, 0.9); // sandy bank
+  if (wet) {
+    // Shallow near the shore or the river bank, deep away from it.
+    const depth = Math.max(clamp01((sea - 0.5) / 0.4), clamp01((RIVER_HALF_WIDTH - river) / (RIVER_HALF_WIDTH * 0.6)));
+    const shallow = 1 - depth;
+    // Ripples, and wider patches where the wind roughens the surface.
+    const ripple = 0.95 + 0.07 * field[FIELD_MOTTLE]! + 0.12 * (field[FIELD_TERRAIN]! - 0.5);
+    setColour(scene, (0.09 + 0.12 * shallow) * ripple, (0.22 + 0.18 * shallow) * ripple, (0.33 + 0.11 * shallow) * ripple, 0.05);
+    scene.cover = COVER.water;
     return;
   }
   const town = field[FIELD_TOWN]!;
   if (scene.ancient) {
-    if (sampleAncientPath(scene)) return;
-    if (town > TOWN_EDGE && sampleVillage(scene)) return;
+    if (sampleAncientPath(scene) || (town > TOWN_EDGE && sampleVillage(scene))) {
+      scene.cover = COVER.builtUp;
+      return;
+    }
   } else if (town > TOWN_EDGE - 0.1 && sampleBlock(scene)) {
     return;
   }
-  if (terrain > scene.forestLevel) sampleForest(scene);
-  else sampleFields(scene);
+  if (sea > 0.36 || river < RIVER_HALF_WIDTH * 1.3) {
+    setColour(scene, 0.78, 0.72, 0.55, 0.9); // beach, or a river's sandy bank
+    scene.cover = COVER.sand;
+    return;
+  }
+  sampleLand(scene);
   const mottle = 0.9 + 0.2 * field[FIELD_MOTTLE]!;
   scene.r *= mottle;
   scene.g *= mottle;
   scene.b *= mottle;
+}
+
+/**
+ * Land away from towns and water, by the climate of the row: the terrain
+ * noise picks among ice, sand, rock, tundra, forest and open land in
+ * proportion to their shares, in patches a few hundred metres across.
+ */
+function sampleLand(scene: Scene): void {
+  const pick = evenly(scene.field[FIELD_TERRAIN]!);
+  let edge = scene.ice;
+  if (pick < edge) return paintIce(scene);
+  edge += scene.sand;
+  if (pick < edge) return paintDunes(scene);
+  edge += scene.rock;
+  if (pick < edge) return paintRock(scene);
+  edge += scene.tundra;
+  if (pick < edge) return paintTundra(scene);
+  edge += scene.forest;
+  if (pick < edge) {
+    scene.cover = COVER.forest;
+    return sampleForest(scene);
+  }
+  scene.cover = COVER.openLand;
+  if (scene.dry > 0.45) paintSteppe(scene);
+  else sampleFields(scene);
+}
+
+/**
+ * Sixteenths of fractalNoise's distribution (measured over 400 000 samples):
+ * terrain values mapped through them are spread evenly over [0, 1), so a
+ * land cover with a share s covers about s of the ground.
+ */
+const TERRAIN_QUANTILES = [0, 0.255, 0.31, 0.351, 0.385, 0.417, 0.446, 0.473, 0.5, 0.528, 0.555, 0.584, 0.615, 0.649, 0.69, 0.745, 1];
+
+function evenly(terrain: number): number {
+  let i = 1;
+  while (i < 16 && terrain > TERRAIN_QUANTILES[i]!) i++;
+  const low = TERRAIN_QUANTILES[i - 1]!;
+  const share = (i - 1 + clamp01((terrain - low) / (TERRAIN_QUANTILES[i]! - low))) / 16;
+  return Math.min(0.999, share);
+}
+
+/** An ice sheet: blue-white, with soft wind-carved drifts where the pixels are small enough to show them. */
+function paintIce(scene: Scene): void {
+  const drift = (scene.field[FIELD_MOTTLE]! - 0.5) * 0.05;
+  setColour(scene, 0.86 + drift, 0.9 + drift, 0.96 + drift * 0.5, 1);
+  scene.cover = COVER.ice;
+}
+
+/**
+ * Sand seas: long dune ridges across the prevailing wind, wandering with the
+ * terrain, each with a gentle windward slope and a steep lee face in shade.
+ */
+function paintDunes(scene: Scene): void {
+  const wave = (scene.gx * 0.8 + scene.gy * 0.6) / 140 + scene.field[FIELD_TERRAIN]! * 6;
+  const phase = wave - Math.floor(wave);
+  const fade = clamp01(14 / scene.mpp - 0.5);
+  const slope = phase < 0.78 ? 0.12 * (phase / 0.78) : -0.2;
+  const light = 1 + slope * fade * (scene.shadowX * 0.8 + scene.shadowY * 0.6 > 0 ? -1 : 1);
+  setColour(scene, 0.86 * light, 0.68 * light, 0.46 * light, 0.85);
+  scene.cover = COVER.sand;
+}
+
+/** Bare rock and scree, with snow lying in the hollows. */
+function paintRock(scene: Scene): void {
+  const strata = valueNoise(scene.gx / 14, scene.gy / 40, scene.seed ^ SALT_STRATA);
+  if (scene.field[FIELD_MOTTLE]! > 0.7) setColour(scene, 0.88, 0.9, 0.94, 1);
+  else setColour(scene, 0.42 + 0.12 * strata, 0.4 + 0.1 * strata, 0.37 + 0.08 * strata, 0.6);
+  scene.cover = COVER.rock;
+}
+
+/** Tundra: low olive and russet vegetation with small ponds. */
+function paintTundra(scene: Scene): void {
+  const mottle = scene.field[FIELD_MOTTLE]!;
+  if (mottle < 0.16) setColour(scene, 0.2, 0.28, 0.32, 0.3);
+  else setColour(scene, 0.44 + 0.12 * mottle, 0.46 + 0.05 * mottle, 0.33, 0.95);
+  scene.cover = COVER.tundra;
+}
+
+/** Dry grassland and savanna: golden grass with scattered trees and shrubs. */
+function paintSteppe(scene: Scene): void {
+  const dry = scene.dry;
+  setColour(scene, 0.55 + 0.17 * dry, 0.53 + 0.07 * dry, 0.33, 0.95);
+  if (treeCrown(scene, 16, 0.3 * (1.2 - dry))) paintTree(scene);
 }
 
 /** Finds the street-grid block of the sample (historical streets wander); every fourth line is a wide avenue. */
@@ -816,8 +1083,8 @@ function locateInGrid(scene: Scene): void {
   const cx = scene.gx + scene.field[FIELD_WARP_X]!;
   const cy = scene.gy + scene.field[FIELD_WARP_Y]!;
   const block = scene.block;
-  const bx = Math.floor(cx / block);
-  const by = Math.floor(cy / block);
+  const bx = Math.floor(cx * scene.perBlock);
+  const by = Math.floor(cy * scene.perBlock);
   scene.blockX = bx;
   scene.blockY = by;
   scene.inBlockX = cx - bx * block;
@@ -834,17 +1101,21 @@ function isHighway(line: number): boolean {
 /**
  * Paints a road if the sample is on one. Streets exist where the town reaches
  * (judged at the middle of each street segment, so a street is all there or not
- * at all); highways cross the countryside and bridge water, streets stop at it.
+ * at all) and stop at water; highways link the settled countryside and bridge
+ * rivers, but never run out to sea or across ice, sand and bare rock.
  */
-function sampleRoad(scene: Scene, water: boolean): boolean {
+function sampleRoad(scene: Scene, sea: boolean, river: boolean): boolean {
   const onV = scene.inBlockX < scene.roadV;
   const onH = scene.inBlockY < scene.roadH;
   if (!onV && !onH) return false;
   const bx = scene.blockX;
   const by = scene.blockY;
+  const water = sea || river;
+  const settled = scene.field[FIELD_TOWN]! > TOWN_EDGE - 0.12 && scene.ice + scene.sand + scene.rock + scene.tundra < 0.5;
+  const highway = !sea && settled;
   if (onV && onH) {
     const town = !water && townReaches(scene, MEMO_CROSSING, bx, by);
-    if (!town && !isHighway(bx) && !isHighway(by)) return false;
+    if (!town && !(highway && (isHighway(bx) || isHighway(by)))) return false;
     scene.fromCrossing = -1;
     paintRoadSurface(scene, 0, false, town);
     return true;
@@ -852,7 +1123,7 @@ function sampleRoad(scene: Scene, water: boolean): boolean {
   const block = scene.block;
   if (onV) {
     const town = !water && townReaches(scene, MEMO_STREET_V, bx, by);
-    if (!town && !isHighway(bx)) return false;
+    if (!town && !(highway && isHighway(bx))) return false;
     scene.across = scene.inBlockX;
     scene.roadWidth = scene.roadV;
     scene.along = by * block + scene.inBlockY;
@@ -862,7 +1133,7 @@ function sampleRoad(scene: Scene, water: boolean): boolean {
     if (town) shadeStreetCanyon(scene, bx * 4, scene.shadowX);
   } else {
     const town = !water && townReaches(scene, MEMO_STREET_H, bx, by);
-    if (!town && !isHighway(by)) return false;
+    if (!town && !(highway && isHighway(by))) return false;
     scene.across = scene.inBlockY;
     scene.roadWidth = scene.roadH;
     scene.along = bx * block + scene.inBlockX;
@@ -1031,6 +1302,7 @@ function describeBlock(scene: Scene): void {
 function sampleBlock(scene: Scene): boolean {
   describeBlock(scene);
   if (scene.blockTown < TOWN_EDGE) return false;
+  scene.cover = COVER.builtUp;
   // Position inside the sidewalks.
   const ix = scene.inBlockX - scene.roadV - scene.sidewalk;
   const iy = scene.inBlockY - scene.roadH - scene.sidewalk;
@@ -1243,6 +1515,7 @@ function flatRoofLight(scene: Scene): number {
 
 /** A park: lawn, scattered trees and a diagonal footpath. */
 function paintPark(scene: Scene): void {
+  scene.cover = COVER.openLand;
   const w = scene.innerWidth;
   const h = scene.innerHeight;
   if (Math.abs(scene.px / w - scene.py / h) * Math.min(w, h) < 1.3) {
@@ -1455,28 +1728,41 @@ function sampleVillage(scene: Scene): boolean {
 // Raster: camera projection, sky, grading
 // ---------------------------------------------------------------------------
 
-// Indexes of the smooth fields: slowly varying noise that decides what is where.
-const FIELD_TERRAIN = 0; // lakes low, forest high
-const FIELD_RIVER = 1; // rivers follow its 0.5 level line
-const FIELD_TOWN = 2; // town intensity (see townAt)
+// Indexes of the smooth fields: slowly varying values that decide what is where.
+const FIELD_TERRAIN = 0; // picks the land cover among the climate's shares
+const FIELD_RIVER = 1; // metres from the nearest great river's centre line, meandering
+const FIELD_TOWN = 2; // how built-up (see townAt)
 const FIELD_MOTTLE = 3; // gentle light/dark variation of natural ground
 const FIELD_PATH = 4; // ancient footpaths follow level lines
 const FIELD_WARP_X = 5; // historical streets wander by this many metres
 const FIELD_WARP_Y = 6;
-const FIELD_COUNT = 7;
+const FIELD_WATER = 7; // share of open water around, with a wandering shore: above 0.5 is sea or lake
+const FIELD_COUNT = 8;
 
-/** Evaluates every smooth field at grid point (gx, gy) into `out` at `offset`. */
-function evaluateFields(scene: Scene, gx: number, gy: number, out: Float32Array, offset: number): void {
+/** How far (share of the shore filter's span) and how fine the shore wanders about the mapped coastline. */
+const SHORE_WANDER = 0.75;
+
+/**
+ * Evaluates every smooth field at grid point (gx, gy), knot (k, K) of the
+ * frame, into `out` at `offset`.
+ */
+function evaluateFields(scene: Scene, gx: number, gy: number, k: number, K: number, out: Float32Array, offset: number): void {
   const seed = scene.seed;
+  const geography = scene.geography;
+  const knot = geography.knot(k, K);
   out[offset + FIELD_TERRAIN] = fractalNoise(gx / 650, gy / 650, seed ^ SALT_TERRAIN);
-  out[offset + FIELD_RIVER] = fractalNoise(gx / 2600, gy / 2600, seed ^ SALT_RIVER);
-  out[offset + FIELD_TOWN] = townAt(scene, gx, gy);
+  const river = geography.river[knot]!;
+  // Rivers meander about their mapped line; far from any, the distance needs no wiggle.
+  out[offset + FIELD_RIVER] = river < RIVER_HALF_WIDTH * 20 ? river + (fractalNoise(gx / 900, gy / 900, seed ^ SALT_RIVER) - 0.5) * RIVER_HALF_WIDTH : river;
+  out[offset + FIELD_TOWN] = roughTown(geography.urban[knot]!, gx, gy, seed);
   out[offset + FIELD_MOTTLE] =
     valueNoise(gx / 22, gy / 22, seed ^ SALT_MOTTLE) * 0.55 + valueNoise(gx / 110, gy / 110, seed ^ SALT_MOTTLE) * 0.45;
   out[offset + FIELD_PATH] = scene.ancient ? fractalNoise(gx / 420, gy / 420, seed ^ SALT_PATH) : 0;
   const warp = scene.streetWarp;
   out[offset + FIELD_WARP_X] = warp > 0 ? (valueNoise(gx / 230, gy / 230, seed ^ SALT_WARP) - 0.5) * 2 * warp : 0;
   out[offset + FIELD_WARP_Y] = warp > 0 ? (valueNoise(gx / 230 + 50, gy / 230, seed ^ SALT_WARP) - 0.5) * 2 * warp : 0;
+  const water = geography.water[knot]!;
+  out[offset + FIELD_WATER] = water > 0 && water < 1 ? water + (fractalNoise(gx / 70, gy / 70, seed ^ SALT_SHORE) - 0.5) * SHORE_WANDER : water;
 }
 
 /**
@@ -1490,6 +1776,11 @@ class RowProjection {
   stepX = 0;
   stepY = 0;
   haze = 0;
+  /** Metres ahead of the camera's point, along the view. */
+  ahead = 0;
+  /** Result of screenOf. */
+  screenX = 0;
+  screenY = 0;
   private readonly base: number;
   private readonly horizonRow: number;
   private readonly rightX: number;
@@ -1498,7 +1789,7 @@ class RowProjection {
   private readonly forwardY: number;
 
   constructor(
-    private readonly frame: Frame,
+    private readonly frame: FrameSize,
     private readonly look: Look,
     private readonly layout: Layout,
   ) {
@@ -1528,10 +1819,47 @@ class RowProjection {
     }
     this.metresPerPixel = mpp;
     this.haze = haze;
+    this.ahead = ahead;
     this.originX = this.layout.cameraX + this.forwardX * ahead - this.rightX * (width / 2) * mpp;
     this.originY = this.layout.cameraY + this.forwardY * ahead - this.rightY * (width / 2) * mpp;
     this.stepX = this.rightX * mpp;
     this.stepY = this.rightY * mpp;
+  }
+
+  /** Row y as a line on the ground in metres east and north of the request's point (for the geography). */
+  ground(y: number): GroundLine {
+    this.at(y);
+    const angle = this.layout.gridAngle;
+    const cos = Math.cos(angle);
+    const sin = Math.sin(angle);
+    const dx = this.originX - this.layout.cameraX;
+    const dy = this.originY - this.layout.cameraY;
+    return {
+      originEast: dx * cos + dy * sin,
+      originNorth: -dx * sin + dy * cos,
+      stepEast: this.stepX * cos + this.stepY * sin,
+      stepNorth: -this.stepX * sin + this.stepY * cos,
+      ahead: this.ahead,
+    };
+  }
+
+  /** The screen position of grid point (gx, gy), into screenX and screenY; ground behind the camera lands below the frame. */
+  screenOf(gx: number, gy: number): void {
+    const { width, height } = this.frame;
+    const dx = gx - this.layout.cameraX;
+    const dy = gy - this.layout.cameraY;
+    const ahead = dx * this.forwardX + dy * this.forwardY;
+    const lateral = dx * this.rightX + dy * this.rightY;
+    const base = this.base;
+    if (!this.look.perspective) {
+      this.screenY = height / 2 - 0.5 - ahead / base;
+      this.screenX = width / 2 + lateral / base;
+      return;
+    }
+    const inverse = 1 + (ahead + (height / 2) * base) / (base * (height - this.horizonRow) * this.look.view.foreshorten);
+    const t = inverse > 1e-4 ? 1 / inverse : 1e4;
+    this.screenY = t * (height - this.horizonRow) + this.horizonRow - 0.5;
+    this.screenX = width / 2 + (lateral * t) / base;
   }
 }
 
@@ -1550,19 +1878,19 @@ class SmoothFields {
   private below: Float32Array;
   private aboveY = NaN;
   private readonly knotProjection: RowProjection;
+  private scene: Scene | undefined;
 
-  constructor(
-    private readonly scene: Scene,
-    frame: Frame,
-    look: Look,
-    layout: Layout,
-  ) {
-    this.stride = Math.max(6, Math.round(Math.min(frame.width, frame.height) / 135));
+  constructor(frame: FrameSize, look: Look, layout: Layout) {
+    this.stride = knotStride(frame);
     this.knots = Math.ceil(frame.width / this.stride) + 2;
     this.row = new Float32Array(this.knots * FIELD_COUNT);
     this.above = new Float32Array(this.knots * FIELD_COUNT);
     this.below = new Float32Array(this.knots * FIELD_COUNT);
     this.knotProjection = new RowProjection(frame, look, layout);
+  }
+
+  attach(scene: Scene): void {
+    this.scene = scene;
   }
 
   /** Prepares `row` for pixel row y. */
@@ -1588,19 +1916,38 @@ class SmoothFields {
   private evaluateKnotRow(y: number, out: Float32Array): void {
     const p = this.knotProjection;
     p.at(y);
+    const K = y / this.stride;
     for (let k = 0; k < this.knots; k++) {
       const x = k * this.stride;
-      evaluateFields(this.scene, p.originX + x * p.stepX, p.originY + x * p.stepY, out, k * FIELD_COUNT);
+      evaluateFields(this.scene!, p.originX + x * p.stepX, p.originY + x * p.stepY, k, K, out, k * FIELD_COUNT);
     }
   }
 }
 
-/** Starts a knot interval: field values at knot `a` and their change per pixel towards the next knot. */
-function loadKnot(here: Float64Array, slope: Float64Array, knots: Float32Array, a: number, stride: number): void {
-  for (let f = 0; f < FIELD_COUNT; f++) {
-    here[f] = knots[a + f]!;
-    slope[f] = (knots[a + FIELD_COUNT + f]! - knots[a + f]!) / stride;
-  }
+/** Pixels between knots: about 135 knot rows on the short side, never closer than 6 pixels. */
+function knotStride(frame: FrameSize): number {
+  return Math.max(6, Math.round(Math.min(frame.width, frame.height) / 135));
+}
+
+/** Starts a knot interval: field values at knot `a` and their change per pixel towards the next knot (unrolled, as advanceFields). */
+function loadKnot(here: Float64Array, slope: Float64Array, knots: Float32Array, a: number, perStride: number): void {
+  const b = a + FIELD_COUNT;
+  here[0] = knots[a]!;
+  here[1] = knots[a + 1]!;
+  here[2] = knots[a + 2]!;
+  here[3] = knots[a + 3]!;
+  here[4] = knots[a + 4]!;
+  here[5] = knots[a + 5]!;
+  here[6] = knots[a + 6]!;
+  here[7] = knots[a + 7]!;
+  slope[0] = (knots[b]! - here[0]!) * perStride;
+  slope[1] = (knots[b + 1]! - here[1]!) * perStride;
+  slope[2] = (knots[b + 2]! - here[2]!) * perStride;
+  slope[3] = (knots[b + 3]! - here[3]!) * perStride;
+  slope[4] = (knots[b + 4]! - here[4]!) * perStride;
+  slope[5] = (knots[b + 5]! - here[5]!) * perStride;
+  slope[6] = (knots[b + 6]! - here[6]!) * perStride;
+  slope[7] = (knots[b + 7]! - here[7]!) * perStride;
 }
 
 /** One pixel to the right inside a knot interval; unrolled because it runs for every pixel. */
@@ -1612,51 +1959,95 @@ function advanceFields(here: Float64Array, slope: Float64Array): void {
   here[4] += slope[4]!;
   here[5] += slope[5]!;
   here[6] += slope[6]!;
+  here[7] += slope[7]!;
+}
+
+/** The frame's geography on its knots (see world/frame-geography.ts). */
+function frameGeography(world: Atlas, frame: FrameSize, look: Look, layout: Layout, projection: RowProjection, stride: number): FrameGeography {
+  return new FrameGeography(world, {
+    width: frame.width,
+    height: frame.height,
+    stride,
+    columns: Math.ceil(frame.width / stride) + 2,
+    rows: Math.ceil(frame.height / stride) + 2,
+    lat: layout.lat,
+    lng: layout.lng,
+    line: (y) => projection.ground(y),
+    farthest: look.perspective ? 40 * look.metresAcross : Infinity,
+    metresPerPixel: look.metresAcross / Math.min(frame.width, frame.height),
+    townScale: layout.townScale,
+  });
 }
 
 /**
  * Paints sky rows and ground rows. The ground loop samples the world, then
  * applies snow, light, the colour matrix, lamp glow, haze, vignette and grain
  * inline: it runs for every pixel, and calls out of it would box the doubles.
+ * Returns the frame's geography, for the label of its place.
  */
-function paintScene(frame: Frame, look: Look, layout: Layout, grainSeed: number): void {
-  const { width, height, rgba } = frame;
-  const scene = new Scene(layout, look);
-  const fields = new SmoothFields(scene, frame, look, layout);
+function paintScene(frame: RenderedFrame, look: Look, layout: Layout, world: Atlas, grainSeed: number): FrameGeography {
+  const { width, height, rgb, cover } = frame;
+  const fields = new SmoothFields(frame, look, layout);
   const projection = new RowProjection(frame, look, layout);
+  const geography = frameGeography(world, frame, look, layout, new RowProjection(frame, look, layout), fields.stride);
+  const scene = new Scene(layout, look, new RowProjection(frame, look, layout), geography, fields.stride);
+  fields.attach(scene);
   const horizonRow = look.perspective ? look.view.horizon * height : -Infinity;
-  const vignette = columnVignette(width);
-  const sky = look.perspective && horizonRow > 0 ? new SkyPainter(frame, look, layout.seed, horizonRow) : undefined;
-  // The colour matrix in locals: read for every pixel.
-  const [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11] = look.ground as number[];
+  const vignette = columnVignette(width, look.vignette);
+  const sky = look.perspective && horizonRow > 0 ? new SkyPainter(frame, look, grainSeed, horizonRow) : undefined;
   const [hazeR, hazeG, hazeB] = look.groundHaze;
   const [lampR, lampG, lampB] = look.lamp;
   const snowAmount = look.snow;
   const glowAmount = look.glow;
+  const { levels: grainLevels, sparks } = grain();
+  const grainAmount = look.grain;
   const here = scene.field;
   const slope = new Float64Array(FIELD_COUNT);
   const stride = fields.stride;
+  const perStride = 1 / stride;
   const cityLights = layout.epoch === 'Nowadays' ? 0.5 : layout.epoch === 'Historical' ? 0.2 : 0.06;
+  const m = look.ground;
 
   for (let y = 0; y < height; y++) {
-    const rowVignette = 1 - 0.2 * ((y / height - 0.5) * 2) ** 2;
+    const rowVignette = 1 - look.vignette * ((y / height - 0.5) * 2) ** 2;
     if (sky && y < horizonRow + 0.5) {
       sky.paintRow(y, vignette, rowVignette, grainSeed);
+      cover.fill(COVER.sky, y * width, (y + 1) * width);
       continue;
     }
     projection.at(y);
     const { originX, originY, stepX, stepY, metresPerPixel, haze } = projection;
     fields.prepareRow(y);
+    geography.climateBetween(y / stride, scene);
     const knots = fields.row;
     scene.mpp = metresPerPixel;
     const farLights = cityLights * clamp01((metresPerPixel - 0.6) / 3);
+    // The colour matrix, the row's haze and its share of the vignette folded into one affine map, in locals.
+    const clear = (1 - haze) * 255 * rowVignette;
+    const m0 = m[0]! * clear;
+    const m1 = m[1]! * clear;
+    const m2 = m[2]! * clear;
+    const m3 = (m[3]! * (1 - haze) + hazeR * haze) * 255 * rowVignette;
+    const m4 = m[4]! * clear;
+    const m5 = m[5]! * clear;
+    const m6 = m[6]! * clear;
+    const m7 = (m[7]! * (1 - haze) + hazeG * haze) * 255 * rowVignette;
+    const m8 = m[8]! * clear;
+    const m9 = m[9]! * clear;
+    const m10 = m[10]! * clear;
+    const m11 = (m[11]! * (1 - haze) + hazeB * haze) * 255 * rowVignette;
+    const lampRed = lampR * glowAmount * clear;
+    const lampGreen = lampG * glowAmount * clear;
+    const lampBlue = lampB * glowAmount * clear;
 
-    let i = y * width * 4;
+    let i = y * width * 3;
+    let c = y * width;
+    let g0 = (grainSeed + y * GRAIN_ROW_STEP) & GRAIN_MASK;
     let toKnot = 0;
     let knot = 0;
-    for (let x = 0; x < width; x++, i += 4) {
+    for (let x = 0; x < width; x++, i += 3, c++, g0 = (g0 + 1) & GRAIN_MASK) {
       if (toKnot === 0) {
-        loadKnot(here, slope, knots, knot * FIELD_COUNT, stride);
+        loadKnot(here, slope, knots, knot * FIELD_COUNT, perStride);
         knot++;
         toKnot = stride;
       } else {
@@ -1666,54 +2057,86 @@ function paintScene(frame: Frame, look: Look, layout: Layout, grainSeed: number)
       scene.gx = originX + x * stepX;
       scene.gy = originY + x * stepY;
       sampleGround(scene);
+      cover[c] = scene.cover;
       let r = scene.r;
       let g = scene.g;
       let b = scene.b;
       if (snowAmount > 0) {
-        const cover = scene.snow * snowAmount;
-        r += (0.95 - r) * cover;
-        g += (0.96 - g) * cover;
-        b += (0.99 - b) * cover;
+        const snow = scene.snow * snowAmount;
+        r += (0.95 - r) * snow;
+        g += (0.96 - g) * snow;
+        b += (0.99 - b) * snow;
       }
       // Light after snow, so snow keeps the shadows and the shape of roofs.
       const light = scene.shade;
       r *= light;
       g *= light;
       b *= light;
-      let R = m0! * r + m1! * g + m2! * b + m3!;
-      let G = m4! * r + m5! * g + m6! * b + m7!;
-      let B = m8! * r + m9! * g + m10! * b + m11!;
-      const noise = mix32(grainSeed + y * width + x);
+      let R = m0 * r + m1 * g + m2 * b + m3;
+      let G = m4 * r + m5 * g + m6 * b + m7;
+      let B = m8 * r + m9 * g + m10 * b + m11;
       if (glowAmount > 0) {
         let glow = scene.glow;
         const town = here[FIELD_TOWN]! - TOWN_EDGE;
-        if (farLights > 0 && town > 0) {
+        if (farLights > 0 && town > 0 && scene.cover === COVER.builtUp) {
           // Lamps and windows too small to draw still light up the town: a dim glow with scattered bright points.
-          glow += farLights * Math.min(1, town * 2) * (((noise >>> 8) & 15) === 0 ? 3 : 0.2);
+          glow += farLights * Math.min(1, town * 2) * (sparks[g0] === 1 ? 3 : 0.2);
         }
-        glow *= glowAmount;
-        R += lampR * glow;
-        G += lampG * glow;
-        B += lampB * glow;
+        R += lampRed * glow;
+        G += lampGreen * glow;
+        B += lampBlue * glow;
       }
-      R += (hazeR - R) * haze;
-      G += (hazeG - G) * haze;
-      B += (hazeB - B) * haze;
-      const shade = 255 * vignette[x]! * rowVignette;
-      // A little sensor grain hides banding in the smooth sky and haze.
-      const grain = ((noise & 7) - 3.5) * 0.7;
-      rgba[i] = R * shade + grain;
-      rgba[i + 1] = G * shade + grain;
-      rgba[i + 2] = B * shade + grain;
-      rgba[i + 3] = 255;
+      const shade = vignette[x]!;
+      // Sensor grain hides banding in the smooth sky and haze; improveOutput leaves it out.
+      const speck = grainLevels[g0]! * grainAmount;
+      rgb[i] = R * shade + speck;
+      rgb[i + 1] = G * shade + speck;
+      rgb[i + 2] = B * shade + speck;
     }
   }
+  return geography;
 }
 
-/** Horizontal part of a gentle lens vignette (the vertical part is computed per row). */
-function columnVignette(width: number): Float32Array {
+/**
+ * Where the request's point lies on screen: the frame's centre from the top,
+ * lower down for oblique views (the ground ahead fills the upper part).
+ */
+function subjectOnScreen(frame: FrameSize, look: Look): { x: number; y: number } {
+  if (!look.perspective) return { x: frame.width / 2, y: frame.height / 2 };
+  const { horizon, foreshorten } = look.view;
+  const horizonRow = horizon * frame.height;
+  const t = 1 / (1 + frame.height / 2 / ((frame.height - horizonRow) * foreshorten));
+  return { x: frame.width / 2, y: t * (frame.height - horizonRow) + horizonRow - 0.5 };
+}
+
+/**
+ * Sensor grain and the sparks of distant towns at night, looked up per pixel
+ * rather than hashed: one table per thread, entered at a place that depends
+ * on the request. Values repeat every GRAIN_MASK + 1 pixels; each row starts
+ * GRAIN_ROW_STEP further on, so no pattern lines up.
+ */
+const GRAIN_MASK = 0x3fff;
+const GRAIN_ROW_STEP = 40_503;
+
+let grainTable: { levels: Float32Array; sparks: Uint8Array } | undefined;
+
+function grain(): { levels: Float32Array; sparks: Uint8Array } {
+  if (grainTable) return grainTable;
+  const levels = new Float32Array(GRAIN_MASK + 1);
+  const sparks = new Uint8Array(GRAIN_MASK + 1);
+  for (let i = 0; i <= GRAIN_MASK; i++) {
+    const noise = mix32(WORLD_SEED + i);
+    levels[i] = (noise & 7) - 3.5;
+    sparks[i] = ((noise >>> 8) & 15) === 0 ? 1 : 0;
+  }
+  grainTable = { levels, sparks };
+  return grainTable;
+}
+
+/** Horizontal part of a gentle lens vignette of strength `amount` (the vertical part is computed per row). */
+function columnVignette(width: number, amount: number): Float32Array {
   const v = new Float32Array(width);
-  for (let x = 0; x < width; x++) v[x] = 1 - 0.2 * ((x / width - 0.5) * 2) ** 2;
+  for (let x = 0; x < width; x++) v[x] = 1 - amount * ((x / width - 0.5) * 2) ** 2;
   return v;
 }
 
@@ -1753,7 +2176,7 @@ class SkyPainter {
   }
 
   paintRow(y: number, vignette: Float32Array, rowVignette: number, grainSeed: number): void {
-    const { width, rgba } = this.frame;
+    const { width, rgb } = this.frame;
     const look = this.look;
     const s = Math.pow(Math.max(0, y / this.horizonRow), 0.7);
     const baseR = look.skyTop[0] + (look.skyHorizon[0] - look.skyTop[0]) * s;
@@ -1763,8 +2186,8 @@ class SkyPainter {
     const threshold = 1 - look.skyClouds;
     const [cloudR, cloudG, cloudB] = look.cloudColour;
     const [hillR, hillG, hillB] = look.hills;
-    let i = y * width * 4;
-    for (let x = 0; x < width; x++, i += 4) {
+    let i = y * width * 3;
+    for (let x = 0; x < width; x++, i += 3) {
       let r = baseR;
       let g = baseG;
       let b = baseB;
@@ -1796,11 +2219,10 @@ class SkyPainter {
         b = look.haze[2] + (hillB - look.haze[2]) * k;
       }
       const shade = 255 * vignette[x]! * rowVignette;
-      const grain = ((mix32(grainSeed + y * width + x) & 7) - 3.5) * 0.7;
-      rgba[i] = r * shade + grain;
-      rgba[i + 1] = g * shade + grain;
-      rgba[i + 2] = b * shade + grain;
-      rgba[i + 3] = 255;
+      const grain = ((mix32(grainSeed + y * width + x) & 7) - 3.5) * look.grain;
+      rgb[i] = r * shade + grain;
+      rgb[i + 1] = g * shade + grain;
+      rgb[i + 2] = b * shade + grain;
     }
   }
 
@@ -1832,7 +2254,7 @@ class SkyPainter {
  * the ground below. Density is computed on a coarse grid and interpolated.
  */
 function paintCloudLayer(frame: Frame, look: Look, random: () => number): void {
-  const { width, height, rgba } = frame;
+  const { width, height, rgb } = frame;
   const shortSide = Math.min(width, height);
   const shadowDX = Math.round(shortSide * 0.05);
   const shadowDY = Math.round(shortSide * 0.035);
@@ -1847,8 +2269,8 @@ function paintCloudLayer(frame: Frame, look: Look, random: () => number): void {
     const fade = horizon > 0 ? clamp01((y - horizon) / (height * 0.25)) : 1;
     density.fillRow(y, cloudRow);
     density.fillRow(y + shadowDY, shadowRow);
-    let p = y * width * 4;
-    for (let x = 0; x < width; x++, p += 4) {
+    let p = y * width * 3;
+    for (let x = 0; x < width; x++, p += 3) {
       const thickness = cloudRow[x]!;
       const shadowThickness = shadowRow[x + shadowDX]!;
       if (thickness <= low && shadowThickness <= low) continue; // clear sky: most pixels
@@ -1857,9 +2279,9 @@ function paintCloudLayer(frame: Frame, look: Look, random: () => number): void {
       // Thick cloud is brighter than its thin, grey fringes.
       const bright = 255 * (0.88 + 0.3 * (thickness - low));
       const keep = 1 - shadow;
-      rgba[p] = rgba[p]! * keep + (cloudR * bright - rgba[p]! * keep) * cover;
-      rgba[p + 1] = rgba[p + 1]! * keep + (cloudG * bright - rgba[p + 1]! * keep) * cover;
-      rgba[p + 2] = rgba[p + 2]! * keep + (cloudB * bright - rgba[p + 2]! * keep) * cover;
+      rgb[p] = rgb[p]! * keep + (cloudR * bright - rgb[p]! * keep) * cover;
+      rgb[p + 1] = rgb[p + 1]! * keep + (cloudG * bright - rgb[p + 1]! * keep) * cover;
+      rgb[p + 2] = rgb[p + 2]! * keep + (cloudB * bright - rgb[p + 2]! * keep) * cover;
     }
   }
 }
@@ -1912,7 +2334,7 @@ function cloudNoise(x: number, y: number, seed: number): number {
 
 /** Slanted translucent streaks, roughly one per 700 pixels. */
 function paintRain(frame: Frame, look: Look, random: () => number): void {
-  const { width, height, rgba } = frame;
+  const { width, height, rgb } = frame;
   const scale = Math.min(width, height) / 720;
   const count = Math.round((width * height) / 700);
   const brightness = look.glow >= 1 ? 0.45 : 0.85;
@@ -1929,7 +2351,7 @@ function paintRain(frame: Frame, look: Look, random: () => number): void {
       const x = Math.floor(x0 + k * 0.2);
       for (let t = 0; t < thickness; t++) {
         if (x + t >= width) break;
-        blendPixel(rgba, (y * width + x + t) * 4, colour, colour, colour * 1.05, alpha);
+        blendPixel(rgb, (y * width + x + t) * 3, colour, colour, colour * 1.05, alpha);
       }
     }
   }
@@ -1937,7 +2359,7 @@ function paintRain(frame: Frame, look: Look, random: () => number): void {
 
 /** Soft white discs of a few sizes; bigger flakes are rarer. */
 function paintSnowfall(frame: Frame, look: Look, random: () => number): void {
-  const { width, height, rgba } = frame;
+  const { width, height, rgb } = frame;
   const scale = Math.min(width, height) / 720;
   const count = Math.round((width * height) / 1100);
   const brightness = look.glow >= 1 ? 150 : 250;
@@ -1951,181 +2373,9 @@ function paintSnowfall(frame: Frame, look: Look, random: () => number): void {
       for (let x = Math.max(0, Math.floor(cx - reach)); x <= Math.min(width - 1, cx + reach); x++) {
         const d = distance(x + 0.5 - cx, y + 0.5 - cy);
         const coverage = clamp01(radius + 0.5 - d);
-        if (coverage > 0) blendPixel(rgba, (y * width + x) * 4, brightness, brightness, brightness + 5, alpha * coverage);
+        if (coverage > 0) blendPixel(rgb, (y * width + x) * 3, brightness, brightness, brightness + 5, alpha * coverage);
       }
     }
   }
 }
 
-/** Math.hypot for two numbers, without its variadic overhead. */
-function distance(dx: number, dy: number): number {
-  return Math.sqrt(dx * dx + dy * dy);
-}
-
-function blendPixel(rgba: Uint8ClampedArray, i: number, r: number, g: number, b: number, alpha: number): void {
-  rgba[i] = rgba[i]! + (r - rgba[i]!) * alpha;
-  rgba[i + 1] = rgba[i + 1]! + (g - rgba[i + 1]!) * alpha;
-  rgba[i + 2] = rgba[i + 2]! + (b - rgba[i + 2]!) * alpha;
-}
-
-// ---------------------------------------------------------------------------
-// Compass and SANDBOX mark
-// ---------------------------------------------------------------------------
-
-const BEARING_LABELS: Record<Bearing, string> = {
-  North: 'N',
-  NorthEast: 'NE',
-  East: 'E',
-  SouthEast: 'SE',
-  South: 'S',
-  SouthWest: 'SW',
-  West: 'W',
-  NorthWest: 'NW',
-};
-
-/**
- * A dial in the top-right corner with N at the top; the red needle points the
- * way the camera faces and the label below spells it out.
- */
-function paintCompass(frame: Frame, bearing: Bearing): void {
-  const shortSide = Math.min(frame.width, frame.height);
-  const radius = Math.round(shortSide * 0.065);
-  const margin = Math.round(shortSide * 0.03);
-  const cx = frame.width - margin - radius;
-  const cy = margin + radius;
-  const textScale = Math.max(1, Math.round(shortSide / 480));
-  fillDisc(frame, cx, cy, 0, radius, [20, 24, 30], 0.5);
-  fillDisc(frame, cx, cy, radius - Math.max(2, radius * 0.07), radius, [245, 245, 240], 0.9);
-  drawText(frame, 'N', cx - (5 * textScale) / 2, cy - radius + Math.max(3, radius * 0.12), textScale, [245, 245, 240]);
-  // Small ticks at E, S and W.
-  for (const angle of [Math.PI / 2, Math.PI, (3 * Math.PI) / 2]) {
-    const tx = cx + Math.sin(angle) * radius * 0.8;
-    const ty = cy - Math.cos(angle) * radius * 0.8;
-    fillDisc(frame, tx, ty, 0, Math.max(1.5, radius * 0.05), [245, 245, 240], 0.9);
-  }
-  const angle = (BEARING_DEGREES[bearing] * Math.PI) / 180;
-  const dirX = Math.sin(angle);
-  const dirY = -Math.cos(angle);
-  const half = radius * 0.17;
-  const leftX = cx - dirY * half;
-  const leftY = cy + dirX * half;
-  const rightX = cx + dirY * half;
-  const rightY = cy - dirX * half;
-  fillTriangle(frame, cx + dirX * radius * 0.62, cy + dirY * radius * 0.62, leftX, leftY, rightX, rightY, [225, 45, 40]);
-  fillTriangle(frame, cx - dirX * radius * 0.45, cy - dirY * radius * 0.45, rightX, rightY, leftX, leftY, [240, 240, 235]);
-  fillDisc(frame, cx, cy, 0, Math.max(1.5, radius * 0.06), [30, 30, 30], 1);
-  const label = BEARING_LABELS[bearing];
-  const labelScale = textScale + 1;
-  const labelWidth = textWidth(label, labelScale);
-  const labelY = cy + radius + Math.max(4, radius * 0.15);
-  const pad = labelScale * 2;
-  fillRect(frame, cx - labelWidth / 2 - pad, labelY - pad, labelWidth + 2 * pad, 7 * labelScale + 2 * pad, [20, 24, 30], 0.5);
-  drawText(frame, label, cx - labelWidth / 2, labelY, labelScale, [245, 245, 240]);
-}
-
-/** "SANDBOX" in the bottom-left corner on a translucent plate, so nobody mistakes it for a real image. */
-function paintSandboxMark(frame: Frame): void {
-  const shortSide = Math.min(frame.width, frame.height);
-  const scale = Math.max(2, Math.round(shortSide / 300));
-  const text = 'SANDBOX';
-  const margin = Math.round(shortSide * 0.03);
-  const pad = scale * 3;
-  const plateWidth = textWidth(text, scale) + 2 * pad;
-  const plateHeight = 7 * scale + 2 * pad;
-  const x = margin;
-  const y = frame.height - margin - plateHeight;
-  fillRect(frame, x, y, plateWidth, plateHeight, [20, 24, 30], 0.55);
-  drawText(frame, text, x + pad, y + pad, scale, [250, 250, 245]);
-}
-
-/**
- * 5×7 capitals, one number per row with the leftmost pixel in bit 4: only the
- * letters the marks need.
- */
-const GLYPHS: Readonly<Record<string, readonly number[]>> = {
-  A: [14, 17, 17, 31, 17, 17, 17],
-  B: [30, 17, 17, 30, 17, 17, 30],
-  D: [28, 18, 17, 17, 17, 18, 28],
-  E: [31, 16, 16, 30, 16, 16, 31],
-  N: [17, 17, 25, 21, 19, 17, 17],
-  O: [14, 17, 17, 17, 17, 17, 14],
-  S: [15, 16, 16, 14, 1, 1, 30],
-  W: [17, 17, 17, 21, 21, 27, 17],
-  X: [17, 17, 10, 4, 10, 17, 17],
-};
-
-function textWidth(text: string, scale: number): number {
-  return (text.length * 6 - 1) * scale;
-}
-
-/** Glyphs as scale×scale squares, each with a one-step dark drop shadow for contrast on any ground. */
-function drawText(frame: Frame, text: string, left: number, top: number, scale: number, colour: Rgb): void {
-  const shadowOffset = Math.max(1, Math.round(scale / 2));
-  for (const [dx, tint, alpha] of [
-    [shadowOffset, [0, 0, 0] as Rgb, 0.6],
-    [0, colour, 1],
-  ] as const) {
-    for (let c = 0; c < text.length; c++) {
-      const rows = GLYPHS[text[c]!];
-      if (!rows) continue;
-      for (let row = 0; row < 7; row++) {
-        for (let col = 0; col < 5; col++) {
-          if (((rows[row]! >> (4 - col)) & 1) === 0) continue;
-          fillRect(frame, Math.round(left + (c * 6 + col) * scale + dx), Math.round(top + row * scale + dx), scale, scale, tint, alpha);
-        }
-      }
-    }
-  }
-}
-
-function fillRect(frame: Frame, left: number, top: number, w: number, h: number, colour: Rgb, alpha: number): void {
-  const x0 = Math.max(0, Math.round(left));
-  const y0 = Math.max(0, Math.round(top));
-  const x1 = Math.min(frame.width, Math.round(left + w));
-  const y1 = Math.min(frame.height, Math.round(top + h));
-  for (let y = y0; y < y1; y++) {
-    for (let x = x0; x < x1; x++) blendPixel(frame.rgba, (y * frame.width + x) * 4, colour[0], colour[1], colour[2], alpha);
-  }
-}
-
-/** A ring between radii `inner` and `outer` (inner 0 = full disc), edges anti-aliased over one pixel. */
-function fillDisc(frame: Frame, cx: number, cy: number, inner: number, outer: number, colour: Rgb, alpha: number): void {
-  const x0 = Math.max(0, Math.floor(cx - outer - 1));
-  const x1 = Math.min(frame.width - 1, Math.ceil(cx + outer + 1));
-  const y0 = Math.max(0, Math.floor(cy - outer - 1));
-  const y1 = Math.min(frame.height - 1, Math.ceil(cy + outer + 1));
-  for (let y = y0; y <= y1; y++) {
-    for (let x = x0; x <= x1; x++) {
-      const d = distance(x + 0.5 - cx, y + 0.5 - cy);
-      const coverage = Math.min(clamp01(outer + 0.5 - d), inner > 0 ? clamp01(d - inner + 0.5) : 1);
-      if (coverage > 0) blendPixel(frame.rgba, (y * frame.width + x) * 4, colour[0], colour[1], colour[2], alpha * coverage);
-    }
-  }
-}
-
-/** A filled triangle (clockwise on screen), anti-aliased by distance to its edges. */
-function fillTriangle(frame: Frame, ax: number, ay: number, bx: number, by: number, cx: number, cy: number, colour: Rgb): void {
-  const x0 = Math.max(0, Math.floor(Math.min(ax, bx, cx)) - 1);
-  const x1 = Math.min(frame.width - 1, Math.ceil(Math.max(ax, bx, cx)) + 1);
-  const y0 = Math.max(0, Math.floor(Math.min(ay, by, cy)) - 1);
-  const y1 = Math.min(frame.height - 1, Math.ceil(Math.max(ay, by, cy)) + 1);
-  const edges = [
-    [ax, ay, bx, by],
-    [bx, by, cx, cy],
-    [cx, cy, ax, ay],
-  ] as const;
-  // Orientation decides which side of each edge is inside.
-  const sign = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax) > 0 ? 1 : -1;
-  for (let y = y0; y <= y1; y++) {
-    for (let x = x0; x <= x1; x++) {
-      let inside = Infinity;
-      for (const [ex, ey, fx, fy] of edges) {
-        const length = distance(fx - ex, fy - ey) || 1;
-        const fromEdge = (sign * ((fx - ex) * (y + 0.5 - ey) - (fy - ey) * (x + 0.5 - ex))) / length;
-        inside = Math.min(inside, fromEdge);
-      }
-      const coverage = clamp01(inside + 0.5);
-      if (coverage > 0) blendPixel(frame.rgba, (y * frame.width + x) * 4, colour[0], colour[1], colour[2], coverage);
-    }
-  }
-}

@@ -20,7 +20,7 @@ import {
 import { API_BASE_PATH, handleApi } from './api-routes.js';
 import type { Exchange, ExchangeNotes, SandboxApp } from './app.js';
 import { BackgroundWork } from './background.js';
-import { CONTROL_PREFIX, handleControl, isLoggedPath } from './control-routes.js';
+import { handleControl, isControlPath, isLoggedPath } from './control-routes.js';
 import { Faults, MAX_LATENCY_MS, type FaultSettings } from './faults.js';
 import { SceneRenderer } from './generation.js';
 import { HttpError, notFound, queryObject, sendError } from './http-io.js';
@@ -349,7 +349,7 @@ async function handleExchange(
   try {
     const path = url.pathname;
     if (path === '/api' || path.startsWith('/api/')) await handleApi(app, ex);
-    else if (path.startsWith(`${CONTROL_PREFIX}/`)) await handleControl(app, ex);
+    else if (isControlPath(path)) await handleControl(app, ex);
     else throw notFound(`no such endpoint ${path}; the API lives under ${API_BASE_PATH}`);
   } catch (error) {
     await respondWithError(app, ex, error);

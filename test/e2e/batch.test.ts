@@ -330,6 +330,18 @@ describe('batch', () => {
     expect(existsSync(join(work, 'out'))).toBe(false);
   });
 
+  it('--output-template names files by any scene choice, by its field or its flag name, from the cell or the default in force', async () => {
+    const sandbox = await sandboxFor();
+    const path = join(work, 'choices.csv');
+    writeFileSync(path, 'id,lat,lng,weather,aspect-ratio\na,1,2,snow,\nb,1,3,,square\n');
+    const template = ['--output-template', 'out/{id}-{weather}-{aspect-ratio}-{aspectRatio}-{zoom}-{epoch}.jpg'];
+    const result = await cli(sandbox, [path, ...template, '--zoom', 'high', '--dry-run', '--json']);
+    expect(result.exitCode).toBe(0);
+    const files = (JSON.parse(result.stdout) as { rows: Array<{ file: string }> }).rows.map((row) => row.file.slice(work.length + 1));
+    expect(files).toEqual(['out/a-Snow-Landscape-Landscape-High-Nowadays.jpg', 'out/b-Sunny-Square-Square-High-Nowadays.jpg']);
+    expect(sandbox.requests()).toEqual([]);
+  });
+
   it('refuses invalid rows, clashing names, foreign files and bad flags before sending anything', async () => {
     const sandbox = await sandboxFor();
     const invalid = join(work, 'invalid.csv');

@@ -236,8 +236,8 @@ describe('a full disk is one clear line and exit 2', () => {
   it.skipIf(!can.mount)('generate and batch on a file system too small for the images (a private 200 KiB tmpfs)', async () => {
     const small = privateMount('tmpfs', ['-o', 'size=200k'])!;
     try {
-      // The temp file can be created (so nothing is refused), but an FHD image does not fit.
-      const result = await cli(['generate', '--lat', '1', '--lng', '2', '-o', join(small.path, 'x.jpg')]);
+      // The temp file can be created (so nothing is refused), but an FHD image of a city (Paris) does not fit.
+      const result = await cli(['generate', '--lat', '48.8566', '--lng', '2.3522', '-o', join(small.path, 'x.jpg')]);
       expect(result.stderr).toMatch(/^error: cannot write .*x\.jpg: no space left on the device\n$/);
       expect(result.exitCode).toBe(2);
       expect(readdirSync(small.path)).toEqual([]);
@@ -245,7 +245,7 @@ describe('a full disk is one clear line and exit 2', () => {
       // A batch stops at the first row that cannot be written: every later row would be paid for and lost too.
       sandbox.clearRequests();
       const csv = join(work, 'full.csv');
-      writeFileSync(csv, `lat,lng\n${Array.from({ length: 8 }, (_, i) => `${i + 1},2`).join('\n')}\n`);
+      writeFileSync(csv, `lat,lng\n${Array.from({ length: 8 }, (_, i) => `48.85${i},2.35`).join('\n')}\n`);
       const batch = await cli(['batch', csv, '--concurrency', '1', '--output-template', join(small.path, '{row}.jpg'), '--manifest', join(work, 'full.jsonl'), '--json']);
       expect(batch.exitCode).toBe(2);
       expect(batch.stderr).toMatch(/stopping the batch: NoSpace — cannot write .*: no space left on the device; rows not yet started are skipped/);

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SANDBOX_PRICE } from '../../src/api/enums.js';
 import { defaultSandboxDir } from '../../src/sandbox/server.js';
 import { generationRequest, manualClock, startTestSandbox, tempDataDir, type TestSandbox } from '../helpers/sandbox.js';
-import { bundleForNode } from './worker-scripts.js';
+import { bundleForNode, projectScratchDir } from './worker-scripts.js';
 
 const dirs: string[] = [];
 const running: TestSandbox[] = [];
@@ -193,7 +193,8 @@ describe('the data directory', () => {
 describe('a sandbox process killed mid-write', () => {
   it('leaves a consistent data directory: every record has its file, every charge its record', async () => {
     const dir = dataDir();
-    const work = tempDataDir('aerial-sandbox-child-');
+    // Inside the checkout, so the bundled child finds sharp and the world data to render with.
+    const work = projectScratchDir('aerial-sandbox-child-');
     dirs.push(work);
     const script = join(work, 'child.mjs');
     await bundleForNode({ script: `import { startSandbox } from './src/sandbox/server.ts';

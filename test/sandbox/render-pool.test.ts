@@ -61,7 +61,7 @@ describe('the render worker pool', () => {
   it('renders in a worker thread exactly what the main thread renders', async () => {
     const request = freshScene();
     const jpeg = await pool(renderWorker).render(request);
-    expect(jpeg.equals(renderAerialJpeg(request))).toBe(true);
+    expect(jpeg.equals(await renderAerialJpeg(request))).toBe(true);
   });
 
   it('keeps the main thread free while it renders, where rendering in-thread stalls it for the whole render', async () => {
@@ -84,7 +84,7 @@ describe('the render worker pool', () => {
     const renderer = pool(renderWorker, 1);
     await expect(renderer.render(freshScene({ aspectRatio: 'Oval' as never }))).rejects.toThrow(/./);
     const request = freshScene();
-    expect((await renderer.render(request)).equals(renderAerialJpeg(request))).toBe(true);
+    expect((await renderer.render(request)).equals(await renderAerialJpeg(request))).toBe(true);
   });
 
   it('fails only the job of a worker that exits or crashes, and starts a fresh worker for the next', async () => {
@@ -113,12 +113,12 @@ describe('the render worker pool', () => {
   });
 
   it('warms up with the real renderer at the tiny size, and renders full frames after it', async () => {
-    expect(jpegInfo(renderAerialJpeg(WARM_UP_REQUEST, WARM_UP_SIZE))).toEqual({ baseline: true, ...WARM_UP_SIZE });
+    expect(jpegInfo(await renderAerialJpeg(WARM_UP_REQUEST, WARM_UP_SIZE))).toEqual({ baseline: true, ...WARM_UP_SIZE });
     const renderer = pool(renderWorker, 2);
     await renderer.warmUp();
     const jpeg = await renderer.render(WARM_UP_REQUEST);
     expect(jpegInfo(jpeg)).toEqual({ baseline: true, width: 1280, height: 720 });
-    expect(jpeg.equals(renderAerialJpeg(WARM_UP_REQUEST))).toBe(true);
+    expect(jpeg.equals(await renderAerialJpeg(WARM_UP_REQUEST))).toBe(true);
   });
 
   it('close() fails running and queued renders, stops its threads and refuses new work', async () => {
@@ -212,6 +212,6 @@ describe('SceneRenderer', () => {
     const renderer = new SceneRenderer(undefined);
     expect(renderer.threads).toBe(0);
     const request = freshScene();
-    expect((await renderer.render(request)).jpeg.equals(renderAerialJpeg(request))).toBe(true);
+    expect((await renderer.render(request)).jpeg.equals(await renderAerialJpeg(request))).toBe(true);
   });
 });

@@ -85,7 +85,7 @@ describe('rendering on worker threads (in-process)', () => {
   it('keeps answering while it renders, where a main-thread sandbox stalls until the render ends', async () => {
     const request = freshScene({ resolution: 'FHD' });
     const threaded = await healthChecksDuring(withThreads.url, withThreads.key, request);
-    expect(threaded.jpeg.equals(renderAerialJpeg(request))).toBe(true);
+    expect(threaded.jpeg.equals(await renderAerialJpeg(request))).toBe(true);
     expect(threaded.longestSilenceMs).toBeLessThan(threaded.totalMs / 3);
 
     const mainThread = await startTestSandbox({ renderThreads: 0 });
@@ -126,7 +126,7 @@ describe('rendering on worker threads (in-process)', () => {
       const request = freshScene();
       const res = await postGeneration(sb.url, sb.key, request);
       expect(res.status).toBe(200);
-      expect(Buffer.from(await res.arrayBuffer()).equals(renderAerialJpeg(request))).toBe(true);
+      expect(Buffer.from(await res.arrayBuffer()).equals(await renderAerialJpeg(request))).toBe(true);
     } finally {
       await sb.close();
     }
@@ -183,7 +183,7 @@ describe('rendering on worker threads (built CLI)', () => {
       expect(await (await fetch(`${url}/__sandbox/health`)).json()).toEqual({ status: 'ok', renderThreads: EXPECTED_THREADS });
       const request = freshScene({ resolution: 'FHD' });
       const { longestSilenceMs, totalMs, jpeg: bytes } = await healthChecksDuring(url, key, request);
-      expect(bytes.equals(renderAerialJpeg(request))).toBe(true);
+      expect(bytes.equals(await renderAerialJpeg(request))).toBe(true);
       expect(longestSilenceMs).toBeLessThan(totalMs / 3);
       expect(jpeg.decode(bytes, { useTArray: true })).toMatchObject({ width: 1920, height: 1080 });
 

@@ -1,21 +1,12 @@
 import jpeg from 'jpeg-js';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ASPECT_RATIOS, imageDimensions, RESOLUTIONS } from '../../src/api/enums.js';
 import type { GenerationRequest } from '../../src/api/schema.js';
 import { renderAerialJpeg } from '../../src/sandbox/render.js';
+import { generationRequest } from '../helpers/sandbox.js';
 
-const base: GenerationRequest = {
-  coordinates: { lat: 48.8566, lng: 2.3522 },
-  resolution: 'HD',
-  zoom: 'Medium',
-  bearing: 'North',
-  angle: 'Top',
-  weather: 'Sunny',
-  daytime: 'Day',
-  aspectRatio: 'Landscape',
-  epoch: 'Nowadays',
-  tags: [],
-};
+// Central Paris from the top: streets, roofs and parks all over the frame.
+const base = generationRequest({ coordinates: { lat: 48.8566, lng: 2.3522 }, angle: 'Top' });
 
 function request(overrides: Partial<GenerationRequest> = {}): GenerationRequest {
   return { ...base, ...overrides };
@@ -33,14 +24,44 @@ function decode(bytes: Buffer): Pixels {
 
 const rendered = new Map<string, Pixels>();
 
-/** Decoded render of the base request with `overrides`; remembered, since several tests compare against the same frames. */
+/** The frames the tests below look at, by their overrides of the base request: rendered once, before the file's tests. */
+const FRAMES: Partial<GenerationRequest>[] = [
+  {},
+  { daytime: 'Day' },
+  { daytime: 'Night' },
+  { daytime: 'Dusk' },
+  { daytime: 'Dawn' },
+  { weather: 'Sunny' },
+  { weather: 'Snow' },
+  { weather: 'GoldenHour' },
+  { weather: 'Rainy' },
+  { weather: 'Cloudy' },
+  { angle: 'Low' },
+  { angle: 'Medium' },
+  { angle: 'High' },
+  { angle: 'Top' },
+  { zoom: 'ExtraLow' },
+  { zoom: 'ExtraHigh' },
+  { epoch: 'Nowadays' },
+  { epoch: 'Historical' },
+  { epoch: 'Ancient' },
+  { bearing: 'North', daytime: 'Night' },
+  { bearing: 'South', daytime: 'Night' },
+  { bearing: 'East', daytime: 'Night' },
+  { bearing: 'West', daytime: 'Night' },
+  { coordinates: { lat: -33.87, lng: 151.21 } },
+  { resolution: 'UHD' },
+  ...ASPECT_RATIOS.map((aspectRatio) => ({ aspectRatio })),
+];
+
+beforeAll(async () => {
+  for (const overrides of FRAMES) rendered.set(JSON.stringify(overrides), decode(await renderAerialJpeg(request(overrides))));
+}, 120_000);
+
+/** Decoded render of the base request with `overrides` (one of FRAMES). */
 function render(overrides: Partial<GenerationRequest> = {}): Pixels {
-  const key = JSON.stringify(overrides);
-  let image = rendered.get(key);
-  if (!image) {
-    image = decode(renderAerialJpeg(request(overrides)));
-    rendered.set(key, image);
-  }
+  const image = rendered.get(JSON.stringify(overrides));
+  if (!image) throw new Error(`render ${JSON.stringify(overrides)} is not among FRAMES`);
   return image;
 }
 
@@ -132,8 +153,8 @@ function asphaltShare(image: Pixels): number {
 }
 
 describe('renderAerialJpeg output format', () => {
-  it('is a baseline JPEG framed by SOI and EOI markers', () => {
-    const bytes = renderAerialJpeg(request());
+  it('is a baseline JPEG framed by SOI and EOI markers', async () => {
+    const bytes = await renderAerialJpeg(request());
     expect([...bytes.subarray(0, 3)]).toEqual([0xff, 0xd8, 0xff]);
     expect([...bytes.subarray(-2)]).toEqual([0xff, 0xd9]);
     expect(baselineFrameSize(bytes)).toEqual({ width: 1280, height: 720 });
@@ -153,8 +174,8 @@ describe('renderAerialJpeg output format', () => {
   // Rendering FHD and UHD is needed; decoding them is not: the frame header states the size.
   it.each(largerSizes)(
     'frames %s × %s at the documented size',
-    (resolution, aspectRatio) => {
-      const bytes = renderAerialJpeg(request({ resolution, aspectRatio, zoom: 'ExtraHigh' }));
+    async (resolution, aspectRatio) => {
+      const bytes = await renderAerialJpeg(request({ resolution, aspectRatio, zoom: 'ExtraHigh' }));
       expect(baselineFrameSize(bytes)).toEqual(imageDimensions(resolution, aspectRatio));
       expect([...bytes.subarray(-2)]).toEqual([0xff, 0xd9]);
     },
@@ -167,15 +188,24 @@ describe('renderAerialJpeg output format', () => {
 });
 
 describe('renderAerialJpeg determinism', () => {
-  it('gives the same bytes for the same request', () => {
-    const first = renderAerialJpeg(request({ tags: ['a', 'b'], prompt: 'river town', weather: 'Rainy' }));
-    const second = renderAerialJpeg(request({ tags: ['a', 'b'], prompt: 'river town', weather: 'Rainy' }));
+  it('gives the same bytes for the same request', async () => {
+    const first = await renderAerialJpeg(request({ tags: ['a', 'b'], prompt: 'river town', weather: 'Rainy' }));
+    const second = await renderAerialJpeg(request({ tags: ['a', 'b'], prompt: 'river town', weather: 'Rainy' }));
     expect(first.equals(second)).toBe(true);
   });
 
-  it('ignores the order of keys in the request', () => {
+  it('gives the same bytes when frames render at the same time, and when buffers are reused', async () => {
+    const scenes = [request({ weather: 'Rainy' }), request({ daytime: 'Dusk' }), request({ weather: 'Rainy' })];
+    const together = await Promise.all(scenes.map((scene) => renderAerialJpeg(scene)));
+    const oneByOne: Buffer[] = [];
+    for (const scene of scenes) oneByOne.push(await renderAerialJpeg(scene));
+    expect(together.map((bytes, i) => bytes.equals(oneByOne[i]!))).toEqual([true, true, true]);
+    expect(together[0]!.equals(together[2]!)).toBe(true);
+  });
+
+  it('ignores the order of keys in the request', async () => {
     const reordered = Object.fromEntries(Object.entries(request()).reverse()) as GenerationRequest;
-    expect(renderAerialJpeg(reordered).equals(renderAerialJpeg(request()))).toBe(true);
+    expect((await renderAerialJpeg(reordered)).equals(await renderAerialJpeg(request()))).toBe(true);
   });
 
   it('draws a visibly different scene at different coordinates', () => {
@@ -186,8 +216,8 @@ describe('renderAerialJpeg determinism', () => {
     expect(difference / (here.data.length / 4)).toBeGreaterThan(15);
   });
 
-  it('gives different bytes when any field changes, even ones the picture does not show', () => {
-    const reference = renderAerialJpeg(request());
+  it('gives different bytes when any field changes, even ones the picture does not show', async () => {
+    const reference = await renderAerialJpeg(request());
     for (const change of [
       { tags: ['x'] },
       { prompt: 'harbour' },
@@ -195,7 +225,7 @@ describe('renderAerialJpeg determinism', () => {
       { coordinates: { lat: 48.8566, lng: 2.3523 } },
       { bearing: 'East' as const },
     ]) {
-      expect(renderAerialJpeg(request(change)).equals(reference)).toBe(false);
+      expect((await renderAerialJpeg(request(change))).equals(reference)).toBe(false);
     }
   });
 });

@@ -64,7 +64,7 @@ describe('warmUp', () => {
     expect(res.status).toBe(200);
     const jpeg = Buffer.from(await res.arrayBuffer());
     expect(jpegInfo(jpeg)).toEqual({ baseline: true, width: 1280, height: 720 });
-    expect(jpeg.equals(renderAerialJpeg(WARM_UP_REQUEST))).toBe(true);
+    expect(jpeg.equals(await renderAerialJpeg(WARM_UP_REQUEST))).toBe(true);
     expect(await sb.credits(sb.key)).toBe(999);
     expect(sb.requests()).toHaveLength(2);
   });

@@ -2,15 +2,14 @@
 // and a worker thread (or a child process) cannot load TypeScript, so the real
 // render worker, like any script a test runs apart, is bundled with esbuild.
 // The stand-in workers exercise the pool's bookkeeping without rendering.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** CommonJS dependencies (jpeg-js) inside an ESM bundle need a require of their own, as in scripts/build.mjs. */
+/** CommonJS dependencies inside an ESM bundle need a require of their own, as in scripts/build.mjs. */
 const REQUIRE_BANNER = "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
 
 /**
@@ -28,8 +27,20 @@ export async function bundleForNode(source: { file: string } | { script: string 
     outfile,
     logLevel: 'silent',
     banner: { js: REQUIRE_BANNER },
+    // A native addon: loaded from node_modules at run time, which is why bundles go inside the checkout.
+    external: ['sharp'],
   });
   return pathToFileURL(outfile);
+}
+
+/**
+ * A scratch folder inside the checkout (node_modules/.cache), so that the
+ * scripts bundled into it find sharp in node_modules and the world data in dist/.
+ */
+export function projectScratchDir(prefix: string): string {
+  const cache = join(ROOT, 'node_modules', '.cache');
+  mkdirSync(cache, { recursive: true });
+  return mkdtempSync(join(cache, prefix));
 }
 
 /** src/sandbox/render-worker.ts bundled into `dir`. */
@@ -45,7 +56,7 @@ export function buildRenderWorker(dir: string): Promise<URL> {
 export function useRenderWorkerPerFile(prefix: string, onReady: (dir: string, renderWorker: URL) => void): void {
   let dir: string | undefined;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), prefix));
+    dir = projectScratchDir(prefix);
     onReady(dir, await buildRenderWorker(dir));
   });
   afterAll(() => {

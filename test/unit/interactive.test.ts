@@ -1,10 +1,11 @@
 // The pure parts of the interactive flow: when to prompt, what is preselected,
 // how a typed location is checked, and the flags that repeat the answers.
+import { execFileSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { resolveSettings } from '../../src/config.js';
 import { Context } from '../../src/context.js';
-import { equivalentFlags, mustPrompt, preselectedScene, validateLocation } from '../../src/interactive.js';
+import { equivalentFlags, shellWord, mustPrompt, preselectedScene, validateLocation } from '../../src/interactive.js';
 import { Terminal } from '../../src/io.js';
 import { Shutdown } from '../../src/shutdown.js';
 
@@ -66,5 +67,25 @@ describe('equivalentFlags', () => {
     const input = { at: '48.8584, 2.2945', zoom: 'High', bearing: 'North', resolution: 'HD' };
     expect(equivalentFlags(input, builtIn, 'my photos/eiffel.jpg')).toBe('--at "48.8584, 2.2945" --resolution HD --zoom High -o "my photos/eiffel.jpg"');
     expect(equivalentFlags(input, withHighZoom, 'eiffel.jpg')).toBe('--at "48.8584, 2.2945" --resolution HD -o eiffel.jpg');
+  });
+
+  it('repeats the switches, tags and prompt given with the questions too', () => {
+    const input = { at: '1,2', includeContext: true, saveImage: false, tag: ['roofs', 'old town'], prompt: 'crisp' };
+    expect(equivalentFlags(input, builtIn)).toBe('--at 1,2 --include-context --no-save-image --tag roofs --tag "old town" --prompt crisp');
+  });
+
+  it('leaves out a switch that only says what the config already says', () => {
+    const configured = resolveSettings({}, {}, { profiles: { default: { defaults: { includeContext: true } } } }).sceneDefaults;
+    expect(equivalentFlags({ at: '1,2', includeContext: true }, configured)).toBe('--at 1,2');
+    expect(equivalentFlags({ at: '1,2', includeContext: false }, configured)).toBe('--at 1,2 --no-include-context');
+  });
+
+  it('quotes every word so that a real shell reads back exactly what was given', () => {
+    const awkward = ['plain', 'two words', "it's", 'cost $HOME `id` "q" \\ !x', 'tab\there', '', '-o', 'ünïcödé ✓'];
+    const input = { at: '48.8584, 2.2945', tag: awkward, prompt: awkward.join(' ') };
+    const line = equivalentFlags(input, builtIn, "dir/it's $x.jpg");
+    const words = execFileSync('sh', ['-c', `set -- ${line}; for word; do printf '%s\\0' "$word"; done`], { encoding: 'utf8' }).split('\0').slice(0, -1);
+    expect(words).toEqual(['--at', '48.8584, 2.2945', ...awkward.flatMap((tag) => ['--tag', tag]), '--prompt', awkward.join(' '), '-o', "dir/it's $x.jpg"]);
+    for (const word of awkward) expect(execFileSync('sh', ['-c', `printf '%s' ${shellWord(word)}`], { encoding: 'utf8' })).toBe(word);
   });
 });

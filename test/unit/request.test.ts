@@ -38,6 +38,15 @@ describe('parseSceneEnum', () => {
     expect(nearest('snwo', ['Sunny', 'Snow'])).toBe('Snow');
     expect(nearest('zzzzzzzz', ['Sunny', 'Snow'])).toBeUndefined();
   });
+
+  it('gives a short word one edit: a typo of zoom, not any three letters', () => {
+    const words = ['zoom', 'bearing', 'angle', 'weather', 'daytime', 'epoch', 'resolution'];
+    expect(nearest('zom', words)).toBe('zoom');
+    expect(nearest('foo', words)).toBeUndefined();
+    expect(nearest('bar', words)).toBeUndefined();
+    expect(nearest('hgih', ['Low', 'High'])).toBe('High');
+    expect(nearest('wether', words)).toBe('weather');
+  });
 });
 
 describe('imageDimensions', () => {
