@@ -151,7 +151,7 @@ export class Terminal {
       const text = indent ? terminalSafeJson(JSON.parse(item), indent).replace(/^/gm, ' '.repeat(indent * 2)) : terminalSafeJsonText(item);
       chunk += `${first ? '' : ','}${indent ? '\n' : ''}${text}`;
       first = false;
-      if (chunk.length >= 64 * 1024) {
+      if (chunk.length >= 16 * 1024) {
         if (!(await this.outPart(chunk))) return;
         chunk = '';
       }

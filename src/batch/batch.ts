@@ -115,6 +115,12 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   });
   const force = Boolean(options.force);
   const resume = new ResumeTable();
+  // Rows an earlier run finished are recorded as the first pass meets them: the send pass does not plan them again.
+  const outcomes = new OutcomeLog(input.lineBreaks + 1, shard);
+  ctx.onCleanup(() => outcomes.close());
+  const forget = (row: number) => {
+    if (outcomes.has(row)) outcomes.forget(row);
+  };
   // Temp files a killed run left beside any of this shard's outputs, finished ones
   // included: a row killed between moving its file into place and removing the temp.
   const staleParts = new StaleParts();
@@ -123,14 +129,18 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const survey = await surveyOrRefuseEmpty(input, planner, {
     shard,
     onRow: (row: ValidRow) => {
+      // Told again when its name changed after the pass: decided again.
+      forget(row.row);
       const entry = resumeEntry(row.target, manifest.get(row.key), force);
       resume.set(row.row, row.target, entry);
       staleParts.add(row.target);
+      if (entry.action === 'done') outcomes.record({ row: row.row, status: 'done', file: row.target, bytes: entry.bytes, attempts: 0, previously: true });
       if (entry.action !== 'pending') return;
       const dir = dirname(row.target);
       const name = basename(row.target);
       if (Buffer.byteLength(name) > Buffer.byteLength(longestName.get(dir) ?? '')) longestName.set(dir, name);
     },
+    onDropped: forget,
   });
   const note = shardNote(shard, survey);
 
@@ -186,11 +196,9 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   }
   await staleParts.sweep();
 
-  const outcomes = new OutcomeLog(survey.shard.rows, shard);
-  ctx.onCleanup(() => outcomes.close());
   /** The second pass: rows with nothing to send are recorded as they are met, the others handed to the workers. */
   async function* jobs(): AsyncGenerator<Job> {
-    for await (const row of plannedRows(input, planner, survey, { shard })) {
+    for await (const row of plannedRows(input, planner, survey, { shard, settled: (row) => outcomes.has(row) })) {
       if (row.error) {
         outcomes.record({ row: row.row, status: 'failed', attempts: 0, error: row.error, exitCode: ExitCode.Usage });
         continue;
@@ -267,7 +275,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     // Nothing to send: the rows are recorded as they are (done before, or invalid).
     for await (const _job of jobs()) throw new Error('a row to send was not counted');
   }
-  const counts = outcomes.complete((row) => run?.unfinished({ row }) ?? { row, status: 'skipped', attempts: 0, error: 'not started' });
+  const counts = outcomes.complete(survey.shard.rows, (row) => run?.unfinished({ row }) ?? { row, status: 'skipped', attempts: 0, error: 'not started' });
   const elapsedMs = Date.now() - started;
 
   // The lines are written already; this only waits for the last one to be on disk.

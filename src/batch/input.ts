@@ -165,7 +165,7 @@ async function copyBounded(stream: NodeJS.ReadableStream, file: string, path: st
   await pipeline(stream, limit, createWriteStream(file, { mode: 0o600 }));
 }
 
-const CHUNK_BYTES = 64 * 1024;
+const CHUNK_BYTES = 8 * 1024;
 
 /**
  * A file's bytes, chunk by chunk, through one buffer: reading a large input

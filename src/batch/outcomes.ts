@@ -9,6 +9,8 @@ import type { Shard } from './shard.js';
 import type { OutcomeStatus, RowOutcome } from './summary.js';
 
 const STATUS: OutcomeStatus[] = ['done', 'failed', 'skipped'];
+/** Beside a status: done by an earlier run. */
+const PREVIOUSLY = 8;
 const FLUSH_BYTES = 64 * 1024;
 
 export interface OutcomeCounts {
@@ -33,17 +35,24 @@ export class OutcomeLog {
   private pendingBytes = 0;
   private readonly counts: OutcomeCounts;
 
+  /** Places for rows: the shard's share of the most rows the file can hold. */
+  private readonly capacity: number;
+  /** The shard's rows, once the first pass has counted them (see complete()). */
+  private total: number;
+
   constructor(
-    /** Rows of this shard. */
-    readonly total: number,
+    /** The most rows the batch file can hold (its line breaks, plus one). */
+    rowsAtMost: number,
     private readonly shard?: Shard,
   ) {
+    this.capacity = shard ? Math.ceil(rowsAtMost / shard.count) : rowsAtMost;
+    this.total = this.capacity;
     this.dir = mkdtempSync(join(tmpdir(), 'aerial-batch-outcomes-'));
     this.fd = openSync(join(this.dir, 'outcomes.jsonl'), 'w+', 0o600);
-    this.status = new Uint8Array(total);
-    this.offset = new Float64Array(total);
-    this.length = new Uint32Array(total);
-    this.counts = { total, succeeded: 0, failed: 0, skipped: 0, previously: 0, exitCodes: new Map() };
+    this.status = new Uint8Array(this.capacity);
+    this.offset = new Float64Array(this.capacity);
+    this.length = new Uint32Array(this.capacity);
+    this.counts = { total: 0, succeeded: 0, failed: 0, skipped: 0, previously: 0, exitCodes: new Map() };
   }
 
   /** A row's place among the shard's rows. */
@@ -57,16 +66,32 @@ export class OutcomeLog {
 
   record(outcome: RowOutcome): void {
     const place = this.place(outcome.row);
+    if (!(place < this.capacity)) throw new Error(`row ${outcome.row} is past the rows the file can hold`);
     if (this.status[place] !== 0) throw new Error(`row ${outcome.row} has two outcomes`);
     const line = `${JSON.stringify(outcome)}\n`;
     const bytes = Buffer.byteLength(line);
-    this.status[place] = STATUS.indexOf(outcome.status) + 1;
+    this.status[place] = (STATUS.indexOf(outcome.status) + 1) | (outcome.previously ? PREVIOUSLY : 0);
     this.offset[place] = this.written + this.pendingBytes;
     this.length[place] = bytes - 1;
     this.pending.push(line);
     this.pendingBytes += bytes;
     if (this.pendingBytes >= FLUSH_BYTES) this.flush();
     this.count(outcome);
+  }
+
+  /**
+   * Takes back the outcome of a row found done by an earlier run, when the
+   * first pass decides it again (its name changed to tell it from another
+   * row's, or it turned out alike to an earlier row). Its line stays in the
+   * spool, unread.
+   */
+  forget(row: number): void {
+    const place = this.place(row);
+    const status = this.status[place]!;
+    if (status !== (STATUS.indexOf('done') + 1 | PREVIOUSLY)) throw new Error(`row ${row}: only an outcome from an earlier run can be taken back`);
+    this.status[place] = 0;
+    this.counts.succeeded--;
+    this.counts.previously--;
   }
 
   private count(outcome: RowOutcome): void {
@@ -92,10 +117,12 @@ export class OutcomeLog {
   }
 
   /**
-   * The shard's rows that have no outcome (never started, or cut off) get
-   * `outcomeOf(row)`; the counts are then whole.
+   * The shard's rows (`total` of them) that have no outcome (never started,
+   * or cut off) get `outcomeOf(row)`; the counts are then whole.
    */
-  complete(outcomeOf: (row: number) => RowOutcome): OutcomeCounts {
+  complete(total: number, outcomeOf: (row: number) => RowOutcome): OutcomeCounts {
+    this.total = Math.min(total, this.capacity);
+    this.counts.total = this.total;
     for (let place = 0; place < this.total; place++) {
       if (this.status[place] === 0) this.record(outcomeOf(this.rowAt(place)));
     }
@@ -113,7 +140,8 @@ export class OutcomeLog {
     const wanted = only === undefined ? 0 : STATUS.indexOf(only) + 1;
     let buffer = Buffer.alloc(4096);
     for (let place = 0; place < this.total; place++) {
-      if (this.status[place] === 0 || (wanted !== 0 && this.status[place] !== wanted)) continue;
+      const status = this.status[place]! & ~PREVIOUSLY;
+      if (status === 0 || (wanted !== 0 && status !== wanted)) continue;
       const length = this.length[place]!;
       if (length > buffer.length) buffer = Buffer.alloc(length);
       readSync(this.fd, buffer, 0, length, this.offset[place]!);

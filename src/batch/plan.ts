@@ -307,6 +307,8 @@ export interface SurveyOptions {
    * final form.
    */
   onRow?: (row: ValidRow) => void;
+  /** Told of a row of the shard it was told of, found after the first pass to be alike to an earlier row: it is invalid after all. */
+  onDropped?: (row: number) => void;
 }
 
 /**
@@ -357,6 +359,7 @@ export async function surveyBatch(source: RowSource, planner: RowPlanner, option
       if (mine) {
         survey.shard.valid--;
         survey.shard.credits -= draft.credits!;
+        options.onDropped?.(draft.row);
       }
     } else if (mine && names.renamed.has(draft.row)) {
       options.onRow?.(planner.finish(draft, names.renamed.get(draft.row), true) as ValidRow);
@@ -372,15 +375,21 @@ export async function surveyBatch(source: RowSource, planner: RowPlanner, option
 
 /**
  * A later pass: the rows of the shard in file order, each planned again with
- * its final name, one at a time. Rows of other shards are skipped unread
- * where the format allows.
+ * its final name, one at a time. Rows of other shards, and rows `settled`
+ * says need nothing more, are skipped (unread where the format allows).
  */
-export async function* plannedRows(source: RowSource, planner: RowPlanner, survey: Survey, options: { shard?: Shard; keys?: boolean } = {}): AsyncGenerator<PlannedRow> {
+export async function* plannedRows(
+  source: RowSource,
+  planner: RowPlanner,
+  survey: Survey,
+  options: { shard?: Shard; keys?: boolean; settled?: (row: number) => boolean } = {},
+): AsyncGenerator<PlannedRow> {
   const { names } = survey;
-  const { shard, keys = true } = options;
-  for await (const batch of source.rows({ skip: (row) => !inShard(row, shard) })) {
+  const { shard, keys = true, settled } = options;
+  const skip = (row: number) => !inShard(row, shard) || (settled !== undefined && settled(row));
+  for await (const batch of source.rows({ skip })) {
     for (const batchRow of batch) {
-      if (!inShard(batchRow.row, shard)) continue;
+      if (skip(batchRow.row)) continue;
       const draft = planner.draft(batchRow);
       if (draft.error) {
         yield planner.finish(draft);

@@ -33,7 +33,7 @@ export async function printDryRun(ctx: Context, rows: AsyncIterable<PlannedRow>,
     for await (const row of rows) {
       if (row.error) chunk += `${io.style.red('invalid')}  ${printable(row.error, MESSAGE_MAX)}\n`;
       else chunk += `${io.style.green('ok')}       row ${row.row}: ${row.request!.resolution} ${row.request!.coordinates.lat},${row.request!.coordinates.lng} → ${displayPath(row.target!)} (${row.credits} credit${row.credits === 1 ? '' : 's'})\n`;
-      if (chunk.length >= 64 * 1024) {
+      if (chunk.length >= 16 * 1024) {
         if (!(await io.outPart(chunk))) return;
         chunk = '';
       }

@@ -44,7 +44,7 @@ async function runner(count: number, wire: (job: Job) => Promise<void>, concurre
   const run = new RowRunner({ manifest, produce, progress: silent, outcomes, signal: new AbortController().signal });
   // As the batch runs them: twice as many rows under way as requests on the wire.
   await run.run(jobs(count)[Symbol.iterator](), count, concurrency * 2);
-  outcomes.complete((row) => run.unfinished({ row }));
+  outcomes.complete(count, (row) => run.unfinished({ row }));
   await manifest.close();
   const lines = readFileSync(manifestPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { row: number; status: string; rateLimited?: number });
   const all = [...outcomes.outcomes()];
