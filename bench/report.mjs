@@ -4,7 +4,7 @@
 // HD renders, each linked a hundred times under its own name, so that every
 // one is a file of its own to make a thumbnail of. Then a page of 5,000
 // images: its size, and, where Debian's chromium is installed, how long it
-// takes to open and to filter.
+// takes to open, to filter and to scroll.
 //
 //   node bench/report.mjs
 import { build } from 'esbuild';
@@ -70,14 +70,31 @@ async function openInChromium(file) {
     const started = performance.now();
     await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
     const loadMs = performance.now() - started;
-    const filterMs = await page.evaluate(() => {
+    // A filter, to the next frame painted with it (the script, the layout it causes, the paint).
+    const filterMs = await page.evaluate(async () => {
       const select = document.getElementById('f-tag');
       const began = performance.now();
       select.value = 'harbour';
       select.dispatchEvent(new Event('change'));
+      await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
       return performance.now() - began;
     });
-    return { loadMs, filterMs };
+    // A scroll through the first 60 screens, a screen at a time: the median time to the next frame.
+    const scrollFrameMs = await page.evaluate(async () => {
+      const select = document.getElementById('f-tag');
+      select.value = '';
+      select.dispatchEvent(new Event('change'));
+      const frames = [];
+      for (let step = 1; step <= 60; step++) {
+        const began = performance.now();
+        window.scrollTo(0, step * innerHeight);
+        await new Promise((resolve) => requestAnimationFrame(resolve));
+        frames.push(performance.now() - began);
+      }
+      frames.sort((a, b) => a - b);
+      return frames[frames.length >> 1];
+    });
+    return { loadMs, filterMs, scrollFrameMs };
   } finally {
     await context.close();
     rmSync(profile, { recursive: true, force: true });
@@ -132,6 +149,7 @@ export async function benchReport({ count = 1000, pageCount = 5000 } = {}) {
       pageMb: statSync(bigPath).size / 1024 / 1024,
       pageLoadMs: browser?.loadMs,
       pageFilterMs: browser?.filterMs,
+      pageScrollFrameMs: browser?.scrollFrameMs,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

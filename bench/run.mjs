@@ -126,7 +126,8 @@ if (wanted('report')) {
     row(`report of ${r.pageCount} images: page size`, `${r.pageMb.toFixed(1)} MiB`, '');
     if (r.pageLoadMs !== undefined) {
       row('  opened in chromium from file://, to load', ms(r.pageLoadMs), '');
-      row('  a filter applied to every card and marker', ms(r.pageFilterMs), '');
+      row('  a filter applied to every card and marker, to the next frame', ms(r.pageFilterMs), '');
+      row('  scrolling a screen at a time, to the next frame (median)', ms(r.pageScrollFrameMs), '');
     }
   } catch (error) {
     row('report', `not measured: ${error.message}`, '', false);

@@ -83,9 +83,10 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   // The flags are checked once, against their own names, rather than once per row.
   buildGenerationRequest({ ...options.scene, lat: 0, lng: 0 }, sceneDefaults);
   const asyncSetup = await import('./async-rows.js').then((m) => m.parseAsyncFlags(options));
-  const outputs = await import('../report/outputs.js');
-  const reportPath = options.report === undefined || options.dryRun ? undefined : await outputs.checkOutputFile(options.report, '--report');
-  const geojsonPath = options.geojson === undefined || options.dryRun ? undefined : await outputs.checkOutputFile(options.geojson, '--geojson');
+  // The report's code loads only for a batch that asked for one.
+  const outputs = (options.report ?? options.geojson) !== undefined && !options.dryRun ? await import('../report/outputs.js') : undefined;
+  const reportPath = options.report === undefined || !outputs ? undefined : await outputs.checkOutputFile(options.report, '--report');
+  const geojsonPath = options.geojson === undefined || !outputs ? undefined : await outputs.checkOutputFile(options.geojson, '--geojson');
 
   const input = await BatchInput.open(path, { format: options.format, stdin: io.stdin });
   ctx.onCleanup(() => input.close());
@@ -285,7 +286,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   if (io.json) await printJsonSummary(ctx, summary);
   else printSummary(ctx, summary);
   // The report and the GeoJSON show failed rows too; an interrupted batch (its thumbnails can take a while) writes neither.
-  if ((reportPath || geojsonPath) && !ending.interrupted) {
+  if (outputs && (reportPath || geojsonPath) && !ending.interrupted) {
     const rows: PlannedRow[] = [];
     for await (const row of plannedRows(input, planner, survey, { shard, keys: false })) rows.push(row);
     const { writeBatchOutputs } = await import('../report/batch-images.js');
