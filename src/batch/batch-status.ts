@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import { CliError, UsageError } from '../api/errors.js';
+import { CliError, UsageError } from '../errors.js';
 import type { Context } from '../context.js';
 import type { BatchRowState } from '../report/batch-images.js';
 import { MESSAGE_MAX, printable } from '../printable.js';

@@ -2,8 +2,7 @@
 // terminal's own image protocol or in half-block characters. The work lives in
 // ../preview/; this file declares the interface, so that --help loads nothing heavy.
 import type { Command } from 'commander';
-import type { ActionFactory } from '../cli.js';
-import type { Context } from '../context.js';
+import type { ActionFactory, Context } from '../context.js';
 import type { PreviewFlags } from '../preview/show.js';
 
 /** Largest image read from standard input, as from the service. */

@@ -2,7 +2,7 @@
 // protocol chosen (forced, or detected from the environment), the size worked
 // out from the terminal, and each image written to stdout. `generate --preview`
 // and `generate-async --listen --preview` show the image they saved the same way.
-import { UsageError } from '../api/errors.js';
+import { UsageError } from '../errors.js';
 import type { Terminal } from '../io.js';
 import { parseWholeNumber } from '../flags.js';
 import { printable } from '../printable.js';

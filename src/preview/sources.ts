@@ -7,7 +7,7 @@
 import { stat } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import type { GenAerialClient } from '../api/client.js';
-import { CliError, ExitCode, UsageError } from '../api/errors.js';
+import { CliError, ExitCode, UsageError } from '../errors.js';
 import type { ImageSink } from '../api/image-download.js';
 import { checkImageId } from '../api/image-id.js';
 import { walkPages } from '../api/pages.js';

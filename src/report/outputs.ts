@@ -3,7 +3,7 @@
 // checked before any work starts, then both files written at the end.
 import { lstat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import { UsageError } from '../api/errors.js';
+import { UsageError } from '../errors.js';
 import { displayPath } from '../batch/report.js';
 import { printable } from '../printable.js';
 import type { ReportImage } from './images.js';

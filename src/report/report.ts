@@ -2,7 +2,7 @@
 // (thumbnails.ts), then the page (html.ts), written to a temp file and renamed
 // into place, so a browser or a CI artifact upload never sees half a page.
 import { dirname } from 'node:path';
-import { InterruptedError } from '../api/errors.js';
+import { InterruptedError } from '../errors.js';
 import { writeFileAtomic } from '../atomic-file.js';
 import { VERSION } from '../version.js';
 import { relativeFile } from './geojson.js';

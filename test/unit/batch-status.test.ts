@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ExitCode } from '../../src/api/errors.js';
+import { ExitCode } from '../../src/errors.js';
 import type { GenerationRequest } from '../../src/api/schema.js';
 import { rowKey, type ManifestRecord } from '../../src/batch/manifest.js';
 import { ManifestSet, namesTarget, rowRanges, statusExitCode, statusRecord, StatusTally, type StatusRow } from '../../src/batch/status.js';
