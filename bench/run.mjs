@@ -5,9 +5,16 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { benchStartup, benchStreamingMemory } from './startup.mjs';
 
-// `npm run bench -- [figure…] [--full]`: the named figures only; --full runs the batch-scale figures at their full size.
-const full = process.argv.includes('--full');
-const only = process.argv.slice(2).filter((arg) => arg !== '--full');
+// `npm run bench -- startup --against DIR --runs 41`: the start-up figures only, with the build
+// in DIR (its bin/ and dist/, such as a copy of the previous release) timed in the same
+// interleaved runs, 41 of them. `npm run bench -- scale --full`: the batch-scale figures at full size.
+const args = process.argv.slice(2);
+const VALUED = ['--against', '--runs'];
+const valuesOf = (option) => args.flatMap((arg, i) => (args[i - 1] === option ? [arg] : []));
+const against = valuesOf('--against');
+const startupRuns = Number(valuesOf('--runs').at(-1)) || 21;
+const full = args.includes('--full');
+const only = args.filter((arg, i) => arg !== '--full' && !VALUED.includes(arg) && !VALUED.includes(args[i - 1]));
 const wanted = (name) => only.length === 0 || only.includes(name);
 
 const rows = [];
@@ -23,7 +30,7 @@ const ms = (v) => `${v.toFixed(1)} ms`;
 const x = (v) => `${v.toFixed(2)}×`;
 
 if (wanted('startup')) {
-  const s = await benchStartup({ runs: 21 });
+  const s = await benchStartup({ runs: startupRuns, against });
   results.startup = s;
   // As users run it: NODE_EXTRA_CA_CERTS unset. The goals hold here.
   const c = s.clean;
@@ -31,6 +38,11 @@ if (wanted('startup')) {
   row('aerial --version', `${ms(c.versionMs)} = ${x(c.versionRatio)}`, '≤ 1.30× node', c.versionRatio <= 1.3);
   row('aerial --help', `${ms(c.helpMs)} = ${x(c.helpRatio)}`, '≤ 1.30× node', c.helpRatio <= 1.3);
   row('aerial list --json (sandbox)', `${ms(c.listJsonMs)} = ${x(c.listJsonRatio)}`, '≤ 2.90× node', c.listJsonRatio <= 2.9);
+  for (const other of s.against) {
+    row(`  ${other.dir}: --version`, `${ms(other.versionMs)} = ${x(other.versionRatio)}`, 'same runs');
+    row(`  ${other.dir}: --help`, `${ms(other.helpMs)} = ${x(other.helpRatio)}`, 'same runs');
+    row(`  ${other.dir}: list --json`, `${ms(other.listJsonMs)} = ${x(other.listJsonRatio)}`, 'same runs');
+  }
   // This machine's own setting: every start pays for the CA bundle, which dilutes the ratios.
   const e = s.withExtraCaCerts;
   if (e) {

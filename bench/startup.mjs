@@ -81,8 +81,12 @@ function startBigJpegServer(bytes) {
  * start read and parse a CA bundle (about 2.6× slower here; few users set it).
  * When this machine sets it, the same cases are also measured with it, in the
  * same interleaved runs, so both figures can be told apart.
+ * `against` names other builds (a directory holding bin/ and dist/, such as a
+ * copy of the previous release) whose --version, --help and list --json are
+ * measured in the same interleaved runs, without the variable: a change's
+ * effect on start-up, told apart from the machine's noise.
  */
-export async function benchStartup({ runs = 15 } = {}) {
+export async function benchStartup({ runs = 15, against = [] } = {}) {
   const configDir = mkdtempSync(join(tmpdir(), 'aerial-bench-'));
   const { NODE_EXTRA_CA_CERTS: extraCaCerts, ...withoutCa } = process.env;
   const clean = { ...withoutCa, AERIAL_CONFIG_DIR: configDir, NO_COLOR: '1' };
@@ -104,6 +108,13 @@ export async function benchStartup({ runs = 15 } = {}) {
       cases[`${variant}/help`] = [[BIN, '--help'], env];
       cases[`${variant}/listJson`] = [[BIN, 'list', '--json'], listEnv];
     }
+    const listEnv = { ...clean, AERIAL_API_KEY: sandbox.key, AERIAL_BASE_URL: sandbox.url };
+    for (const [index, dir] of against.entries()) {
+      const bin = join(dir, 'bin', 'aerial.js');
+      cases[`against${index}/version`] = [[bin, '--version'], clean];
+      cases[`against${index}/help`] = [[bin, '--help'], clean];
+      cases[`against${index}/listJson`] = [[bin, 'list', '--json'], listEnv];
+    }
     const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
     for (const [args, e] of Object.values(cases)) timeOnce(args, e); // warm the file cache
     // Interleaved, so machine noise falls on every case alike.
@@ -122,10 +133,15 @@ export async function benchStartup({ runs = 15 } = {}) {
         listJsonRatio: m('listJson') / m('node'),
       };
     };
+    const nodeMs = median(samples['clean/node']);
     return {
       runs,
       clean: figures('clean'),
       withExtraCaCerts: extraCaCerts ? { file: extraCaCerts, ...figures('withExtraCaCerts') } : null,
+      against: against.map((dir, index) => {
+        const m = (name) => median(samples[`against${index}/${name}`]);
+        return { dir, versionRatio: m('version') / nodeMs, helpRatio: m('help') / nodeMs, listJsonRatio: m('listJson') / nodeMs, versionMs: m('version'), helpMs: m('help'), listJsonMs: m('listJson') };
+      }),
     };
   } finally {
     await sandbox.stop();

@@ -1,8 +1,9 @@
 // Loads the CommonJS bundle in dist/ with V8 code caches beside its files.
 //
 // Compiling the bundle's JavaScript is a good part of every command's start-up
-// (startup is a product goal), and Node 20 has no compile cache of its own
-// (module.enableCompileCache arrives in Node 22). The build runs a few commands
+// (startup is a product goal). From Node 22.1 Node keeps a compile cache of its
+// own (module.enableCompileCache): enableCodeCache() turns it on and that is
+// all. Node 20 has none, so there the build runs a few commands
 // once with `record` on and saves, next to each bundle file, the bytecode V8
 // compiled for it (`<file>.cache`); later runs hand that to V8 instead of
 // compiling again. V8 checks each cache against its own version, flags and the
@@ -22,10 +23,13 @@ const debug = debuglog('aerial-code-cache');
 const CACHE_SUFFIX = '.cache';
 
 /**
- * undici parses HTTP in WebAssembly; src/api/undici-agent.ts explains why V8's
- * baseline compiler is used for it. The flag is part of what a code cache is
- * checked against, so it is set before anything is compiled, for recording and
- * loading alike.
+ * undici parses HTTP in WebAssembly, compiled at a command's first connection.
+ * V8's optimising tier for that module costs more than a whole `list --json`
+ * (about 90 ms of CPU here, measured with and without the flag), while its
+ * baseline compiler, Liftoff, is plenty fast for the responses a CLI reads.
+ * aerial runs no other WebAssembly. The flag is part of what a code cache
+ * (V8's, or Node's own) is checked against, so it is set before anything is
+ * compiled, for recording and loading alike, on every Node.
  */
 function setEngineFlags() {
   setFlagsFromString('--liftoff-only');
@@ -37,12 +41,12 @@ function setEngineFlags() {
  * caches once the commands of interest have run (V8 includes every function
  * compiled by then, not only the top level).
  */
-function useCodeCache(bundleDir, { record = false } = {}) {
+function useCodeCache(bundleDir, { record = false, nodeModule = Module } = {}) {
   setEngineFlags();
   const prefix = bundleDir.endsWith(sep) ? bundleDir : bundleDir + sep;
   const recorded = [];
-  const compile = Module.prototype._compile;
-  Module.prototype._compile = function compileWithCache(content, filename) {
+  const compile = nodeModule.prototype._compile;
+  nodeModule.prototype._compile = function compileWithCache(content, filename) {
     if (!filename.startsWith(prefix)) return compile.call(this, content, filename);
     const cacheFile = filename + CACHE_SUFFIX;
     let cachedData;
@@ -72,4 +76,22 @@ function useCodeCache(bundleDir, { record = false } = {}) {
   };
 }
 
-module.exports = { useCodeCache, CACHE_SUFFIX };
+/**
+ * Turns on the code cache this Node offers for the bundle in `bundleDir`, and
+ * says which: Node's own compile cache where it has one (kept in the OS temp
+ * directory or NODE_COMPILE_CACHE, checked against each file's content, and
+ * off under NODE_DISABLE_COMPILE_CACHE), else the caches the build recorded
+ * beside the bundle files. `nodeModule` is node:module; tests pass another.
+ */
+function enableCodeCache(bundleDir, nodeModule = Module) {
+  setEngineFlags();
+  if (typeof nodeModule.enableCompileCache === 'function') {
+    const { status } = nodeModule.enableCompileCache();
+    // A cache directory it cannot create or write: the recorded caches are still there.
+    if (status !== nodeModule.constants.compileCacheStatus.FAILED) return 'node';
+  }
+  useCodeCache(bundleDir, { nodeModule });
+  return 'recorded';
+}
+
+module.exports = { enableCodeCache, useCodeCache, CACHE_SUFFIX };

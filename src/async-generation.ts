@@ -6,7 +6,8 @@
 // downloaded from the callback's signedUrl through the one image path
 // (client.downloadInto, jpeg-file.ts).
 import type { GenAerialClient } from './api/client.js';
-import { CliError, ExitCode, GenerationFailedError, NetworkError, UsageError } from './api/errors.js';
+import { GenerationFailedError, NetworkError } from './api/errors.js';
+import { UsageError } from './errors.js';
 import { withRetries, type RetryHooks } from './api/retry.js';
 import type { GenerationRequest, WebhookSuccess } from './api/schema.js';
 import { startDeadline } from './deadline.js';
@@ -76,46 +77,27 @@ export async function startListener(plan: Pick<ListenPlan, 'host' | 'port' | 'pu
 }
 
 /**
- * No callback in time: exit 7, with the request id so the image can still be
- * found later. The request was accepted, so it may yet be generated and
- * charged: it is never sent again without --retry-unsafe.
+ * No callback in time, with the request id so the image can still be found
+ * later (scripts see it with --json). The request was accepted, so it may yet
+ * be generated and charged: it is never sent again without --retry-unsafe.
  */
 export class CallbackTimeoutError extends NetworkError {
   constructor(
-    readonly requestId: string,
+    override readonly requestId: string,
     timeoutMs: number,
   ) {
     super(`no callback for request ${requestId} within ${formatDuration(timeoutMs)}; it may still finish — look for it later with 'aerial list'`, 'Timeout', true);
   }
-
-  override toJSON() {
-    return { ...super.toJSON(), requestId: this.requestId };
-  }
 }
 
-/** The webhook's error payload: exit 6 with its errorCode and errorMessage, and the request id for scripts. */
+/** The webhook's error payload: its errorCode and errorMessage, and the request id for scripts. */
 export class AsyncGenerationFailedError extends GenerationFailedError {
   constructor(
-    readonly requestId: string,
+    override readonly requestId: string,
     errorCode: string,
     errorMessage: string,
   ) {
     super(errorCode, `${errorMessage} (request ${requestId})`);
-  }
-
-  override toJSON() {
-    return { ...super.toJSON(), requestId: this.requestId };
-  }
-}
-
-/**
- * The image was generated but its signedUrl could not be downloaded (after the
- * download's own retries): never a reason to generate it again. A refused URL
- * says nothing about the API key, so this is not the service refusing us.
- */
-export class GeneratedImageDownloadError extends CliError {
-  constructor(cause: CliError) {
-    super(`downloading the generated image failed: ${cause.message}`, cause instanceof NetworkError ? ExitCode.Network : ExitCode.Server, cause.code);
   }
 }
 

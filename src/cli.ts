@@ -1,12 +1,13 @@
 // Builds the commander program and runs it. Each command lives in its own
 // module under commands/ and keeps its heavy imports inside its action, so
-// `--help` loads nothing but commander.
+// `--help` loads nothing but commander. Commands see only their Context
+// (context.ts); main() runs them in a Process, Node's own or a test terminal.
 import { Command, CommanderError, Option, type OutputConfiguration } from 'commander';
-import { BrokenPipeError, CliError, ExitCode, FileSystemError, fileSystemFailure, InterruptedError, UsageError } from './api/errors.js';
+import { asCliError, BrokenPipeError, CliError, ExitCode, FileSystemError, fileSystemFailure, InterruptedError, UsageError } from './errors.js';
 import { DEFAULT_BASE_URL } from './config.js';
-import { Context, type GlobalOptions } from './context.js';
+import { openContext, type ActionFactory, type CommandBody, type Context, type GlobalOptions, type Process } from './context.js';
 import { fitHelpText, formatItem } from './help-layout.js';
-import { colorEnabled, loadStyle, Terminal } from './io.js';
+import { Terminal } from './io.js';
 import { registrations } from './commands/index.js';
 import { Shutdown } from './shutdown.js';
 import { nearest } from './suggest.js';
@@ -14,28 +15,16 @@ import { VERSION } from './version.js';
 
 export { VERSION };
 
-export interface Process {
-  argv: string[];
-  env: Record<string, string | undefined>;
-  stdout: Terminal['stdout'];
-  stderr: Terminal['stderr'];
-  stdin: Terminal['stdin'];
-}
-
-/** process.stdin is built on first access; commands that never read it should not pay for it. */
-const lazyStdin = (proc: Process) => () => proc.stdin;
-
-/** Wraps a command body: builds its Context, reports its failure, runs its cleanups. */
-export type CommandBody<O> = (ctx: Context, options: O, args: string[]) => Promise<void>;
-export type ActionFactory = <O>(body: CommandBody<O>) => (...args: unknown[]) => Promise<void>;
+/** For a program that is only looked at (its help, its options): actions that do nothing. */
+const IGNORE_ACTION: ActionFactory = () => async () => {};
 
 /**
  * Help is laid out for 80 columns, narrower only on a narrower terminal: the
  * same text everywhere else, which is what lets the build precompute it.
  */
 export const HELP_WIDTH = 80;
-function helpWidth(this: void): number {
-  const columns = process.stdout.isTTY ? process.stdout.columns : undefined;
+function helpWidthFor(stdout: { isTTY?: boolean; columns?: number }): number {
+  const columns = stdout.isTTY ? stdout.columns : undefined;
   return columns && columns < HELP_WIDTH ? columns : HELP_WIDTH;
 }
 
@@ -46,9 +35,8 @@ function helpWidth(this: void): number {
  * loading commander; a test holds them to what commander prints live.
  */
 export function renderHelpTexts(): Record<string, string> {
-  const noAction: ActionFactory = () => async () => {};
   let captured = '';
-  const program = buildProgram(noAction, {
+  const program = buildProgram(IGNORE_ACTION, {
     writeOut: (text) => (captured += text),
     writeErr: (text) => (captured += text),
     getOutHelpWidth: () => HELP_WIDTH,
@@ -67,7 +55,13 @@ export function renderHelpTexts(): Record<string, string> {
   return texts;
 }
 
-export function buildProgram(action: ActionFactory, output: OutputConfiguration = {}): Command {
+/**
+ * The program with every command registered, their actions made by `action`
+ * (by default ones that do nothing: a program to look at, not to run). Help
+ * is written through `output`, fitted to its width (by default 80 columns,
+ * narrower only on a narrower terminal).
+ */
+export function buildProgram(action: ActionFactory = IGNORE_ACTION, output: OutputConfiguration = {}): Command {
   const program = new Command('aerial')
     .description('Generate AI aerial images of any coordinates with the GenAerial v1 API')
     .version(`aerial ${VERSION} (node ${process.version})`, '-V, --version', 'print the version of aerial and Node.js')
@@ -98,11 +92,11 @@ written, 3 auth, 4 credits, 5 not found, 6 generation/server error,
     );
   // Set before the subcommands exist: they inherit both when created.
   program.exitOverride();
-  const width = output.getOutHelpWidth ?? helpWidth;
+  const width = output.getOutHelpWidth ?? (() => helpWidthFor(process.stdout));
   const writeOut = output.writeOut ?? ((text: string) => process.stdout.write(text));
   program.configureOutput({
-    getOutHelpWidth: helpWidth,
-    getErrHelpWidth: helpWidth,
+    getOutHelpWidth: width,
+    getErrHelpWidth: width,
     ...output,
     // Help, with its examples and notes, laid out for the terminal's width.
     writeOut: (text) => writeOut(fitHelpText(text, width())),
@@ -137,7 +131,9 @@ function helpFor(program: Command, names: string[]): Command {
 }
 
 function errorFromUnknown(error: unknown, signal: AbortSignal): CliError {
-  if (error instanceof CliError) return error;
+  // The CLI's own errors, and the API layer's with the exit code of their kind (errors.ts).
+  const named = asCliError(error);
+  if (named) return named;
   if (signal.aborted) return signal.reason instanceof CliError ? signal.reason : new InterruptedError();
   // Ctrl-C inside an inquirer prompt is a keypress in raw mode, not a SIGINT: inquirer rejects instead.
   if (error instanceof Error && ['ExitPromptError', 'AbortPromptError'].includes(error.name)) return new InterruptedError();
@@ -149,16 +145,17 @@ function errorFromUnknown(error: unknown, signal: AbortSignal): CliError {
 }
 
 /**
- * Runs the command line and resolves with the exit code once the command has
- * ended and stdout and stderr have handed all their data to the reader, so the
- * caller may exit the process at once.
+ * Runs the command line in `proc` and resolves with the exit code once the
+ * command has ended and stdout and stderr have handed all their data to the
+ * reader, so the caller may exit the process at once. `argv` is as Node gives
+ * it (the node binary and the script first).
  */
 export async function main(argv: string[], proc: Process = process): Promise<number> {
-  const shutdown = new Shutdown();
-  shutdown.attach({ stdout: proc.stdout, stderr: proc.stderr });
+  const shutdown = new Shutdown({ exit: (code) => proc.exit(code) });
+  shutdown.attach(proc, proc);
 
   const jsonErrors = argv.includes('--json');
-  const bootIo = new Terminal({ stdout: proc.stdout, stderr: proc.stderr, stdin: lazyStdin(proc), env: proc.env, json: jsonErrors, color: !argv.includes('--no-color') });
+  const bootIo = new Terminal({ stdout: proc.stdout, stderr: proc.stderr, stdin: () => proc.stdin, env: proc.env, json: jsonErrors, color: !argv.includes('--no-color') });
   let exitCode: number = ExitCode.Ok;
   let activeContext: Context | undefined;
 
@@ -167,24 +164,8 @@ export async function main(argv: string[], proc: Process = process): Promise<num
     async (...args: unknown[]) => {
       const command = args[args.length - 1] as Command;
       const globals = command.optsWithGlobals() as GlobalOptions & O;
-      const color = colorEnabled(proc.env, Boolean(proc.stderr.isTTY), globals.color ?? true);
-      const io = new Terminal({
-        stdout: proc.stdout,
-        stderr: proc.stderr,
-        stdin: lazyStdin(proc),
-        env: proc.env,
-        json: globals.json,
-        quiet: globals.quiet,
-        verbose: globals.verbose,
-        color,
-        style: await loadStyle(color),
-      });
-      const ctx = new Context(io, globals, proc.env, shutdown);
+      const ctx = await openContext(proc, globals, shutdown);
       activeContext = ctx;
-      if (globals.apiKey) {
-        io.addSecret(globals.apiKey);
-        if (io.stderrIsTTY) io.warn('--api-key is visible in the process list; prefer AERIAL_API_KEY or `aerial config set api-key`');
-      }
       try {
         await body(ctx, globals, command.args);
       } finally {
@@ -192,9 +173,12 @@ export async function main(argv: string[], proc: Process = process): Promise<num
       }
     };
 
+  const helpWidth = () => helpWidthFor(proc.stdout);
   const program = buildProgram(action, {
     writeOut: (text) => proc.stdout.write(text),
     writeErr: (text) => proc.stderr.write(text),
+    getOutHelpWidth: helpWidth,
+    getErrHelpWidth: helpWidth,
     outputError: (text, write) => {
       if (jsonErrors) write(`${JSON.stringify(new UsageError(text.replace(/^error:\s*/, '').trim()).toJSON())}\n`);
       else write(text);
@@ -237,6 +221,5 @@ export async function main(argv: string[], proc: Process = process): Promise<num
   }
   exitCode = shutdown.exitCode(exitCode);
   shutdown.detach();
-  process.exitCode = exitCode;
   return exitCode;
 }

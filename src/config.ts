@@ -3,7 +3,7 @@
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import envPaths from 'env-paths';
-import { CliError, fileSystemProblem, UsageError } from './api/errors.js';
+import { CliError, fileSystemProblem, UsageError } from './errors.js';
 import {
   configKeyOf,
   DEFAULTABLE_FIELDS,

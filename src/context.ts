@@ -1,14 +1,44 @@
-// What every command receives: the terminal, the resolved settings, the
+// The seam between the program and its commands. A command is registered on
+// the commander program with an ActionFactory and runs as a CommandBody: it
+// receives a Context, which holds the terminal, the resolved settings, the
 // signals that stop it (Ctrl-C, SIGTERM, SIGHUP, a reader gone; see
-// shutdown.ts), and a lazily built API client (real service or sandbox).
+// shutdown.ts) and a lazily built API client (real service or sandbox). All of
+// it is made from a Process: Node's own for the CLI, a test terminal in tests.
+import type { Command } from 'commander';
 import type { GenAerialClient, Trace } from './api/client.js';
 import type { Network } from './api/network.js';
 import type { RetryPolicy } from './api/retry.js';
-import { UsageError } from './api/errors.js';
+import { UsageError } from './errors.js';
 import { DEFAULT_BASE_URL, readConfig, resolveSettings, type Settings } from './config.js';
 import { validateBaseUrl } from './flags.js';
-import { Terminal } from './io.js';
-import type { InFlight, Shutdown } from './shutdown.js';
+import { colorEnabled, loadStyle, Terminal } from './io.js';
+import type { InFlight, Shutdown, SignalTarget } from './shutdown.js';
+
+/**
+ * What a command runs in: `process` for the CLI; tests pass a terminal of
+ * their own. SIGINT, SIGTERM and SIGHUP arrive through `on`.
+ */
+export interface Process extends SignalTarget {
+  env: Record<string, string | undefined>;
+  stdout: Terminal['stdout'];
+  stderr: Terminal['stderr'];
+  stdin: Terminal['stdin'];
+  /** Ends the process at once: a signal that comes while the command is already stopping. */
+  exit(code: number): void;
+}
+
+/** What a command does, given its Context, its options (with the global ones) and its arguments. */
+export type CommandBody<O> = (ctx: Context, options: O, args: string[]) => Promise<void>;
+
+/**
+ * Makes a command's commander action from its body: the action builds the
+ * Context, runs the body and then its cleanups; the caller of the program
+ * reports what the body threw (cli.ts).
+ */
+export type ActionFactory = <O>(body: CommandBody<O>) => (...args: unknown[]) => Promise<void>;
+
+/** How a command joins the program: it adds itself to `program`, its action made by `action`. */
+export type CommandRegistration = (program: Command, action: ActionFactory) => void;
 
 export interface GlobalOptions {
   apiKey?: string;
@@ -156,6 +186,32 @@ export class Context {
     })();
     return this.clientCache;
   }
+}
+
+/**
+ * The Context of a command run with `globals` in `proc`: its terminal, with
+ * colour decided by the flags, NO_COLOR, FORCE_COLOR and the TTY, and an API
+ * key given as a flag kept out of every output.
+ */
+export async function openContext(proc: Process, globals: GlobalOptions, shutdown: Shutdown): Promise<Context> {
+  const color = colorEnabled(proc.env, Boolean(proc.stderr.isTTY), globals.color ?? true);
+  const io = new Terminal({
+    stdout: proc.stdout,
+    stderr: proc.stderr,
+    // Node builds process.stdin on first access; commands that never read it should not pay for it.
+    stdin: () => proc.stdin,
+    env: proc.env,
+    json: globals.json,
+    quiet: globals.quiet,
+    verbose: globals.verbose,
+    color,
+    style: await loadStyle(color),
+  });
+  if (globals.apiKey) {
+    io.addSecret(globals.apiKey);
+    if (io.stderrIsTTY) io.warn('--api-key is visible in the process list; prefer AERIAL_API_KEY or `aerial config set api-key`');
+  }
+  return new Context(io, globals, proc.env, shutdown);
 }
 
 export function formatTrace(trace: Trace): string {

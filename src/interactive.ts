@@ -4,7 +4,7 @@
 // exit-2 error for them. inquirer itself is loaded only when a prompt shows.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { UsageError } from './api/errors.js';
+import { UsageError } from './errors.js';
 import type { Settings } from './config.js';
 import type { Context } from './context.js';
 import { checkCoordinates, parseLocation, type SceneInput } from './request.js';

@@ -1,7 +1,8 @@
 // The terminal layer in one injectable object: streams, TTY facts, colour,
 // spinners and message levels. Commands talk only to this, never to `process`.
 import type { Readable, Writable } from 'node:stream';
-import { CliError, FileSystemError, NetworkError } from './api/errors.js';
+import { NetworkError } from './api/errors.js';
+import { CliError, FileSystemError } from './errors.js';
 import { MESSAGE_MAX, printable, terminalSafeJson, terminalSafeJsonText } from './printable.js';
 import { drained } from './shutdown.js';
 
@@ -184,7 +185,7 @@ export class Terminal {
       return;
     }
     // A network or file failure's code (UND_ERR_SOCKET, ResponseTimeout, NoSpace) is already in its message, or says nothing to a person.
-    const generic = ['UsageError', 'NetworkError', 'Unexpected', 'Interrupted'].includes(error.code) || error instanceof NetworkError || error instanceof FileSystemError;
+    const generic = ['UsageError', 'NetworkError', 'Unexpected', 'Interrupted'].includes(error.code) || error.cause instanceof NetworkError || error instanceof FileSystemError;
     // Codes and messages carry what servers, webhooks and files said: one printable line.
     // Redacted before it is cut: a cut must not leave half a key behind.
     const message = printable(this.redact(error.message), MESSAGE_MAX);

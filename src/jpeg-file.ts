@@ -15,7 +15,7 @@ import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { isatty } from 'node:tty';
 import { promisify } from 'node:util';
-import { BrokenPipeError, CliError, FileSystemError, fileSystemError, InterruptedError, UsageError } from './api/errors.js';
+import { BrokenPipeError, CliError, FileSystemError, fileSystemError, InterruptedError, UsageError } from './errors.js';
 import type { ChunkEditor, ImageSink, ReceivedImage } from './api/image-download.js';
 import { drained } from './shutdown.js';
 import { MAX_NAME_BYTES, partFileName, utf8Length } from './file-names.js';

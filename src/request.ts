@@ -1,7 +1,7 @@
 // Turns scene input (flags, batch rows, prompts) plus configured defaults into
 // a validated wire request. Every failure names the flag and what is allowed,
 // and nothing is sent until this has succeeded.
-import { UsageError } from './api/errors.js';
+import { UsageError } from './errors.js';
 import { describeIssues, GenerationRequestSchema, type GenerationRequest } from './api/schema.js';
 import type { Settings } from './config.js';
 import {

@@ -10,7 +10,7 @@
 // signal aborts; one more, or any signal once the command has ended, exits at
 // once.
 import type { Writable } from 'node:stream';
-import { BrokenPipeError, CliError, ExitCode, fileSystemError, InterruptedError } from './api/errors.js';
+import { BrokenPipeError, CliError, ExitCode, fileSystemError, InterruptedError } from './errors.js';
 
 export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 /** How long requests in flight may take to finish after the first signal. */
@@ -27,6 +27,12 @@ export interface InFlight {
 }
 
 export type OutputStream = Writable & { isTTY?: boolean };
+
+/** Where the stop signals arrive: `process`, or a test terminal. */
+export interface SignalTarget {
+  on(signal: NodeJS.Signals, listener: () => void): unknown;
+  off(signal: NodeJS.Signals, listener: () => void): unknown;
+}
 
 /** Errors of a stream whose reader has gone: a closed pipe or socket. */
 const READER_GONE = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED']);
@@ -63,15 +69,15 @@ export class Shutdown {
     this.exit = options.exit ?? ((code) => process.exit(code));
   }
 
-  /** Starts listening for the stop signals and for failures of the output streams. */
-  attach(streams: { stdout: OutputStream; stderr: OutputStream }): void {
-    this.streams = streams;
+  /** Starts listening for the stop signals (`process`'s, or a test terminal's) and for failures of the output streams. */
+  attach(streams: { stdout: OutputStream; stderr: OutputStream }, signals: SignalTarget = process): void {
+    this.streams = { stdout: streams.stdout, stderr: streams.stderr };
     for (const name of STOP_SIGNALS) {
       const onSignal = () => this.onSignal(name);
-      process.on(name, onSignal);
-      this.detachers.push(() => process.off(name, onSignal));
+      signals.on(name, onSignal);
+      this.detachers.push(() => signals.off(name, onSignal));
     }
-    for (const [name, stream] of Object.entries(streams)) {
+    for (const [name, stream] of Object.entries(this.streams)) {
       const onError = (error: NodeJS.ErrnoException) => this.onOutputError(error, name);
       stream.on('error', onError);
       this.detachers.push(() => stream.off('error', onError));

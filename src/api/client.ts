@@ -7,7 +7,7 @@ import { formatBytes } from '../bytes.js';
 import { printable } from '../printable.js';
 import { directDispatcher } from './dispatcher.js';
 import { checkDownloadHost } from './download-guard.js';
-import { ApiError, CliError, defaultCodeForStatus, ExitCode, ImageUrlRefusedError } from './errors.js';
+import { ApiError, BadResponseError, defaultCodeForStatus, ImageUrlRefusedError, RequestError } from './errors.js';
 import { download, type ImageSink, type ReceivedImage } from './image-download.js';
 import { imageIdSegment } from './image-id.js';
 import { networkFailure, oneLine, responseTimeout, type FailureScene } from './network-failure.js';
@@ -115,8 +115,8 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
   return Array.isArray(value) ? value[0] : value;
 }
 
-function tooLarge(maxBytes: number): CliError {
-  return new CliError(`response body exceeds ${formatBytes(maxBytes)}`, ExitCode.Server, 'ResponseTooLarge');
+function tooLarge(maxBytes: number): BadResponseError {
+  return new BadResponseError(`response body exceeds ${formatBytes(maxBytes)}`, 'ResponseTooLarge');
 }
 
 /** Passes a body through, refusing it once it grows past `maxBytes`. */
@@ -147,7 +147,7 @@ type Answer = Dispatcher.ResponseData & { exchange: Exchange };
  * Watches a response body as it streams, through `guard` (which caps its size):
  * one that never finishes (endless or drip-fed, which the idle body timeout
  * never catches) meets a deadline, and a connection lost mid-body becomes a
- * NetworkError (exit 7) instead of an unexpected crash.
+ * NetworkError instead of an unexpected crash.
  */
 function guardBody<T extends Transform>(body: Readable, exchange: Exchange, guard: T, deadlineMs = exchange.responseMs): T {
   const timer = setTimeout(() => {
@@ -180,7 +180,7 @@ async function readBytes(res: Answer, maxBytes: number, deadlineMs = res.exchang
 
 /** The status a failed attempt is traced with. */
 function statusOf(error: unknown): number | 'error' {
-  return error instanceof CliError && error.status !== undefined ? error.status : 'error';
+  return error instanceof RequestError && error.status !== undefined ? error.status : 'error';
 }
 
 /** How a retry is shown with --verbose: the wait actually taken, so a capped Retry-After is visible. */
@@ -239,10 +239,10 @@ export class GenAerialClient {
     try {
       parsed = new URL(url);
     } catch {
-      throw new CliError(`image URL is not a valid URL: ${oneLine(url, 80)}`, ExitCode.Server, 'BadImageUrl');
+      throw new BadResponseError(`image URL is not a valid URL: ${oneLine(url, 80)}`, 'BadImageUrl');
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new CliError(`image URL must be http(s), got ${oneLine(parsed.protocol, 20)}`, ExitCode.Server, 'BadImageUrl');
+      throw new BadResponseError(`image URL must be http(s), got ${oneLine(parsed.protocol, 20)}`, 'BadImageUrl');
     }
     checkDownloadHost(parsed.hostname);
     return this.receive(parsed.toString(), sink, { kind: 'download', withKey: false }, call);
@@ -280,8 +280,9 @@ export class GenAerialClient {
   }
 
   /** The request an attempt is making, for reporting what became of it. */
-  private scene(url: URL, attempts: number, bodySent: boolean, budget: CallBudget): FailureScene {
+  private scene(url: URL, attempts: number, bodySent: boolean, budget: CallBudget, signal?: AbortSignal): FailureScene {
     return {
+      signal,
       url,
       attempts,
       bodySent,
@@ -351,7 +352,7 @@ export class GenAerialClient {
     const payload = outgoing.json === undefined ? undefined : JSON.stringify(outgoing.json);
     if (payload !== undefined) headers['content-type'] = 'application/json';
     return this.attempts(outgoing.kind, method, url, call, async (attempt, budget, answered) => {
-      const scene = this.scene(target, attempt.number, payload !== undefined, budget);
+      const scene = this.scene(target, attempt.number, payload !== undefined, budget, call.signal);
       let res: Dispatcher.ResponseData;
       try {
         res = await this.dispatcher.request({
@@ -387,7 +388,7 @@ export class GenAerialClient {
       // Another attempt starts from an empty sink.
       if (written) await sink.reset!();
       written = false;
-      const scene = this.scene(target, attempt.number, payload !== undefined, budget);
+      const scene = this.scene(target, attempt.number, payload !== undefined, budget, call.signal);
       const deadlineMs = budget.responseMs();
       const outcome = await download(
         this.dispatcher,
@@ -432,7 +433,7 @@ export class GenAerialClient {
     this.options.onTrace?.(trace);
   }
 
-  private async errorFrom(res: Answer): Promise<CliError> {
+  private async errorFrom(res: Answer): Promise<RequestError> {
     if (res.statusCode >= 300 && res.statusCode < 400) {
       // Discarded, not drained: an endless body would otherwise hold the pool open at exit.
       discard(res.body);
@@ -448,13 +449,12 @@ export class GenAerialClient {
   }
 
   /** The error an answer other than 2xx stands for, from its status, headers and (bounded) body. */
-  private errorFromAnswer(statusCode: number, headers: Dispatcher.ResponseData['headers'], bytes: Buffer, imageUrl = false): CliError {
+  private errorFromAnswer(statusCode: number, headers: Dispatcher.ResponseData['headers'], bytes: Buffer, imageUrl = false): RequestError {
     const retryAfter = parseRetryAfter(headers['retry-after']);
     if (statusCode >= 300 && statusCode < 400) {
       const location = header(headers, 'location');
-      return new CliError(
+      return new BadResponseError(
         `unexpected redirect (HTTP ${statusCode}${location ? ` to ${oneLine(location, 100)}` : ''}); not followed`,
-        ExitCode.Server,
         'UnexpectedRedirect',
         statusCode,
       );
@@ -496,20 +496,19 @@ export class GenAerialClient {
       // JSON is UTF-8 (RFC 8259); turning bad bytes into U+FFFD would hand scripts ids that match nothing.
       text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
     } catch {
-      throw new CliError(`server sent an unreadable ${what} (invalid UTF-8)`, ExitCode.Server, 'UnexpectedResponse', res.statusCode);
+      throw new BadResponseError(`server sent an unreadable ${what} (invalid UTF-8)`, 'UnexpectedResponse', res.statusCode);
     }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      throw new CliError(`server sent an unreadable ${what} (not JSON)`, ExitCode.Server, 'UnexpectedResponse', res.statusCode);
+      throw new BadResponseError(`server sent an unreadable ${what} (not JSON)`, 'UnexpectedResponse', res.statusCode);
     }
     const result = schema.safeParse(parsed);
     if (!result.success) {
       const issue = result.error.issues[0];
-      throw new CliError(
+      throw new BadResponseError(
         `server sent an unexpected ${what}: ${issue ? `${issue.path.join('.') || 'body'} ${issue.message}` : 'invalid'}`,
-        ExitCode.Server,
         'UnexpectedResponse',
         res.statusCode,
       );
@@ -518,19 +517,18 @@ export class GenAerialClient {
   }
 
   /** What is wrong with a 2xx answer that should carry an image: not a JPEG, or announced over the size cap. */
-  private imageProblem(headers: Dispatcher.ResponseData['headers'], statusCode: number): CliError | undefined {
+  private imageProblem(headers: Dispatcher.ResponseData['headers'], statusCode: number): BadResponseError | undefined {
     const contentType = header(headers, 'content-type') ?? '';
     if (!/^image\/(jpeg|jpg|pjpeg)\b/i.test(contentType.trim())) {
-      return new CliError(
+      return new BadResponseError(
         `expected an image/jpeg response, got ${contentType ? `'${oneLine(contentType, 60)}'` : 'no content type'}`,
-        ExitCode.Server,
         'UnexpectedResponse',
         statusCode,
       );
     }
     const length = Number(header(headers, 'content-length'));
     if (Number.isFinite(length) && length > this.maxImageBytes) {
-      return new CliError(`image of ${formatBytes(length)} exceeds the ${formatBytes(this.maxImageBytes)} limit`, ExitCode.Server, 'ResponseTooLarge', statusCode);
+      return new BadResponseError(`image of ${formatBytes(length)} exceeds the ${formatBytes(this.maxImageBytes)} limit`, 'ResponseTooLarge', statusCode);
     }
     return undefined;
   }

@@ -3,10 +3,9 @@
 // environment's proxies when it names any. Timeouts of headers and bodies are
 // set per request by the client (they depend on the call); the connect limit
 // belongs to the pool.
-import type { Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, errors, Pool, type Dispatcher } from './undici.js';
 import { guardedLookup } from './download-guard.js';
 import type { ProxySettings } from './proxy.js';
-import { Agent } from './undici-agent.js';
 
 export interface DispatcherOptions {
   /** Connections per origin; batch and export raise it to their concurrency. */
@@ -27,7 +26,7 @@ export function directDispatcher(options: Omit<DispatcherOptions, 'proxy'>): Dis
   return new Agent(poolOptions(options));
 }
 
-export async function createDispatcher(options: DispatcherOptions): Promise<Dispatcher> {
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
   if (!options.proxy) return directDispatcher(options);
   return createProxyDispatcher(options.proxy, poolOptions(options), options.connectMs);
 }
@@ -41,17 +40,9 @@ interface PoolOptions {
  * undici's EnvHttpProxyAgent, told the settings explicitly: HTTPS_PROXY and
  * HTTP_PROXY per protocol, NO_PROXY for hosts reached directly. https URLs go
  * through a CONNECT tunnel; http URLs are forwarded as absolute-URI requests,
- * which any forward proxy takes. Loaded only when a proxy is set: undici's
- * public entry point costs a good share of a command's start-up.
+ * which any forward proxy takes.
  */
-async function createProxyDispatcher(
-  proxy: ProxySettings,
-  pool: PoolOptions,
-  connectMs: number,
-): Promise<Dispatcher> {
-  // undici is CommonJS: its exports are the namespace's default, in the bundle as under Node.
-  const { EnvHttpProxyAgent, Pool, errors } = (await import('undici')).default as unknown as typeof import('undici');
-
+function createProxyDispatcher(proxy: ProxySettings, pool: PoolOptions, connectMs: number): Dispatcher {
   /**
    * The pool that asks the proxy for tunnels. A proxy that never answers
    * CONNECT would otherwise hold the request for undici's default header wait

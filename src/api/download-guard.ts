@@ -8,7 +8,7 @@
 // another to the connection).
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
-import { CliError, ExitCode } from './errors.js';
+import { BadResponseError } from './errors.js';
 
 const FORBIDDEN = new BlockList();
 // Link-local: 169.254.169.254 is the metadata service of AWS, GCP, Azure, Oracle and others, 169.254.170.2 ECS's.
@@ -27,10 +27,10 @@ export function isForbiddenAddress(address: string): boolean {
   return family !== 0 && FORBIDDEN.check(address, family === 6 ? 'ipv6' : 'ipv4');
 }
 
-/** A refused destination: exit 6, like any answer of the service the CLI will not follow. */
-export class ForbiddenDestinationError extends CliError {
+/** A refused destination: like any answer of the service the client will not follow. */
+export class ForbiddenDestinationError extends BadResponseError {
   constructor(what: string, doing = 'download from') {
-    super(`refused to ${doing} ${what}: a link-local or cloud metadata address`, ExitCode.Server, 'ForbiddenDestination');
+    super(`refused to ${doing} ${what}: a link-local or cloud metadata address`, 'ForbiddenDestination');
   }
 }
 

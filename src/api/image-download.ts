@@ -7,7 +7,7 @@
 // through would delay the next request.
 import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import type { CliError } from './errors.js';
+import type { RequestError } from './errors.js';
 import { CorruptImageError, JpegCheck } from './jpeg-verifier.js';
 
 /** Changes chunks on their way into the sink (metadata insertion): see MetadataSplicer. */
@@ -53,7 +53,7 @@ export type DownloadOutcome =
 
 export interface DownloadRules {
   /** Checks a 2xx answer's headers; a problem ends the exchange before any body is read. */
-  imageProblem(statusCode: number, headers: Dispatcher.ResponseData['headers']): CliError | undefined;
+  imageProblem(statusCode: number, headers: Dispatcher.ResponseData['headers']): RequestError | undefined;
   sink: ImageSink;
   /** Told once an image is on its way, before the sink is asked for. */
   onImage?(): void;
@@ -68,9 +68,9 @@ export interface DownloadRules {
    */
   bufferBytes?: number;
   /** What a network-level failure (not the sink's, nor a check's) becomes. */
-  networkError(error: unknown): CliError;
-  tooLarge(): CliError;
-  timedOut(): CliError;
+  networkError(error: unknown): Error;
+  tooLarge(): RequestError;
+  timedOut(): RequestError;
   signal?: AbortSignal;
 }
 

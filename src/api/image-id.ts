@@ -3,15 +3,15 @@
 // /image-generation/{id}. An id is data, never a path of its own: it is sent
 // percent-encoded as exactly one segment, and the few strings that no
 // encoding can keep in their place are refused before anything is sent.
-import { UsageError } from './errors.js';
+import { InvalidInputError } from './errors.js';
 
 /** C0 and C1 control characters: in an identifier they mean a broken server or a mangled argument. */
 export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 
-/** The id, when it can be one; a usage error (exit 2, nothing sent) saying why not. */
+/** The id, when it can be one; an InvalidInputError (nothing sent) saying why not. */
 export function checkImageId(id: string): string {
   const problem = imageIdProblem(id);
-  if (problem) throw new UsageError(`image id ${JSON.stringify(id)} ${problem}`);
+  if (problem) throw new InvalidInputError(`image id ${JSON.stringify(id)} ${problem}`);
   return id;
 }
 

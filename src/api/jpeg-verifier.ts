@@ -2,15 +2,15 @@
 // end-of-image marker near the end (the spec's "magic bytes are checked"). The
 // image path checks every image it receives with it (image-download.ts), and
 // a resumed batch or export checks the files it finds (batch/files.ts).
-import { CliError, ExitCode } from './errors.js';
+import { BadResponseError } from './errors.js';
 
 const SOI = [0xff, 0xd8, 0xff];
 /** How far from the end the end-of-image marker is looked for. */
 export const JPEG_CHECK_TAIL_BYTES = 64;
 
-export class CorruptImageError extends CliError {
+export class CorruptImageError extends BadResponseError {
   constructor(message: string) {
-    super(message, ExitCode.Server, 'InvalidImage');
+    super(message, 'InvalidImage');
   }
 }
 

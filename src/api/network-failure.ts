@@ -1,9 +1,9 @@
 // What a request that got no (complete) answer is reported as: one line that
 // names the host (or the proxy) involved, what failed, and how many attempts
-// were made, with exit 7. A certificate that cannot be verified says how to
+// were made. A certificate that cannot be verified says how to
 // trust a company CA; a timeout names the stage that ran out.
 import { printable } from '../printable.js';
-import { CliError, NetworkError } from './errors.js';
+import { NetworkError, RequestError } from './errors.js';
 import { maskProxy, proxyFor, type ProxyEndpoint, type ProxySettings } from './proxy.js';
 import { attemptsText, timeoutMessage } from './timeouts.js';
 
@@ -22,6 +22,8 @@ export interface FailureScene {
   elapsedMs?: number;
   /** NODE_EXTRA_CA_CERTS as set, for the advice on an unverifiable certificate. */
   extraCaCerts?: string;
+  /** The caller's signal: what it aborted the request with is the caller's own, passed on as it is. */
+  signal?: AbortSignal;
 }
 
 interface ErrorLike {
@@ -73,7 +75,7 @@ const PLAIN_WORDS: Record<string, string> = {
 /** Failures that another attempt will not mend. */
 const PERMANENT_CODES = new Set([...CERTIFICATE_CODES, 'ProxyAuthenticationRequired', 'ProxyRefused']);
 
-export function isTransient(failure: CliError): boolean {
+export function isTransient(failure: RequestError): boolean {
   return failure instanceof NetworkError && !PERMANENT_CODES.has(failure.code);
 }
 
@@ -125,11 +127,14 @@ function certificateFailure(err: ErrorLike, code: string, scene: FailureScene): 
 }
 
 /**
- * Turns a network-level failure into a NetworkError (exit 7) saying what
- * failed where, and whether the server may have acted on the request.
+ * Turns a network-level failure into a NetworkError saying what failed where,
+ * and whether the server may have acted on the request. What is not one passes
+ * as it is: this layer's own failures (a refused address), and the reason the
+ * caller aborted with.
  */
-export function networkFailure(error: unknown, scene: FailureScene): CliError {
-  if (error instanceof CliError) return error;
+export function networkFailure(error: unknown, scene: FailureScene): Error {
+  if (error instanceof RequestError) return error;
+  if (scene.signal?.aborted && error === scene.signal.reason) return error as Error;
   const raw = error as ErrorLike;
   // A certificate problem inside a proxy tunnel arrives wrapped.
   const err = (raw?.code === 'UND_ERR_PRX_TLS' && raw.cause ? raw.cause : raw) as ErrorLike;
@@ -142,7 +147,7 @@ export function networkFailure(error: unknown, scene: FailureScene): CliError {
 
   // undici reports a proxy's refusal as an invalid argument (plain forwarding) or an abort (CONNECT).
   const refusal = /Proxy Authentication Required \((\d+)\)|Proxy response \((\d+)\) !== 200/.exec(err?.message ?? '');
-  if (!refusal && raw?.name === 'AbortError') return raw as CliError;
+  if (!refusal && raw?.name === 'AbortError') return raw as Error;
   if (refusal && proxy) {
     const status = Number(refusal[1] ?? refusal[2]);
     // Through a tunnel, a 401 can only be the proxy's own (tinyproxy answers a wrong password so).

@@ -23,14 +23,14 @@ export interface NetworkSetup {
   secrets: string[];
 }
 
-/** `direct` leaves proxies out: for the in-process sandbox on loopback. A bad setting throws a UsageError naming its variable. */
+/** `direct` leaves proxies out: for the in-process sandbox on loopback. A bad setting throws an InvalidInputError naming its variable. */
 export async function openNetwork(
   env: Record<string, string | undefined>,
   options: { connections?: number; direct?: boolean } = {},
 ): Promise<NetworkSetup> {
   const { timeouts, maxRetryAfterSeconds } = readWaitSettings(env);
   const proxy = options.direct ? undefined : readProxySettings(env);
-  const dispatcher = await createDispatcher({ connections: options.connections, connectMs: timeouts.connectMs, proxy });
+  const dispatcher = createDispatcher({ connections: options.connections, connectMs: timeouts.connectMs, proxy });
   return {
     network: { dispatcher, timeouts, maxRetryAfterSeconds, proxy, extraCaCerts: env.NODE_EXTRA_CA_CERTS || undefined },
     proxyDescription: proxy && describeProxies(proxy),

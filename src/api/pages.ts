@@ -2,7 +2,7 @@
 // first listing and every re-listing). How many pages there are is the
 // server's word; this module decides how far to believe it. A walk ends
 // normally at an empty page or at the last page the server announces, and
-// stops with a PagingError (exit 6) when the server's pages cannot be true:
+// stops with a PagingError when the server's pages cannot be true:
 //   - a page brings no image that an earlier page did not already bring
 //     (the same page served again, or a page number ignored);
 //   - a page contradicts itself: its number is not the one asked for, it holds
@@ -10,7 +10,7 @@
 //     divided by its size;
 //   - the walk outgrows a hard cap on pages, images or bytes, so that time and
 //     memory stay bounded whatever the server claims.
-import { CliError, ExitCode } from './errors.js';
+import { BadResponseError } from './errors.js';
 import type { ImageRecord, Page } from './schema.js';
 
 export interface WalkLimits {
@@ -42,11 +42,10 @@ const UNTRUSTED = "the service's paging cannot be trusted";
 const TOO_LARGE = 'the listing is too large to walk';
 
 /** The server's paging cannot be followed to an end (untrustworthy, or past the caps); what was collected before it stays the caller's. */
-export class PagingError extends CliError {
+export class PagingError extends BadResponseError {
   constructor(reason: string, readonly pagesRead: number, readonly imagesRead: number) {
     super(
       `${reason}; stopped after ${pagesRead} page${pagesRead === 1 ? '' : 's'} (${imagesRead} image${imagesRead === 1 ? '' : 's'})`,
-      ExitCode.Server,
       reason.startsWith(TOO_LARGE) ? 'ListingTooLarge' : 'InconsistentPaging',
     );
   }

@@ -3,7 +3,7 @@
 // NO_PROXY for hosts reached directly; each lower-case form wins over its
 // upper-case one. Checked before anything is sent, and only ever shown with
 // the password masked.
-import { UsageError } from './errors.js';
+import { InvalidInputError } from './errors.js';
 
 export interface ProxyEndpoint {
   /** The variable it came from, as set (https_proxy or HTTPS_PROXY, …). */
@@ -42,7 +42,7 @@ function parseProxy(variable: string, value: string): ProxyEndpoint {
     url = undefined;
   }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
-    throw new UsageError(`${variable} must be an http:// or https:// proxy URL such as http://proxy.example.com:3128; got '${maskedRaw(value)}'`);
+    throw new InvalidInputError(`${variable} must be an http:// or https:// proxy URL such as http://proxy.example.com:3128; got '${maskedRaw(value)}'`);
   }
   return { variable, url };
 }

@@ -11,7 +11,7 @@
 // hooks of its own: room on the wire (a batch's slot), a stop that lets what is
 // on the wire finish, progress.
 import { setTimeout as delay } from 'node:timers/promises';
-import { ApiError, CliError, GenerationFailedError, NetworkError } from './errors.js';
+import { ApiError, GenerationFailedError, NetworkError, type RequestError } from './errors.js';
 import { CorruptImageError } from './jpeg-verifier.js';
 import { isTransient } from './network-failure.js';
 import { CallBudget, type CallKind, type CallLimits } from './timeouts.js';
@@ -119,7 +119,7 @@ export type Verdict =
 
 /** The request may have been carried out, so sending it again may charge again. */
 export class MaybeChargedError extends NetworkError {
-  constructor(cause: CliError) {
+  constructor(cause: RequestError) {
     super(
       `${cause.message}; the service may already have generated (and charged for) this image, so it was not retried (pass --retry-unsafe to retry such rows)`,
       cause.code,
@@ -175,7 +175,7 @@ export function judge(error: unknown, attempt: Attempt, kind: CallKind, policy: 
   if (!allowed) return fail;
   // A generation whose body reached the service, or whose answer had begun, may have been charged.
   const maybeCharged = kind === 'generation' && (attempt.answered || error instanceof CorruptImageError || (error as NetworkError).maybeProcessed);
-  if (maybeCharged && !policy.retryUnsafe) return { retry: false, error: new MaybeChargedError(error as CliError) };
+  if (maybeCharged && !policy.retryUnsafe) return { retry: false, error: new MaybeChargedError(error as RequestError) };
   return backoff();
 }
 

@@ -4,7 +4,7 @@
 // Every limit is per stage (connect, response headers, body), so a timeout can
 // say which stage ran out, and a lookup also has a budget for the whole call,
 // retries and the waits between them included.
-import { UsageError } from './errors.js';
+import { InvalidInputError } from './errors.js';
 
 /** What a call is, for its limits: a quick lookup, a download of a signed image URL, or a generation. */
 export type CallKind = 'lookup' | 'download' | 'generation';
@@ -150,7 +150,7 @@ export function readWaitSettings(env: Record<string, string | undefined>): WaitS
     const text = timeout.trim();
     overrideMs = Number(text);
     if (!/^\d+$/.test(text) || overrideMs < 1 || overrideMs > MAX_TIMER_MS) {
-      throw new UsageError(`AERIAL_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}; got '${timeout}'`);
+      throw new InvalidInputError(`AERIAL_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}; got '${timeout}'`);
     }
   }
   const retryAfter = env.AERIAL_MAX_RETRY_AFTER;
@@ -159,7 +159,7 @@ export function readWaitSettings(env: Record<string, string | undefined>): WaitS
     const text = retryAfter.trim();
     maxRetryAfterSeconds = Number(text);
     if (!/^\d+(\.\d+)?$/.test(text) || maxRetryAfterSeconds > MAX_TIMER_MS / 1000) {
-      throw new UsageError(`AERIAL_MAX_RETRY_AFTER must be a number of seconds from 0 to ${Math.floor(MAX_TIMER_MS / 1000)}; got '${retryAfter}'`);
+      throw new InvalidInputError(`AERIAL_MAX_RETRY_AFTER must be a number of seconds from 0 to ${Math.floor(MAX_TIMER_MS / 1000)}; got '${retryAfter}'`);
     }
   }
   return { timeouts: timeoutsOf(overrideMs), maxRetryAfterSeconds };

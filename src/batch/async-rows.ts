@@ -3,7 +3,8 @@
 // signedUrl of its callback (src/async-generation.ts, as for
 // `generate-async --listen`).
 import type { GenAerialClient } from '../api/client.js';
-import { CliError, FileSystemError, UsageError } from '../api/errors.js';
+import { RequestError } from '../api/errors.js';
+import { CliError, FileSystemError, GeneratedImageDownloadError, UsageError } from '../errors.js';
 import type { ListenPlan } from '../async-generation.js';
 import type { Context } from '../context.js';
 import type { JpegFileOptions } from '../jpeg-file.js';
@@ -66,8 +67,8 @@ export async function asyncProducer(ctx: Context, options: AsyncProducerOptions)
     try {
       return await saveImage(destination, (sink) => client.downloadInto(generated.signedUrl, sink, { signal }));
     } catch (error) {
-      if (signal.aborted || !(error instanceof CliError) || error instanceof FileSystemError) throw error;
-      throw new webhook.GeneratedImageDownloadError(error);
+      if (signal.aborted || error instanceof FileSystemError || !(error instanceof RequestError || error instanceof CliError)) throw error;
+      throw new GeneratedImageDownloadError(error);
     }
   };
 }

@@ -9,7 +9,7 @@
 // stays flat from a hundred rows to millions.
 import { setMaxListeners } from 'node:events';
 import { basename, dirname } from 'node:path';
-import { CliError, ExitCode, fileSystemProblem, InterruptedError, UsageError } from '../api/errors.js';
+import { CliError, ExitCode, fileSystemProblem, InterruptedError, UsageError } from '../errors.js';
 import { PERSISTENT_RETRIES, persistentPolicy, WireLimiter, type Attempt } from '../api/retry.js';
 import type { Context } from '../context.js';
 import { formatDuration } from '../duration.js';

@@ -7,7 +7,8 @@ import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import { lstat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { CliError, ExitCode, ImageUrlRefusedError, InterruptedError, UsageError } from '../api/errors.js';
+import { ImageUrlRefusedError } from '../api/errors.js';
+import { asCliError, CliError, ExitCode, InterruptedError, UsageError } from '../errors.js';
 import type { GenAerialClient } from '../api/client.js';
 import type { ImageSink, ReceivedImage } from '../api/image-download.js';
 import { NotRetriedError, PERSISTENT_RETRIES, persistentPolicy, type RetryHooks } from '../api/retry.js';
@@ -355,7 +356,7 @@ async function downloadOne(id: string, file: string, deps: DownloadDeps): Promis
         await refresher.refresh(version);
         continue;
       }
-      const failure = error instanceof CliError ? error : new CliError(String(error), ExitCode.Unexpected, 'Unexpected');
+      const failure = asCliError(error) ?? new CliError(String(error), ExitCode.Unexpected, 'Unexpected');
       const reason = describeFailure(failure, attempts);
       progress.log(`image ${id} failed: ${reason}`);
       return { id, status: 'failed', file, attempts, error: reason, exitCode: failure.exitCode };

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
-import { fileSystemProblem, UsageError } from '../api/errors.js';
+import { fileSystemProblem, UsageError } from '../errors.js';
 import { detectFormat, type BatchFormat, type BatchRow } from './rows.js';
 
 /** A file this large is a mistake, or a device that never ends. */

@@ -9,7 +9,7 @@
 // whole, in a pass of their own, to tell them apart.
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { flagName, SANDBOX_PRICE, SCENE_ENUM_FIELDS } from '../api/enums.js';
-import { UsageError } from '../api/errors.js';
+import { UsageError } from '../errors.js';
 import type { GenerationRequest } from '../api/schema.js';
 import type { Settings } from '../config.js';
 import { fitName, fitPath, foldName, MAX_PATH_BYTES, nameTag, separateNames, splitExtension, utf8Length } from '../file-names.js';

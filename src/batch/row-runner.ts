@@ -8,8 +8,9 @@
 // requests on the wire (the policy's WireLimiter): each attempt runs within
 // its room there, given back as soon as its response has arrived, so the next
 // row's request goes out while the previous one's file is finished.
-import { ApiError, CliError, ExitCode, fileSystemError, FileSystemError, ImageUrlRefusedError } from '../api/errors.js';
+import { ApiError, ImageUrlRefusedError } from '../api/errors.js';
 import { isRateLimited, NotRetriedError, type RetryHooks } from '../api/retry.js';
+import { asCliError, CliError, ExitCode, fileSystemError, FileSystemError } from '../errors.js';
 import type { WrittenJpeg } from '../jpeg-file.js';
 import type { ManifestWriter } from './manifest.js';
 import type { OutcomeLog } from './outcomes.js';
@@ -38,7 +39,8 @@ export type RowProducer = (job: Job, retry: RetryHooks, signal: AbortSignal, not
 
 /** A failure as the batch reports it: a file-system error in the user's terms, anything unknown as a bug. */
 export function rowFailure(error: unknown): CliError {
-  if (error instanceof CliError) return error;
+  const named = asCliError(error);
+  if (named) return named;
   const err = error as { code?: string; message?: string };
   return fileSystemError(error, 'cannot write the image') ?? new CliError(err?.message ?? String(error), ExitCode.Unexpected, typeof err?.code === 'string' ? err.code : 'Unexpected');
 }
@@ -49,14 +51,14 @@ export function rowFailure(error: unknown): CliError {
  * further row would be paid for and lost). A refused image URL says nothing
  * about the key.
  */
-export function stopsTheBatch(error: CliError): boolean {
-  if (error instanceof FileSystemError) return true;
-  return error instanceof ApiError && !(error instanceof ImageUrlRefusedError) && [401, 402, 403].includes(error.status ?? 0);
+export function stopsTheBatch(error: unknown): boolean {
+  if (error instanceof ApiError) return !(error instanceof ImageUrlRefusedError) && [401, 402, 403].includes(error.status);
+  return rowFailure(error) instanceof FileSystemError;
 }
 
 /** When a row gives up after retries, say so in its reason. */
 export function describeFailure(error: CliError, attempts: number): string {
-  const what = error instanceof ApiError || error.status !== undefined ? `${error.code}: ${error.message}` : error.message;
+  const what = error.status !== undefined ? `${error.code}: ${error.message}` : error.message;
   return attempts > 1 ? `${what} (after ${attempts} attempts)` : what;
 }
 
@@ -129,12 +131,13 @@ export class RowRunner {
   }
 
   /** Stops the batch when `error` is one every further row would meet (before the failed row's slot is handed on). */
-  private stopIfAllWouldFail(error: CliError): boolean {
+  private stopIfAllWouldFail(error: unknown): boolean {
     if (!stopsTheBatch(error)) return false;
     if (!this.stopError) {
-      this.stopError = error;
-      this.options.progress.log(`stopping the batch: ${error.code} — ${error.message}; rows not yet started are skipped`);
-      this.stopping.abort(error);
+      const failure = rowFailure(error);
+      this.stopError = failure;
+      this.options.progress.log(`stopping the batch: ${failure.code} — ${failure.message}; rows not yet started are skipped`);
+      this.stopping.abort(failure);
     }
     return true;
   }
@@ -157,7 +160,7 @@ export class RowRunner {
         progress.update(this.counts);
         return () => void this.counts.retrying--;
       },
-      onGiveUp: (error) => void this.stopIfAllWouldFail(rowFailure(error)),
+      onGiveUp: (error) => void this.stopIfAllWouldFail(error),
     };
     let failure: CliError;
     let exitCode: number | undefined;
@@ -178,7 +181,7 @@ export class RowRunner {
       } else {
         if (isRateLimited(error)) rateLimited++;
         failure = rowFailure(error);
-        stopped = this.stopIfAllWouldFail(failure);
+        stopped = this.stopIfAllWouldFail(error);
       }
     }
     const reason = exitCode === undefined ? describeFailure(failure, attempts) : failure.message;

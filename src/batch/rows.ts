@@ -3,7 +3,7 @@
 // the scene flags in camelCase or kebab-case (aspectRatio, aspect-ratio);
 // columns that name no scene field are kept for the output template ({id}, …).
 import { extname } from 'node:path';
-import { UsageError } from '../api/errors.js';
+import { UsageError } from '../errors.js';
 import type { SceneInput } from '../request.js';
 import { columnNames, SCENE_FIELD_NAMES, sceneSpec, type SceneField } from '../scene-vocabulary.js';
 

@@ -2,9 +2,8 @@
 // for CI jobs. The work lives in ../batch/; this file only declares the
 // interface, so that `--help` loads nothing heavy.
 import type { Command } from 'commander';
-import type { ActionFactory } from '../cli.js';
 import type { BatchOptions } from '../batch/batch.js';
-import type { Context } from '../context.js';
+import type { ActionFactory, Context } from '../context.js';
 import { DEFAULT_LISTEN_HOST } from '../flags.js';
 import { CALLBACK_WAIT_HELP } from './generate-async.js';
 import { addSceneOptions, sceneColumnsHelp, sceneInputFrom } from './scene-options.js';

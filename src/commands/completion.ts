@@ -1,7 +1,7 @@
 // `aerial completion <shell>`: prints the completion script for bash, zsh or
 // fish, generated from this very program so it always matches the CLI.
 import { Argument, type Command } from 'commander';
-import type { ActionFactory } from '../cli.js';
+import type { ActionFactory } from '../context.js';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
 

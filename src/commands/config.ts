@@ -1,8 +1,7 @@
 // `aerial config`: set, get, unset, list and path, per profile. The API key is
 // only ever shown masked, and can be entered on a hidden prompt or stdin.
 import type { Command } from 'commander';
-import { UsageError } from '../api/errors.js';
-import type { ActionFactory } from '../cli.js';
+import { UsageError } from '../errors.js';
 import {
   configKeys,
   configPath,
@@ -19,7 +18,7 @@ import {
   type ConfigKey,
   type ProfileData,
 } from '../config.js';
-import type { Context } from '../context.js';
+import type { ActionFactory, Context } from '../context.js';
 import { MESSAGE_MAX, printable } from '../printable.js';
 
 export function register(program: Command, action: ActionFactory): void {

@@ -1,8 +1,7 @@
 // `aerial delete <id...>`: permanent deletion, confirmed on a terminal.
 import type { Command } from 'commander';
-import { CliError, UsageError } from '../api/errors.js';
-import type { ActionFactory } from '../cli.js';
-import type { Context } from '../context.js';
+import { asCliError, CliError, ExitCode, UsageError } from '../errors.js';
+import type { ActionFactory, Context } from '../context.js';
 import { printable } from '../printable.js';
 
 interface DeleteOptions {
@@ -59,11 +58,12 @@ export async function runDelete(ctx: Context, options: DeleteOptions, args: stri
       deleted.push(id);
       ctx.io.success(`Deleted ${printable(id, 80)}`);
     } catch (error) {
-      if (!(error instanceof CliError) || ctx.signal.aborted) throw error;
-      failed.push({ id, error });
+      const failure = asCliError(error);
+      if (!failure || ctx.signal.aborted) throw error;
+      failed.push({ id, error: failure });
       // Auth and network failures will fail every id alike: stop rather than repeat them.
-      if (failed.length === 1 && ![5, 6].includes(error.exitCode)) break;
-      if (ids.length > 1) ctx.io.warn(`${id}: ${error.code} — ${error.message}`);
+      if (failed.length === 1 && failure.exitCode !== ExitCode.NotFound && failure.exitCode !== ExitCode.Server) break;
+      if (ids.length > 1) ctx.io.warn(`${id}: ${failure.code} — ${failure.message}`);
     }
   }
 

@@ -2,8 +2,7 @@
 // two hours after listing). The work lives in ../batch/export.ts.
 import type { Command } from 'commander';
 import type { ExportOptions } from '../batch/export.js';
-import type { ActionFactory } from '../cli.js';
-import type { Context } from '../context.js';
+import type { ActionFactory, Context } from '../context.js';
 import { PROGRESS_INTERVAL_HELP, RETRY_DELAY_HELP } from './batch.js';
 
 export function register(program: Command, action: ActionFactory): void {

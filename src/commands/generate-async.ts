@@ -2,12 +2,11 @@
 // result goes to the caller's own --callback-url, or --listen catches it with a
 // temporary local listener (src/listener.ts) and downloads the signed image.
 import type { Command } from 'commander';
-import { UsageError } from '../api/errors.js';
+import { UsageError } from '../errors.js';
 import type { GenerationRequest } from '../api/schema.js';
 import type { ListenPlan } from '../async-generation.js';
 import { formatBytes } from '../bytes.js';
-import type { ActionFactory } from '../cli.js';
-import type { Context } from '../context.js';
+import type { ActionFactory, Context } from '../context.js';
 import { DEFAULT_LISTEN_HOST } from '../flags.js';
 import type { Spinner } from '../io.js';
 import { printable } from '../printable.js';

@@ -1,9 +1,8 @@
 // `aerial generate`: one synchronous generation, streamed to a JPEG on disk.
 import type { Command } from 'commander';
-import { BrokenPipeError, UsageError } from '../api/errors.js';
+import { BrokenPipeError, UsageError } from '../errors.js';
 import { formatBytes } from '../bytes.js';
-import type { ActionFactory } from '../cli.js';
-import type { Context } from '../context.js';
+import type { ActionFactory, Context } from '../context.js';
 import { VERSION } from '../version.js';
 import { addLocationOptions, addSceneOptions, sceneInputFrom } from './scene-options.js';
 

@@ -1,6 +1,7 @@
-// Every command registers itself on the program; the order here is the order in --help.
-import type { Command } from 'commander';
-import type { ActionFactory } from '../cli.js';
+// Every command registers itself on the program; the order here is the order in
+// --help. A new command is a file of its own in this directory (its options and
+// a CommandBody, see context.ts) and one line here.
+import type { CommandRegistration } from '../context.js';
 import { register as batch } from './batch.js';
 import { register as completion } from './completion.js';
 import { register as config } from './config.js';
@@ -12,7 +13,7 @@ import { register as init } from './init.js';
 import { register as list } from './list.js';
 import { register as sandbox } from './sandbox.js';
 
-export const registrations: Array<(program: Command, action: ActionFactory) => void> = [
+export const registrations: CommandRegistration[] = [
   generate,
   generateAsync,
   batch,

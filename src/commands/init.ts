@@ -2,10 +2,10 @@
 // API key (hidden), optional scene defaults, then one real `list` call to
 // prove the pair works before it is saved. Scripts use `aerial config set`.
 import type { Command } from 'commander';
-import { ApiError, CliError, ExitCode } from '../api/errors.js';
-import type { ActionFactory } from '../cli.js';
+import { ApiError } from '../api/errors.js';
+import { asCliError, CliError, ExitCode } from '../errors.js';
 import type { Network } from '../api/network.js';
-import { formatTrace, type Context } from '../context.js';
+import { formatTrace, type ActionFactory, type Context } from '../context.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -154,11 +154,11 @@ async function testConnection(
     return { ok: true };
   } catch (error) {
     if (ctx.signal.aborted) throw error;
-    const failure = error instanceof CliError ? error : new CliError(String(error), ExitCode.Unexpected, 'Unexpected');
+    const failure = asCliError(error) ?? new CliError(String(error), ExitCode.Unexpected, 'Unexpected');
     const why =
-      failure instanceof ApiError && failure.exitCode === ExitCode.Auth
+      error instanceof ApiError && failure.exitCode === ExitCode.Auth
         ? 'the service refused this API key'
-        : failure instanceof ApiError
+        : error instanceof ApiError
           ? `${failure.code} — ${failure.message}`
           : failure.message;
     spinner.fail(`Test call failed: ${why}`);

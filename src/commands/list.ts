@@ -1,9 +1,8 @@
 // `aerial list`: the account's image history, as a table or the API's page object.
 import type { Command } from 'commander';
-import { UsageError } from '../api/errors.js';
+import { UsageError } from '../errors.js';
 import type { ImageRecord, Page } from '../api/schema.js';
-import type { ActionFactory } from '../cli.js';
-import type { Context } from '../context.js';
+import type { ActionFactory, Context } from '../context.js';
 import { parseWholeNumber } from '../flags.js';
 
 interface ListOptions {

@@ -2,9 +2,8 @@
 // foreground until Ctrl-C. Loaded at every CLI start, so the server itself is
 // imported only when the command runs.
 import type { Command } from 'commander';
-import { UsageError } from '../api/errors.js';
-import type { ActionFactory } from '../cli.js';
-import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+import type { ActionFactory, Context } from '../context.js';
 import { parseFraction, parseWholeNumber } from '../flags.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 

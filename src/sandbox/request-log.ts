@@ -1,5 +1,6 @@
 // What tests read back from GET /__sandbox/requests: every request the sandbox
 // answered (or dropped), with the account's key id — never the key itself.
+import { RecentLog } from './recent-log.js';
 
 export interface RequestLogEntry {
   seq: number;
@@ -23,27 +24,12 @@ export interface RequestLogEntry {
   durationMs: number;
 }
 
-/** Oldest entries are forgotten beyond this, so a long-running sandbox stays small. */
-const MAX_ENTRIES = 10_000;
-
-export class RequestLog {
-  private readonly list: RequestLogEntry[] = [];
+export class RequestLog extends RecentLog<RequestLogEntry> {
   private nextSeq = 1;
 
   add(entry: Omit<RequestLogEntry, 'seq'>): RequestLogEntry {
     const full = { seq: this.nextSeq++, ...entry };
-    this.list.push(full);
-    if (this.list.length > MAX_ENTRIES) this.list.splice(0, this.list.length - MAX_ENTRIES);
+    this.push(full);
     return full;
-  }
-
-  entries(): RequestLogEntry[] {
-    return this.list.map((entry) => ({ ...entry }));
-  }
-
-  clear(): number {
-    const count = this.list.length;
-    this.list.length = 0;
-    return count;
   }
 }

@@ -1,11 +1,12 @@
 // Delivery of async results to the caller's x-callback-url: a JSON POST, retried
 // with doubling backoff on network errors and non-2xx answers. --webhook-fail n
 // makes the first n attempts count as failures without sending anything.
-import { Agent } from '../api/undici-agent.js';
+import { Agent } from '../api/undici.js';
 import type { WebhookError, WebhookSuccess } from '../api/schema.js';
 import { startDeadline } from '../deadline.js';
 import { formatDuration } from '../duration.js';
 import { sleep, type Faults } from './faults.js';
+import { RecentLog } from './recent-log.js';
 
 export interface DeliveryAttempt {
   requestId: string;
@@ -32,11 +33,9 @@ export interface WebhookPolicy {
 
 export const DEFAULT_WEBHOOK_POLICY: WebhookPolicy = { attempts: 6, firstRetryDelayMs: 200, timeoutMs: 5_000 };
 
-const MAX_ATTEMPT_LOG = 10_000;
-
 export class WebhookSender {
   private readonly agent = new Agent({ connect: { timeout: 5_000 }, keepAliveTimeout: 1_000 });
-  private readonly attemptLog: DeliveryAttempt[] = [];
+  private readonly attemptLog = new RecentLog<DeliveryAttempt>();
 
   constructor(
     private readonly policy: WebhookPolicy,
@@ -45,13 +44,11 @@ export class WebhookSender {
   ) {}
 
   attempts(): DeliveryAttempt[] {
-    return this.attemptLog.map((attempt) => ({ ...attempt }));
+    return this.attemptLog.entries();
   }
 
   clear(): number {
-    const count = this.attemptLog.length;
-    this.attemptLog.length = 0;
-    return count;
+    return this.attemptLog.clear();
   }
 
   /** Resolves true once a receiver accepted the payload, false when every attempt failed or `signal` aborted. */
@@ -71,7 +68,7 @@ export class WebhookSender {
         await this.post(url, body, attempt, signal, record);
       }
       if (record.outcome !== 'delivered' && attempt === this.policy.attempts) record.gaveUp = true;
-      this.log(record);
+      this.attemptLog.push(record);
       if (record.outcome === 'delivered') return true;
     }
     return false;
@@ -102,11 +99,6 @@ export class WebhookSender {
     } finally {
       deadline.clear();
     }
-  }
-
-  private log(record: DeliveryAttempt): void {
-    this.attemptLog.push(record);
-    if (this.attemptLog.length > MAX_ATTEMPT_LOG) this.attemptLog.shift();
   }
 
   async close(): Promise<void> {

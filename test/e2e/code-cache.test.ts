@@ -3,12 +3,15 @@
 // and the loader to ignoring a cache that does not match.
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import { execa } from 'execa';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ROOT, runCli, tempDir } from '../helpers/cli.js';
 import { useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';
 
 const LOADER = join(ROOT, 'bin', 'code-cache.js');
+/** Node 22.1 and later keep a compile cache of their own, which bin/aerial.js then uses instead. */
+const hasCompileCache = typeof (createRequire(import.meta.url)('node:module') as { enableCompileCache?: unknown }).enableCompileCache === 'function';
 let sandbox: TestSandbox;
 let home: { path: string };
 useSandboxPerFile((s, h) => {
@@ -30,7 +33,22 @@ function runLoader(dir: string, body: string) {
 }
 
 describe('V8 code cache of the bundle', () => {
-  it('list --json loads every bundle file through a cache the build recorded and V8 accepts', async () => {
+  it.runIf(hasCompileCache)('Node 22.1 and later: list --json fills Node’s compile cache, and works', async () => {
+    const cacheDir = tempDir('aerial-node-compile-cache-');
+    try {
+      const result = await runCli(['list', '--json'], {
+        configDir: home.path,
+        env: { AERIAL_BASE_URL: sandbox.url, AERIAL_API_KEY: sandbox.key, NODE_COMPILE_CACHE: cacheDir.path, NODE_DEBUG: 'aerial-code-cache' },
+      });
+      expect(result.exitCode).toBe(0);
+      expect(cacheReport(result.stderr).size).toBe(0);
+      expect(readdirSync(cacheDir.path, { recursive: true }).length).toBeGreaterThan(0);
+    } finally {
+      cacheDir.remove();
+    }
+  });
+
+  it.skipIf(hasCompileCache)('Node 20: list --json loads every bundle file through a cache the build recorded and V8 accepts', async () => {
     const result = await runCli(['list', '--json'], {
       configDir: home.path,
       env: { AERIAL_BASE_URL: sandbox.url, AERIAL_API_KEY: sandbox.key, NODE_DEBUG: 'aerial-code-cache' },
@@ -97,5 +115,44 @@ describe('bin/code-cache.js', () => {
     const load = await runLoader(dir, `useCodeCache(require('node:path').join(process.cwd(), 'bundle')); console.log(require('./other.js'));`);
     expect(load.stdout).toBe('plain');
     expect(cacheReport(load.stderr).size).toBe(0);
+  });
+});
+
+describe('which code cache bin/aerial.js turns on', () => {
+  const { enableCodeCache } = createRequire(import.meta.url)(LOADER) as {
+    enableCodeCache: (bundleDir: string, nodeModule: object) => 'node' | 'recorded';
+  };
+  const compileCacheStatus = { FAILED: 0, ENABLED: 1, ALREADY_ENABLED: 2, DISABLED: 3 };
+  /** node:module as a given Node has it: a loader to patch, and enableCompileCache (Node 22.1 on) answering `status`. */
+  function nodeModule(status?: number) {
+    const compile = () => undefined;
+    const enableCompileCache = status === undefined ? undefined : vi.fn(() => ({ status }));
+    return { compile, enableCompileCache, module: { prototype: { _compile: compile }, enableCompileCache, constants: { compileCacheStatus } } };
+  }
+
+  it('Node 22.1 and later: Node’s own compile cache, and the loader left as Node made it', () => {
+    for (const status of [compileCacheStatus.ENABLED, compileCacheStatus.ALREADY_ENABLED, compileCacheStatus.DISABLED]) {
+      const node = nodeModule(status);
+      expect(enableCodeCache('/nowhere', node.module)).toBe('node');
+      expect(node.enableCompileCache).toHaveBeenCalledOnce();
+      expect(node.module.prototype._compile).toBe(node.compile);
+    }
+  });
+
+  it('Node 20, which has no compile cache: the caches the build recorded', () => {
+    const node = nodeModule();
+    expect(enableCodeCache('/nowhere', node.module)).toBe('recorded');
+    expect(node.module.prototype._compile).not.toBe(node.compile);
+  });
+
+  it('a Node whose compile cache cannot start (its directory not writable): the recorded caches', () => {
+    const node = nodeModule(compileCacheStatus.FAILED);
+    expect(enableCodeCache('/nowhere', node.module)).toBe('recorded');
+    expect(node.module.prototype._compile).not.toBe(node.compile);
+  });
+
+  it('this Node is what the tests run on, and picks the branch its version calls for', () => {
+    const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+    expect(hasCompileCache).toBe(major > 22 || (major === 22 && minor >= 1));
   });
 });

@@ -4,18 +4,18 @@
 // (forged callbacks), the tunnel (a forwarding proxy that delivers twice) and
 // the impatient user (Ctrl-C), and check the listener's port is free after each.
 // bin/aerial.js ends with process.exit(), which would free a leaked port anyway,
-// so the last group runs the CLI's main() in this process to see that the
-// command itself closed the listener before returning, on every exit path.
+// so the last group runs the command in this process (a test terminal) to see
+// that the command itself closed the listener before returning, on every exit path.
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import exifr from 'exifr';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { assertNoSecrets, runCli, spawnCli, tempDir } from '../helpers/cli.js';
 import { headerNames, startHostileServer, tinyJpeg } from '../helpers/hostile-server.js';
 import { API_PATH, jpegInfo, useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';
+import { runInProcess, TestTerminal } from '../helpers/terminal.js';
 
 const SCENE = ['--lat', '48.8584', '--lng', '2.2945', '--resolution', 'HD'];
 const TOKEN_PATH = /^\/[A-Za-z0-9_-]{32}$/;
@@ -445,28 +445,12 @@ describe('generate-async --listen: Ctrl-C', () => {
 });
 
 describe('generate-async --listen in-process: the port is closed before the command returns', () => {
-  /** Runs the CLI's main() here, so a listener left open would still hold its port afterwards. */
-  async function runMain(args: string[], options: { env?: Record<string, string>; whileRunning?: (stderr: () => string) => Promise<void> } = {}) {
-    const { main } = await import('../../src/cli.js');
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    let out = '';
-    let err = '';
-    stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const argv = ['node', 'aerial', 'generate-async', ...SCENE, ...args];
-    const running = main(argv, { argv, env: { AERIAL_CONFIG_DIR: home.path, ...(options.env ?? sandbox.env()) }, stdout, stderr, stdin: new PassThrough() });
-    await options.whileRunning?.(() => err);
-    const exitCode = await running;
-    // main() sets the exit code for a real CLI process; this one is the test runner.
-    process.exitCode = undefined;
-    assertNoSecrets(out + err, 'in-process output');
-    return { exitCode, stdout: out, stderr: err };
-  }
-
-  async function until(condition: () => boolean): Promise<void> {
-    for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(condition()).toBe(true);
+  /** Runs the command in this process (a test terminal), so a listener left open would still hold its port afterwards. */
+  async function runHere(args: string[], options: { env?: Record<string, string>; whileRunning?: (terminal: TestTerminal) => Promise<void> } = {}) {
+    const terminal = new TestTerminal({ env: { AERIAL_CONFIG_DIR: home.path, ...(options.env ?? sandbox.env()) } });
+    const running = runInProcess(['generate-async', ...SCENE, ...args], terminal);
+    await options.whileRunning?.(terminal);
+    return running;
   }
 
   it('after success, error payload, timeout and a refused request', async () => {
@@ -478,13 +462,13 @@ describe('generate-async --listen in-process: the port is closed before the comm
     for (const [what, arrange, args, expected] of outcomes) {
       arrange();
       const port = await freePort();
-      const result = await runMain(['--listen', '--listen-port', String(port), ...args]);
+      const result = await runHere(['--listen', '--listen-port', String(port), ...args]);
       expect(result.exitCode, `${what}: ${result.stderr}`).toBe(expected);
       expect(await canBind(port), what).toBe(true);
     }
     // Bound, then the service refused the request (bad key, 401): the listener must not outlive it.
     const port = await freePort();
-    const refused = await runMain(['--listen', '--listen-port', String(port), '-o', join(dir, 'auth.jpg')], {
+    const refused = await runHere(['--listen', '--listen-port', String(port), '-o', join(dir, 'auth.jpg')], {
       env: { AERIAL_BASE_URL: sandbox.url, AERIAL_API_KEY: 'sk_sandbox_not_a_real_key_0000' },
     });
     expect(refused.exitCode).toBe(3);
@@ -496,11 +480,11 @@ describe('generate-async --listen in-process: the port is closed before the comm
   it('after Ctrl-C while waiting', async () => {
     sandbox.setFaults({ webhookFail: 1000 });
     const port = await freePort();
-    const result = await runMain(['--listen', '--listen-port', String(port), '-o', join(dir, 'never.jpg')], {
-      whileRunning: async (stderr) => {
-        await until(() => stderr().includes('Accepted request'));
+    const result = await runHere(['--listen', '--listen-port', String(port), '-o', join(dir, 'never.jpg')], {
+      whileRunning: async (terminal) => {
+        await terminal.stderr.waitFor(/Accepted request/);
         expect(await canBind(port)).toBe(false);
-        process.emit('SIGINT');
+        terminal.kill('SIGINT');
       },
     });
     expect(result.exitCode).toBe(130);

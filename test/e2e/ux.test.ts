@@ -8,7 +8,8 @@ import type { Command } from 'commander';
 import exifr from 'exifr';
 import jpeg from 'jpeg-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildProgram, type ActionFactory } from '../../src/cli.js';
+import { buildProgram } from '../../src/cli.js';
+import type { ActionFactory } from '../../src/context.js';
 import { resolveSettings } from '../../src/config.js';
 import { buildGenerationRequest } from '../../src/request.js';
 import { sceneInputFrom } from '../../src/commands/scene-options.js';
@@ -160,14 +161,14 @@ function aerialInvocations(line: string): string[][] {
 }
 
 describe('help', () => {
-  const topLevel = buildProgram((() => async () => {}) as ActionFactory).commands.map((c) => c.name());
+  const topLevel = buildProgram().commands.map((c) => c.name());
 
   it('finds every command to check (guards against an empty loop)', () => {
     expect(topLevel).toEqual(expect.arrayContaining(['generate', 'generate-async', 'list', 'delete', 'init', 'config', 'completion', 'sandbox']));
   });
 
   // `help` shows the others' help; its own has nothing to exemplify.
-  const withExamples = buildProgram((() => async () => {}) as ActionFactory).commands.map((c) => c.name()).filter((name) => name !== 'help');
+  const withExamples = buildProgram().commands.map((c) => c.name()).filter((name) => name !== 'help');
   for (const name of ['(program)', ...withExamples]) {
     // Concurrent: these only read help output, and each spawn mostly waits on node's startup.
     it.concurrent(`${name} --help has 2–4 examples that parse and validate`, async ({ expect }) => {

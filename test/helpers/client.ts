@@ -3,7 +3,8 @@
 import { Writable } from 'node:stream';
 import { expect } from 'vitest';
 import { GenAerialClient, type ClientOptions } from '../../src/api/client.js';
-import { CliError } from '../../src/api/errors.js';
+import type { RequestError } from '../../src/api/errors.js';
+import { asCliError, type CliError } from '../../src/errors.js';
 import type { ImageSink } from '../../src/api/image-download.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../src/api/retry.js';
 import { DEFAULT_TIMEOUTS, type CallKind, type CallLimits, type Timeouts } from '../../src/api/timeouts.js';
@@ -17,14 +18,23 @@ export async function withClientAt<T>(baseUrl: string, options: Partial<ClientOp
   }
 }
 
-/** The CliError `promise` rejects with (the test fails if it resolves, or rejects with anything else). */
-export async function failure(promise: Promise<unknown>): Promise<CliError> {
+/**
+ * What `promise` rejects with: a failure the API layer or the CLI names (the
+ * test fails if it resolves, or rejects with anything else, such as a bug's
+ * TypeError).
+ */
+export async function failure(promise: Promise<unknown>): Promise<RequestError | CliError> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(CliError);
-  return error as CliError;
+  expect(asCliError(error), `not a failure the CLI can name: ${String(error)}`).toBeDefined();
+  return error as RequestError | CliError;
+}
+
+/** The exit code the CLI reports `failure` with (through the one mapping, errors.ts). */
+export function exitCodeOf(failure: RequestError | CliError): number {
+  return asCliError(failure)!.exitCode;
 }
 
 /** The default timeouts with some limits of one kind of call changed, e.g. a short body deadline for generation. */

@@ -10,13 +10,14 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GenAerialClient, type ClientOptions } from '../../src/api/client.js';
-import { ApiError, CliError, ExitCode, ImageUrlRefusedError, NetworkError } from '../../src/api/errors.js';
+import { ApiError, ImageUrlRefusedError, NetworkError } from '../../src/api/errors.js';
+import { CliError, ExitCode } from '../../src/errors.js';
 import { DEFAULT_RETRY_POLICY, persistentPolicy } from '../../src/api/retry.js';
 import { resolveSettings } from '../../src/config.js';
 import { JpegFileDestination, saveImage, StreamDestination, TempJpegFile } from '../../src/jpeg-file.js';
 import { createMetadataSplicer } from '../../src/metadata.js';
 import { buildGenerationRequest } from '../../src/request.js';
-import { failure, memorySink, withClientAt, withLimits } from '../helpers/client.js';
+import { exitCodeOf, failure, memorySink, withClientAt, withLimits } from '../helpers/client.js';
 import { tempDir } from '../helpers/cli.js';
 import { answer, answerJson, startHostileServer, tinyJpeg, writeForever, type HostileServer } from '../helpers/hostile-server.js';
 
@@ -65,7 +66,7 @@ describe('generateInto', () => {
     const sink = memorySink();
     const error = await withClient({}, (client) => failure(client.generateInto(request, sink)));
     expect(error.code).toBe('InvalidImage');
-    expect(error.exitCode).toBe(ExitCode.Server);
+    expect(exitCodeOf(error)).toBe(ExitCode.Server);
     expect(sink.bytes().length).toBe(0);
   });
 
@@ -85,7 +86,7 @@ describe('generateInto', () => {
     const error = await withClient({}, (client) => failure(client.generateInto(request, memorySink())));
     expect(error).toBeInstanceOf(NetworkError);
     expect((error as NetworkError).maybeProcessed).toBe(true);
-    expect(error.exitCode).toBe(ExitCode.Network);
+    expect(exitCodeOf(error)).toBe(ExitCode.Network);
   });
 
   it('an endless image body stops at the size cap', async () => {
@@ -307,7 +308,7 @@ describe('TempJpegFile', () => {
     file.sink.write(tinyJpeg());
     writeFileSync(target, 'someone else');
     const error = await failure(file.commit());
-    expect(error.exitCode).toBe(ExitCode.Usage);
+    expect(exitCodeOf(error)).toBe(ExitCode.Usage);
     expect(error.message).toBe(`${target} already exists; pass --force to overwrite`);
     expect(readFileSync(target, 'utf8')).toBe('someone else');
     expect(readdirSync(dir.path)).toEqual(['r3.jpg']);

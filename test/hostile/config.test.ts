@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../src/api/errors.js';
+import { ExitCode } from '../../src/errors.js';
 import { checkProfileName } from '../../src/config.js';
 import { BIN, cliEnv, runCli, spawnCli, tempDir } from '../helpers/cli.js';
 

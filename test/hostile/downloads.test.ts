@@ -4,10 +4,11 @@
 // connects; and the API key never travels with a download.
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GenAerialClient } from '../../src/api/client.js';
-import { guardLookup, isForbiddenAddress } from '../../src/api/download-guard.js';
-import { Agent } from '../../src/api/undici-agent.js';
+import { ForbiddenDestinationError, guardLookup, isForbiddenAddress } from '../../src/api/download-guard.js';
+import { cliErrorOf } from '../../src/errors.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { memorySink } from '../helpers/client.js';
 import { acceptAndCallBack, answerJson, headerNames, startHostileServer, tinyJpeg, type HostileServer } from '../helpers/hostile-server.js';
@@ -143,7 +144,8 @@ describe('names that resolve to a forbidden address, refused as the socket conne
           () => undefined,
           (error: unknown) => error,
         );
-        expect(failure, name).toMatchObject({ code: 'ForbiddenDestination', exitCode: 6 });
+        expect(failure, name).toBeInstanceOf(ForbiddenDestinationError);
+        expect(cliErrorOf(failure as ForbiddenDestinationError), name).toMatchObject({ code: 'ForbiddenDestination', exitCode: 6 });
         expect((failure as Error).message).toMatch(new RegExp(`^refused to connect to ${name.replace('.', '\\.')} \\(.+\\): a link-local or cloud metadata address$`));
       }
       // The name that answered 127.0.0.1 first never reached the server: refused before connecting.

@@ -6,7 +6,8 @@
 // with a recording sleep.
 import { describe, expect, it } from 'vitest';
 import { GenAerialClient } from '../../src/api/client.js';
-import { CliError, ExitCode } from '../../src/api/errors.js';
+import { ApiError } from '../../src/api/errors.js';
+import { cliErrorOf, ExitCode } from '../../src/errors.js';
 import { registerSecret, runCli, spawnCli, tempDir, assertNoSecrets } from '../helpers/cli.js';
 import { answerJson, useHostileServerPerFile, type HostileServer } from '../helpers/hostile-server.js';
 
@@ -98,8 +99,8 @@ describe('Retry-After of a year', () => {
         () => undefined,
         (e: unknown) => e,
       );
-      expect(error).toBeInstanceOf(CliError);
-      expect((error as CliError).exitCode).toBe(ExitCode.RateLimited);
+      expect(error).toBeInstanceOf(ApiError);
+      expect(cliErrorOf(error as ApiError).exitCode).toBe(ExitCode.RateLimited);
       expect(waits).toEqual([60_000, 60_000, 60_000]);
       expect(server.requests).toHaveLength(4);
     } finally {

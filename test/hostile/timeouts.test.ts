@@ -7,7 +7,8 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ExitCode, NetworkError } from '../../src/api/errors.js';
+import { NetworkError } from '../../src/api/errors.js';
+import { ExitCode } from '../../src/errors.js';
 import { resolveSettings } from '../../src/config.js';
 import { buildGenerationRequest } from '../../src/request.js';
 import { registerSecret, runCli, tempDir, type CliResult } from '../helpers/cli.js';

@@ -5,7 +5,8 @@
 // leaves as it is and that decodes back to the id.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CliError, ExitCode } from '../../src/api/errors.js';
+import { InvalidInputError } from '../../src/api/errors.js';
+import { cliErrorOf, type CliError, ExitCode } from '../../src/errors.js';
 import { checkImageId, imageIdSegment } from '../../src/api/image-id.js';
 
 const PREFIX = '/api/external/v1/image-generation';
@@ -18,12 +19,14 @@ const hostileId = fc.oneof(
   fc.string({ unit: fc.constantFrom('.', '/', '%', '2', 'e', 'E', 'f', 'F'), maxLength: 8 }),
 );
 
+/** How the CLI reports the refusal of `id`, if it is refused. */
 function refusal(id: string): CliError | undefined {
   try {
     checkImageId(id);
     return undefined;
   } catch (error) {
-    return error as CliError;
+    expect(error).toBeInstanceOf(InvalidInputError);
+    return cliErrorOf(error as InvalidInputError);
   }
 }
 

@@ -6,7 +6,7 @@
 // an announced end or stops with a PagingError.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CliError, ExitCode } from '../../src/api/errors.js';
+import { cliErrorOf, ExitCode } from '../../src/errors.js';
 import { PagingError, WALK_LIMITS, walkPages, type WalkLimits } from '../../src/api/pages.js';
 import type { ImageRecord, Page } from '../../src/api/schema.js';
 
@@ -135,7 +135,7 @@ describe('walkPages against servers that lie', () => {
         } else {
           stopped++;
           expect(result.error).toBeInstanceOf(PagingError);
-          expect((result.error as CliError).exitCode).toBe(ExitCode.Server);
+          expect(cliErrorOf(result.error as PagingError).exitCode).toBe(ExitCode.Server);
           expect((result.error as Error).message).not.toMatch(/[\r\n]/);
         }
       }),

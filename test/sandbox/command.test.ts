@@ -1,69 +1,12 @@
-// `aerial sandbox` as a command: flags are validated into UsageErrors, the URL
-// and key are printed as data, and it serves until its signal aborts.
+// `aerial sandbox` as a command, run in this process in a test terminal:
+// flags are validated into usage errors (exit 2, one line naming the flag),
+// the URL and key are printed as data, and it serves until a signal stops it.
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PassThrough } from 'node:stream';
-import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/api/errors.js';
-import type { ActionFactory, CommandBody } from '../../src/cli.js';
-import { register } from '../../src/commands/sandbox.js';
-import { Context, type GlobalOptions } from '../../src/context.js';
-import { Terminal } from '../../src/io.js';
-import { Shutdown } from '../../src/shutdown.js';
 import { tempDataDir } from '../helpers/sandbox.js';
-
-interface Harness {
-  program: Command;
-  stdout: PassThrough;
-  stderr: PassThrough;
-  shutdown: Shutdown;
-  /** Resolves with the first line printed on stdout. */
-  firstLine(): Promise<string>;
-  stdoutText(): string;
-  stderrText(): string;
-}
-
-function harness(): Harness {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const stdin = new PassThrough();
-  let errText = '';
-  stderr.on('data', (chunk: Buffer) => (errText += chunk.toString('utf8')));
-  const shutdown = new Shutdown();
-  const action: ActionFactory =
-    <O,>(body: CommandBody<O>) =>
-    async (...args: unknown[]) => {
-      const command = args[args.length - 1] as Command;
-      const globals = command.optsWithGlobals() as GlobalOptions & O;
-      const io = new Terminal({ stdout, stderr, stdin, env: {}, json: globals.json, quiet: globals.quiet, color: false });
-      const ctx = new Context(io, globals, { AERIAL_CONFIG_DIR: '/nonexistent' }, shutdown);
-      try {
-        await body(ctx, globals, command.args);
-      } finally {
-        await ctx.cleanup();
-      }
-    };
-  const program = new Command('aerial').exitOverride().option('--json').option('-q, --quiet');
-  program.configureOutput({ writeOut: () => {}, writeErr: () => {} });
-  register(program, action);
-  let outText = '';
-  const lineWaiters: Array<(line: string) => void> = [];
-  stdout.on('data', (chunk: Buffer) => {
-    outText += chunk.toString('utf8');
-    if (outText.includes('\n')) for (const wake of lineWaiters.splice(0)) wake(outText.split('\n')[0]!);
-  });
-  return {
-    program,
-    stdout,
-    stderr,
-    shutdown,
-    firstLine: () => new Promise((resolve) => (outText.includes('\n') ? resolve(outText.split('\n')[0]!) : lineWaiters.push(resolve))),
-    stdoutText: () => outText,
-    stderrText: () => errText,
-  };
-}
+import { runInProcess, TestTerminal } from '../helpers/terminal.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -71,12 +14,12 @@ afterEach(() => {
 });
 
 describe('aerial sandbox', () => {
-  it('prints {url, port, key, dataDir} with --json, serves, and stops cleanly on abort', async () => {
+  it('prints {url, port, key, dataDir} with --json, serves, and stops cleanly on SIGTERM (exit 130)', async () => {
     const dir = tempDataDir();
     dirs.push(dir);
-    const h = harness();
-    const run = h.program.parseAsync(['node', 'aerial', 'sandbox', '--port', '0', '--json', '--data-dir', dir, '--credits', '7']);
-    const info = JSON.parse(await h.firstLine()) as { url: string; port: number; key: string; dataDir: string };
+    const terminal = new TestTerminal();
+    const run = runInProcess(['sandbox', '--port', '0', '--json', '--data-dir', dir, '--credits', '7'], terminal);
+    const info = JSON.parse((await terminal.stdout.waitFor(/\n/)).split('\n')[0]!) as { url: string; port: number; key: string; dataDir: string };
     expect(info).toMatchObject({ url: `http://127.0.0.1:${info.port}`, dataDir: dir, key: expect.stringMatching(/^sbx_/) });
     expect(info.port).toBeGreaterThan(0);
 
@@ -86,24 +29,26 @@ describe('aerial sandbox', () => {
     expect(listed.status).toBe(200);
     await listed.arrayBuffer();
 
-    h.shutdown.abort();
-    await run;
+    terminal.kill('SIGTERM');
+    const result = await run;
+    expect(result.exitCode).toBe(130);
     await expect(fetch(info.url)).rejects.toThrow();
-    expect(h.stderrText()).toMatch(/Sandbox serving GenAerial v1 at/);
-    expect(h.stderrText()).toMatch(/GET \/api\/external\/v1\/image-generation 200/);
-    expect(h.stderrText()).not.toContain(info.key);
+    expect(result.stderr).toMatch(/Sandbox serving GenAerial v1 at/);
+    expect(result.stderr).toMatch(/GET \/api\/external\/v1\/image-generation 200/);
+    expect(result.stderr).not.toContain(info.key);
   });
 
   it('prints url and key lines without --json, and a fixed --key', async () => {
     const dir = tempDataDir();
     dirs.push(dir);
-    const h = harness();
-    const run = h.program.parseAsync(['node', 'aerial', 'sandbox', '--port', '0', '--data-dir', dir, '--key', 'sbx_my-own-sandbox-key', '-q']);
-    expect(await h.firstLine()).toMatch(/^url: http:\/\/127\.0\.0\.1:\d+$/);
-    h.shutdown.abort();
-    await run;
-    expect(h.stdoutText()).toMatch(/^url: http:\/\/127\.0\.0\.1:\d+\nkey: sbx_my-own-sandbox-key\n$/);
-    expect(h.stderrText()).toBe('');
+    const terminal = new TestTerminal();
+    const run = runInProcess(['sandbox', '--port', '0', '--data-dir', dir, '--key', 'sbx_my-own-sandbox-key', '-q'], terminal);
+    expect(await terminal.stdout.waitFor(/\n/)).toMatch(/^url: http:\/\/127\.0\.0\.1:\d+\n/);
+    terminal.kill('SIGINT');
+    const result = await run;
+    expect(result.exitCode).toBe(130);
+    expect(result.stdout).toMatch(/^url: http:\/\/127\.0\.0\.1:\d+\nkey: sbx_my-own-sandbox-key\n$/);
+    expect(result.stderr).toBe('');
   });
 
   const badFlags: Array<[string[], RegExp]> = [
@@ -121,11 +66,12 @@ describe('aerial sandbox', () => {
     [['--key', 'short'], /--key must be 8 to 256/],
     [['--host', ' '], /--host must not be empty/],
   ];
-  it.each(badFlags)('refuses %j with a UsageError naming the flag', async (flags, message) => {
-    const h = harness();
-    const run = h.program.parseAsync(['node', 'aerial', 'sandbox', '--port', '0', ...flags]);
-    await expect(run).rejects.toBeInstanceOf(UsageError);
-    await expect(run).rejects.toThrow(message);
+  it.each(badFlags)('refuses %j with a usage error naming the flag (exit 2, one line)', async (flags, message) => {
+    const result = await runInProcess(['sandbox', '--port', '0', ...flags]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).toMatch(/^error: [^\n]*\n$/);
+    expect(result.stdout).toBe('');
   });
 
   it('says so when the port is taken', async () => {
@@ -134,11 +80,10 @@ describe('aerial sandbox', () => {
     const dir = tempDataDir();
     dirs.push(dir);
     try {
-      const h = harness();
       const port = String((blocker.address() as AddressInfo).port);
-      await expect(h.program.parseAsync(['node', 'aerial', 'sandbox', '--port', port, '--data-dir', dir])).rejects.toThrow(
-        new RegExp(`port ${port} on 127.0.0.1 is already in use`),
-      );
+      const result = await runInProcess(['sandbox', '--port', port, '--data-dir', dir]);
+      expect(result.exitCode).toBe(2);
+      expect(result.stderr).toMatch(new RegExp(`port ${port} on 127.0.0.1 is already in use`));
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../src/api/errors.js';
+import { ExitCode } from '../../src/errors.js';
 import { resolveSettings } from '../../src/config.js';
 import { isCompleteJpeg, removeStaleParts } from '../../src/batch/files.js';
 import { isPartFileOf } from '../../src/file-names.js';

@@ -1,15 +1,11 @@
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createProgress, progressLine } from '../../src/batch/progress.js';
-import { Terminal } from '../../src/io.js';
+import { TestTerminal } from '../helpers/terminal.js';
 
-function terminal(options: { tty?: boolean; quiet?: boolean } = {}) {
-  const stderr = Object.assign(new PassThrough(), { isTTY: options.tty ?? false });
-  const stdout = Object.assign(new PassThrough(), { isTTY: false });
-  let text = '';
-  stderr.on('data', (chunk) => (text += String(chunk)));
-  const io = new Terminal({ stdout, stderr, stdin: new PassThrough(), env: {}, quiet: options.quiet, color: false });
-  return { io, text: () => text };
+async function terminal(options: { tty?: boolean; quiet?: boolean } = {}) {
+  const terminal = new TestTerminal({ tty: { stderr: options.tty ?? false } });
+  const { io } = await terminal.context({ quiet: options.quiet, color: false });
+  return { io, text: () => terminal.stderr.text() };
 }
 
 describe('progress text', () => {
@@ -29,7 +25,7 @@ describe('progress text', () => {
 describe('createProgress', () => {
   it('prints plain periodic lines, without control codes, when stderr is not a terminal', async () => {
     let now = 0;
-    const { io, text } = terminal();
+    const { io, text } = await terminal();
     const progress = await createProgress(io, { intervalMs: 10, now: () => now });
     now = 2000;
     progress.update({ total: 4, done: 2, failed: 0, retrying: 1 });
@@ -45,7 +41,7 @@ describe('createProgress', () => {
   });
 
   it('draws a bar on a terminal', async () => {
-    const { io, text } = terminal({ tty: true });
+    const { io, text } = await terminal({ tty: true });
     const progress = await createProgress(io);
     progress.update({ total: 4, done: 1, failed: 1, retrying: 0 });
     progress.stop();
@@ -53,7 +49,7 @@ describe('createProgress', () => {
   });
 
   it('is silent with --quiet', async () => {
-    const { io, text } = terminal({ quiet: true });
+    const { io, text } = await terminal({ quiet: true });
     const progress = await createProgress(io, { intervalMs: 5 });
     progress.update({ total: 1, done: 1, failed: 0, retrying: 0 });
     await new Promise((resolve) => setTimeout(resolve, 15));

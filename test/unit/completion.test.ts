@@ -9,14 +9,13 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCENE_ENUMS } from '../../src/api/enums.js';
-import { buildProgram, type ActionFactory } from '../../src/cli.js';
+import { buildProgram } from '../../src/cli.js';
 import { completionScript, describeCommand, SHELLS, valueFlags, type Shell } from '../../src/completion.js';
 import { configKeys } from '../../src/config.js';
 import { ROOT } from '../helpers/cli.js';
 
 const FILES: Record<Shell, string> = { bash: 'aerial.bash', zsh: '_aerial', fish: 'aerial.fish' };
-const noAction: ActionFactory = () => async () => {};
-const program = buildProgram(noAction);
+const program = buildProgram();
 const scripts = Object.fromEntries(SHELLS.map((shell) => [shell, completionScript(program, shell)])) as Record<Shell, string>;
 
 function hasShell(name: string): boolean {

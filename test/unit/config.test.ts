@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/api/errors.js';
+import { UsageError } from '../../src/errors.js';
 import { configShapeProblem, maskKey, parseConfigKey, parseConfigValue, resolveSettings } from '../../src/config.js';
 import { validateBaseUrl } from '../../src/flags.js';
 import { colorEnabled } from '../../src/io.js';

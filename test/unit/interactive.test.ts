@@ -1,25 +1,22 @@
 // The pure parts of the interactive flow: when to prompt, what is preselected,
 // how a typed location is checked, and the flags that repeat the answers.
 import { execFileSync } from 'node:child_process';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { resolveSettings } from '../../src/config.js';
-import { Context } from '../../src/context.js';
-import { equivalentFlags, shellWord, mustPrompt, preselectedScene, validateLocation } from '../../src/interactive.js';
-import { Terminal } from '../../src/io.js';
-import { Shutdown } from '../../src/shutdown.js';
+import type { Context } from '../../src/context.js';
+import { equivalentFlags, mustPrompt, preselectedScene, shellWord, validateLocation } from '../../src/interactive.js';
+import { TestTerminal } from '../helpers/terminal.js';
 
 const builtIn = resolveSettings({}, {}, {}).sceneDefaults;
 const withHighZoom = resolveSettings({}, {}, { profiles: { default: { defaults: { zoom: 'High' } } } }).sceneDefaults;
 
-function context(tty: { stdin: boolean; stderr: boolean }, json = false): Context {
-  const stream = (isTTY: boolean) => Object.assign(new PassThrough(), { isTTY });
-  const io = new Terminal({ stdout: stream(false), stderr: stream(tty.stderr), stdin: stream(tty.stdin), env: {}, json });
-  return new Context(io, { json }, {}, new Shutdown());
+function context(tty: { stdin: boolean; stderr: boolean }, json = false): Promise<Context> {
+  return new TestTerminal({ tty: { ...tty, stdout: false }, columns: 80 }).context({ json });
 }
 
+const person = await context({ stdin: true, stderr: true });
+
 describe('mustPrompt', () => {
-  const person = context({ stdin: true, stderr: true });
   it('prompts a person at a terminal when the location is missing or half given', () => {
     expect(mustPrompt(person, {}, false)).toBe(true);
     expect(mustPrompt(person, { lat: '1' }, false)).toBe(true);
@@ -29,15 +26,17 @@ describe('mustPrompt', () => {
     expect(mustPrompt(person, { lat: '1', lng: '2' }, false)).toBe(false);
     expect(mustPrompt(person, { at: '1,2' }, false)).toBe(false);
   });
-  it('never prompts scripts: stdin or stderr not a terminal, or --json', () => {
-    expect(mustPrompt(context({ stdin: false, stderr: true }), {}, false)).toBe(false);
-    expect(mustPrompt(context({ stdin: true, stderr: false }), {}, false)).toBe(false);
-    expect(mustPrompt(context({ stdin: true, stderr: true }, true), {}, false)).toBe(false);
+  it('never prompts scripts: stdin or stderr not a terminal, or --json', async () => {
+    expect(mustPrompt(await context({ stdin: false, stderr: true }), {}, false)).toBe(false);
+    expect(mustPrompt(await context({ stdin: true, stderr: false }), {}, false)).toBe(false);
+    expect(mustPrompt(await context({ stdin: true, stderr: true }, true), {}, false)).toBe(false);
   });
-  it('--interactive always prompts, and refuses (exit 2) where nobody can answer', () => {
+  it('--interactive always prompts, and refuses (exit 2) where nobody can answer', async () => {
     expect(mustPrompt(person, { lat: '1', lng: '2' }, true)).toBe(true);
-    expect(() => mustPrompt(context({ stdin: false, stderr: true }), {}, true)).toThrow(/--interactive needs a terminal .*not a terminal/);
-    expect(() => mustPrompt(context({ stdin: true, stderr: true }, true), {}, true)).toThrow(/--json output is for scripts/);
+    const script = await context({ stdin: false, stderr: true });
+    const json = await context({ stdin: true, stderr: true }, true);
+    expect(() => mustPrompt(script, {}, true)).toThrow(/--interactive needs a terminal .*not a terminal/);
+    expect(() => mustPrompt(json, {}, true)).toThrow(/--json output is for scripts/);
   });
 });
 

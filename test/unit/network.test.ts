@@ -2,7 +2,8 @@
 // worst, how proxy variables are read and shown, how base URLs are
 // normalised, and what each network failure is reported as.
 import { describe, expect, it } from 'vitest';
-import { NetworkError } from '../../src/api/errors.js';
+import { InvalidInputError, NetworkError } from '../../src/api/errors.js';
+import { cliErrorOf } from '../../src/errors.js';
 import { isTransient, networkFailure, type FailureScene } from '../../src/api/network-failure.js';
 import { describeProxies, maskProxy, proxyFor, proxySecrets, readProxySettings } from '../../src/api/proxy.js';
 import { DEFAULT_RETRY_POLICY, worstCaseMs } from '../../src/api/retry.js';
@@ -72,7 +73,14 @@ describe('AERIAL_TIMEOUT_MS and AERIAL_MAX_RETRY_AFTER', () => {
   it.each([['AERIAL_TIMEOUT_MS', 'abc'], ['AERIAL_TIMEOUT_MS', '-5'], ['AERIAL_TIMEOUT_MS', '3000000000'], ['AERIAL_TIMEOUT_MS', '1e3'], ['AERIAL_MAX_RETRY_AFTER', 'x'], ['AERIAL_MAX_RETRY_AFTER', '-0.5']])(
     'refuse %s=%s naming the variable (exit 2)',
     (variable, value) => {
-      expect(() => readWaitSettings({ [variable]: value })).toThrow(expect.objectContaining({ exitCode: 2, message: expect.stringMatching(new RegExp(`^${variable} must be .*; got '${value.replace('.', '\\.')}'$`)) }));
+      let refusal: unknown;
+      try {
+        readWaitSettings({ [variable]: value });
+      } catch (error) {
+        refusal = error;
+      }
+      expect(refusal).toBeInstanceOf(InvalidInputError);
+      expect(cliErrorOf(refusal as InvalidInputError)).toMatchObject({ exitCode: 2, message: expect.stringMatching(new RegExp(`^${variable} must be .*; got '${value.replace('.', '\\.')}'$`)) });
     },
   );
 });
@@ -155,9 +163,9 @@ describe('what a network failure is reported as', () => {
   const error = (code: string, message: string, more: object = {}) => Object.assign(new Error(message), { code, ...more });
 
   it('a refused connection names the host, in words, with the code and the attempts', () => {
-    const failure = networkFailure(error('ECONNREFUSED', 'connect ECONNREFUSED 10.0.0.1:443', { address: '10.0.0.1', port: 443 }), scene('https://api.example.com'));
+    const failure = networkFailure(error('ECONNREFUSED', 'connect ECONNREFUSED 10.0.0.1:443', { address: '10.0.0.1', port: 443 }), scene('https://api.example.com')) as NetworkError;
     expect(failure.message).toBe('could not connect to api.example.com: connection refused (ECONNREFUSED; 3 attempts)');
-    expect(failure.exitCode).toBe(7);
+    expect(cliErrorOf(failure).exitCode).toBe(7);
     expect(isTransient(failure)).toBe(true);
   });
 
@@ -169,7 +177,7 @@ describe('what a network failure is reported as', () => {
   });
 
   it('an unverifiable certificate: the host, what failed, how to trust a company CA; not worth another attempt', () => {
-    const failure = networkFailure(error('SELF_SIGNED_CERT_IN_CHAIN', 'self-signed certificate in certificate chain'), scene('https://api.example.com'));
+    const failure = networkFailure(error('SELF_SIGNED_CERT_IN_CHAIN', 'self-signed certificate in certificate chain'), scene('https://api.example.com')) as NetworkError;
     expect(failure.message).toBe(
       "cannot verify the TLS certificate of api.example.com: self-signed certificate in certificate chain (SELF_SIGNED_CERT_IN_CHAIN); if your company's CA signs it, set NODE_EXTRA_CA_CERTS to that CA's PEM file",
     );
@@ -177,7 +185,7 @@ describe('what a network failure is reported as', () => {
     expect(isTransient(failure)).toBe(false);
     // Wrapped by undici inside a proxy tunnel, it is reported the same.
     const wrapped = networkFailure(error('UND_ERR_PRX_TLS', 'wrapped', { cause: error('ERR_TLS_CERT_ALTNAME_INVALID', "Hostname/IP does not match certificate's altnames") }), scene('https://api.example.com'));
-    expect(wrapped.code).toBe('ERR_TLS_CERT_ALTNAME_INVALID');
+    expect((wrapped as NetworkError).code).toBe('ERR_TLS_CERT_ALTNAME_INVALID');
   });
 
   it('each timeout names its stage', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { imageDimensions, parseSceneEnum, RESOLUTIONS, ASPECT_RATIOS } from '../../src/api/enums.js';
 import { nearest } from '../../src/suggest.js';
-import { UsageError } from '../../src/api/errors.js';
+import { UsageError } from '../../src/errors.js';
 import { GenerationRequestSchema } from '../../src/api/schema.js';
 import { resolveSettings } from '../../src/config.js';
 import { buildGenerationRequest, parseLocation } from '../../src/request.js';

@@ -2,7 +2,8 @@
 // after how long, how many times, and how a unit of work's hooks (a slot on
 // the wire, a stop, a pause shared by every caller) take part.
 import { describe, expect, it } from 'vitest';
-import { ApiError, CliError, ExitCode, FileSystemError, GenerationFailedError, NetworkError, UsageError } from '../../src/api/errors.js';
+import { ApiError, GenerationFailedError, NetworkError } from '../../src/api/errors.js';
+import { cliErrorOf, CliError, ExitCode, FileSystemError, UsageError } from '../../src/errors.js';
 import { CorruptImageError } from '../../src/api/jpeg-verifier.js';
 import {
   backoffDelay,
@@ -107,9 +108,9 @@ describe('the persistent policy (batch and export)', () => {
     for (const [error, answered] of [[reset, false], [new NetworkError('cut', 'UND_ERR_SOCKET', false), true], [new CorruptImageError('truncated'), true]] as const) {
       const verdict = judge(error, attempt(1, answered), 'generation', batch());
       expect(verdict.retry).toBe(false);
-      const why = (verdict as { error: CliError }).error;
+      const why = (verdict as { error: MaybeChargedError }).error;
       expect(why).toBeInstanceOf(MaybeChargedError);
-      expect(why.exitCode).toBe(ExitCode.Network);
+      expect(cliErrorOf(why).exitCode).toBe(ExitCode.Network);
       expect(why.message).toMatch(/may already have generated \(and charged for\) this image.*--retry-unsafe/);
       expect(judge(error, attempt(1, answered), 'generation', batch({ retryUnsafe: true })).retry).toBe(true);
     }

@@ -15,7 +15,8 @@ import { planBatch } from '../../src/batch/plan.js';
 import { sceneFieldOf } from '../../src/batch/rows.js';
 import { compileTemplate } from '../../src/batch/template.js';
 import { batchFile } from '../helpers/batch-input.js';
-import { buildProgram, type ActionFactory } from '../../src/cli.js';
+import { buildProgram } from '../../src/cli.js';
+import type { ActionFactory } from '../../src/context.js';
 import { sceneInputFrom } from '../../src/commands/scene-options.js';
 import { describeCommand } from '../../src/completion.js';
 import { configKeys, configShapeProblem, parseConfigKey, parseConfigValue, resolveSettings } from '../../src/config.js';
@@ -202,7 +203,7 @@ describe('every scene field', () => {
       });
 
       it('completes as a flag (and its values) in every command that takes it', () => {
-        const program = describeCommand(buildProgram(() => async () => {}));
+        const program = describeCommand(buildProgram());
         for (const name of isLocation(field) ? ['generate', 'generate-async'] : ['generate', 'generate-async', 'batch']) {
           const options = program.subcommands.find((command) => command.name === name)!.options;
           const option = options.find((candidate) => candidate.long === flag);
@@ -260,7 +261,7 @@ describe("the README's scene flag table", () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   const table = readme.slice(readme.indexOf('| flag | values | default |'));
   const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
-  const generate = buildProgram(() => async () => {}).commands.find((command) => command.name() === 'generate')!;
+  const generate = buildProgram().commands.find((command) => command.name() === 'generate')!;
 
   it('names only flags generate takes', () => {
     const flags = rows.flatMap((row) => row.split('|')[1]!.match(/--[a-z-]+/g) ?? []).filter((flag) => flag !== '--no-');

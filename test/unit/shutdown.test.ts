@@ -4,7 +4,7 @@
 // without delivering a real signal.
 import { PassThrough, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BrokenPipeError, ExitCode, InterruptedError } from '../../src/api/errors.js';
+import { BrokenPipeError, ExitCode, InterruptedError } from '../../src/errors.js';
 import { drained, Shutdown, type InFlight } from '../../src/shutdown.js';
 
 const attached: Shutdown[] = [];
