@@ -5,10 +5,9 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { benchStartup, benchStreamingMemory } from './startup.mjs';
 
-// `npm run bench -- [figure…] [--full]`: the named figures only; --full runs the batch-scale figures at their full size.
 // `npm run bench -- startup --against DIR --runs 41`: the start-up figures only, with the build
 // in DIR (its bin/ and dist/, such as a copy of the previous release) timed in the same
-// interleaved runs, 41 of them.
+// interleaved runs, 41 of them. `npm run bench -- scale --full`: the batch-scale figures at full size.
 const args = process.argv.slice(2);
 const full = args.includes('--full');
 const VALUED = ['--against', '--runs'];

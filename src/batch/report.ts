@@ -2,8 +2,8 @@
 // or --json. Both are written as they are read, row by row, so a batch of any
 // length prints whole through a pipe of any speed.
 import { relative } from 'node:path';
-import { UsageError } from '../errors.js';
 import type { WireStats } from '../api/retry.js';
+import { UsageError } from '../errors.js';
 import type { Context } from '../context.js';
 import { formatDuration } from '../duration.js';
 import { MESSAGE_MAX, printable } from '../printable.js';

@@ -9,8 +9,8 @@
 // its room there, given back as soon as its response has arrived, so the next
 // row's request goes out while the previous one's file is finished.
 import { ApiError, ImageUrlRefusedError } from '../api/errors.js';
-import { asCliError, CliError, ExitCode, fileSystemError, FileSystemError } from '../errors.js';
 import { isRateLimited, NotRetriedError, type RetryHooks } from '../api/retry.js';
+import { asCliError, CliError, ExitCode, fileSystemError, FileSystemError } from '../errors.js';
 import type { WrittenJpeg } from '../jpeg-file.js';
 import type { ManifestWriter } from './manifest.js';
 import type { OutcomeLog } from './outcomes.js';
