@@ -5,7 +5,7 @@
 function __aerial_path
     set -l path aerial
     set -l skip 0
-    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o
+    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o
     for word in (commandline -opc)[2..-1]
         if test $skip = 1
             set skip 0
@@ -47,6 +47,8 @@ function __aerial_child
             echo completion
         case 'aerial help'
             echo help
+        case 'aerial batch status'
+            echo status
         case 'aerial config set'
             echo set
         case 'aerial config get'
@@ -150,15 +152,17 @@ complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-metadata -d 
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l preview -d 'with --listen: show the saved image in the terminal, as aerial view does (on a terminal only; default: config defaults.preview)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-preview -d 'with --listen: do not show the image (when config defaults.preview is true)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -a 'status' -d 'combine the manifests of every shard into one account of the batch: rows done, failed, missing, done more than once'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -F
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l format -x -d 'file format: csv, jsonl (default: from the extension or the content)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l output-template -x -d 'file name per row; {row}, {lat}, {lng}, a scene choice such as {zoom} or {weather}, or a column (default aerial-batch/{row}-{lat}_{lng}.jpg)'
-complete -c aerial -n '__aerial_is \'aerial batch\'' -l concurrency -x -d 'requests in flight at once, 1 to 256 (default 4)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l concurrency -x -d 'requests in flight at once, 1 to 256 (default 4); halved on a 429, grown back as answers come'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l rate -x -d 'start at most n requests a second (10/s) or a minute (600/m): this process\'s share of the account\'s rate limit'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l max-retries -x -d 'retries per row on 429, 5xx, resets and timeouts (default 5)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l retry-delay -x -d 'delay before the first retry, doubled for each further one, with jitter: 500ms, 2s; a bare number is seconds (default 500ms, at most 30s)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l retry-unsafe -d 'also retry rows whose connection broke after the request was sent (the service may charge twice)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l manifest -r -F -d 'JSON Lines record of each row (default aerial-batch-manifest.jsonl in the template\'s base directory)'
-complete -c aerial -n '__aerial_is \'aerial batch\'' -l shard -x -d 'run only shard k of n (every n-th row, from row k): split a batch across CI runners'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l shard -x -d 'run only shard k of n (every n-th row, from row k); auto (or auto/N) reads k and n from the CI or job engine'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l dry-run -d 'validate every row and show the credits it would cost; send nothing'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -s f -l force -d 'overwrite output files that this batch did not write'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l no-metadata -d 'save the bytes exactly as received: no GPS EXIF, no AI-generated note'
@@ -190,6 +194,31 @@ complete -c aerial -n '__aerial_is \'aerial batch\'' -l no-save-image -d 'do not
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l tag -x -d 'descriptive tag, repeatable, at most 10'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l prompt -x -d 'custom enhancement instructions'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -F
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l manifest -r -F -d 'a shard\'s manifest, or a quoted glob of them (\'dir/**/*.jsonl\'); repeatable (default: the batch\'s own manifest)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l format -x -d 'file format: csv, jsonl (default: from the extension or the content)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l output-template -x -d 'the --output-template the shards used (default aerial-batch/{row}-{lat}_{lng}.jpg)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l report -r -F -d 'write an HTML report of the whole batch: map, thumbnails, every row\'s scene and state (thumbnails go in <file>.thumbnails/)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l geojson -r -F -d 'write a GeoJSON FeatureCollection of the whole batch: one point per row, with its file, scene and state'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l resolution -x -a 'HD FHD UHD' -d 'output resolution: HD, FHD, UHD (default FHD, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l zoom -x -a 'ExtraLow Low Medium High ExtraHigh' -d 'how close the camera is: ExtraLow, Low, Medium, High, ExtraHigh (default Medium, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l bearing -x -a 'North NorthEast East SouthEast South SouthWest West NorthWest' -d 'compass direction the camera faces (also N, NE, E, …): North, NorthEast, East, SouthEast, South, SouthWest, West, NorthWest (default North, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l angle -x -a 'Low Medium High Top' -d 'camera angle from the ground: Low, Medium, High, Top (default High, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l weather -x -a 'Sunny Rainy Cloudy GoldenHour Snow' -d 'weather in the scene: Sunny, Rainy, Cloudy, GoldenHour, Snow (default Sunny, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l daytime -x -a 'Dusk Day Dawn Night' -d 'time of day: Dusk, Day, Dawn, Night (default Day, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l aspect-ratio -x -a 'Square Landscape Portrait Standard' -d 'image shape: Square, Landscape, Portrait, Standard (default Landscape, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l epoch -x -a 'Nowadays Historical Ancient' -d 'era the scene depicts: Nowadays, Historical, Ancient (default Nowadays, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l include-context -d 'landmark-specific enhancement for recognised locations'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l no-include-context -d 'turn landmark enhancement off'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l include-surroundings -d 'include the surrounding area (the service default)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l no-include-surroundings -d 'leave out the surrounding area'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l improve-output -d 'apply quality enhancement'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l no-improve-output -d 'turn quality enhancement off'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l save-image -d 'keep the image in your history (the service default)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l no-save-image -d 'do not keep the image in your history'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l tag -x -d 'descriptive tag, repeatable, at most 10'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l prompt -x -d 'custom enhancement instructions'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l page -x -d 'page number, counted from 0 (default 0)'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l size -x -d 'images per page, at least 1 (default 20)'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l sort -r -F -d 'sort criterion such as createdAt,desc; repeatable'

@@ -45,6 +45,25 @@ export function parseFraction(raw: string | undefined, flag: string): number | u
   return value;
 }
 
+/** The most --rate takes: beyond it the limit would be the machine, not the rate. */
+export const MAX_RATE_PER_SECOND = 100_000;
+
+/**
+ * A rate of requests: `<n>/s` or `<n>/m` (`/sec`, `/min` too), n a positive
+ * number; in requests per second. Undefined when the flag was not given.
+ */
+export function parseRate(raw: string | undefined, flag: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const match = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*\/\s*(s|sec|second|m|min|minute)\s*$/i.exec(raw);
+  const count = match ? Number(match[1]) : NaN;
+  const perSecond = match && /^m/i.test(match[2]!) ? count / 60 : count;
+  if (!match || !(perSecond > 0) || perSecond > MAX_RATE_PER_SECOND) {
+    const bare = /^\s*\d+(\.\d+)?\s*$/.test(raw) ? ` (write ${raw.trim()}/s or ${raw.trim()}/m)` : '';
+    throw new UsageError(`${flag} must be requests per second or per minute, such as 10/s or 600/m (more than 0, at most ${MAX_RATE_PER_SECOND}/s); got '${raw}'${bare}`);
+  }
+  return perSecond;
+}
+
 /** An absolute http(s) URL, parsed; `refusal` is the message for anything else. */
 function httpUrl(raw: string, refusal: string): URL {
   let url: URL;

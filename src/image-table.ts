@@ -92,7 +92,10 @@ interface Laid {
 
 function lay(variant: Variant, records: readonly ImageRecord[]): Laid {
   const cells = records.map(variant.cell);
-  return { header: variant.header, cells, width: Math.max(stringWidth(variant.header), ...cells.map((cell) => stringWidth(cell))) };
+  // A loop, not Math.max(...cells): a table of a few hundred thousand rows would overflow the call stack.
+  let width = stringWidth(variant.header);
+  for (const cell of cells) width = Math.max(width, stringWidth(cell));
+  return { header: variant.header, cells, width };
 }
 
 export interface TableOptions {

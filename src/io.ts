@@ -3,7 +3,8 @@
 import type { Readable, Writable } from 'node:stream';
 import { NetworkError } from './api/errors.js';
 import { CliError, FileSystemError } from './errors.js';
-import { MESSAGE_MAX, printable, terminalSafeJson } from './printable.js';
+import { MESSAGE_MAX, printable, terminalSafeJson, terminalSafeJsonText } from './printable.js';
+import { drained } from './shutdown.js';
 
 export interface Style {
   bold(text: string): string;
@@ -121,6 +122,42 @@ export class Terminal {
 
   outJson(value: unknown): void {
     this.out(terminalSafeJson(value, this.stdoutIsTTY ? 2 : undefined));
+  }
+
+  /**
+   * Data for scripts too long to build as one string, written in parts: each
+   * resolves once stdout can take more, so a slow reader holds the writer
+   * back instead of the process holding the output. False once stdout is gone
+   * (its reader went away): write nothing more.
+   */
+  async outPart(text: string): Promise<boolean> {
+    if (this.stdout.destroyed) return false;
+    if (!this.stdout.write(this.redact(text))) await drained(this.stdout);
+    return !this.stdout.destroyed;
+  }
+
+  /**
+   * One JSON document, as outJson would write `{...head, [key]: items}`, whose
+   * array `key` is too long to hold: `items` are the JSON texts of its
+   * elements, written as they come.
+   */
+  async outJsonStream(head: Record<string, unknown>, key: string, items: Iterable<string> | AsyncIterable<string>): Promise<void> {
+    const indent = this.stdoutIsTTY ? 2 : undefined;
+    const open = terminalSafeJson({ ...head, [key]: [] }, indent);
+    // Everything up to the empty array's brackets, which the items go between.
+    const [before, after] = indent ? [open.slice(0, open.lastIndexOf('[]')) + '[', `\n${' '.repeat(indent)}]\n}`] : [open.slice(0, -3) + '[', ']}'];
+    let chunk = before;
+    let first = true;
+    for await (const item of items) {
+      const text = indent ? terminalSafeJson(JSON.parse(item), indent).replace(/^/gm, ' '.repeat(indent * 2)) : terminalSafeJsonText(item);
+      chunk += `${first ? '' : ','}${indent ? '\n' : ''}${text}`;
+      first = false;
+      if (chunk.length >= 16 * 1024) {
+        if (!(await this.outPart(chunk))) return;
+        chunk = '';
+      }
+    }
+    await this.outPart(first ? `${open}\n` : `${chunk}${after}\n`);
   }
 
   /** Human messages: stderr, silenced by --quiet. */

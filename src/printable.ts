@@ -40,5 +40,10 @@ const TERMINAL_ACTIVE = /[\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u20
  * an escape means the same character: the JSON is exactly the same value.
  */
 export function terminalSafeJson(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(TERMINAL_ACTIVE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return terminalSafeJsonText(JSON.stringify(value, null, indent));
+}
+
+/** JSON text (as JSON.stringify wrote it) with the characters a terminal acts on written as escapes. */
+export function terminalSafeJsonText(text: string): string {
+  return text.replace(TERMINAL_ACTIVE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

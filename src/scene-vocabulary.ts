@@ -270,9 +270,17 @@ export function isSceneField(name: string): name is SceneField {
   return Object.hasOwn(SCENE_FIELDS, name);
 }
 
+const flagNames = new Map<string, string>();
+
 /** Kebab-case flag name of a field (aspectRatio → aspect-ratio). */
 export function flagName(field: string): string {
-  return field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  let name = flagNames.get(field);
+  if (name === undefined) {
+    name = field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    // Remembered for the names of fields only: a batch asks for them for every row.
+    if (isSceneField(field)) flagNames.set(field, name);
+  }
+  return name;
 }
 
 /** Where a field goes in the request body, as a dotted path (undefined: it does not, as --at). */
@@ -289,14 +297,16 @@ export function readWire(body: object, field: SceneField): unknown {
     .reduce<unknown>((at, name) => (at as Record<string, unknown> | undefined)?.[name], body);
 }
 
+const wireNames = new Map<SceneField, string[] | undefined>();
+
 /** Puts a field's value in a request body at its wire path, making the objects on the way (coordinates). */
 export function writeWire(body: Record<string, unknown>, field: SceneField, value: unknown): void {
-  const names = wirePath(field)?.split('.');
+  if (!wireNames.has(field)) wireNames.set(field, wirePath(field)?.split('.'));
+  const names = wireNames.get(field);
   if (!names) return;
-  const leaf = names.pop()!;
   let target = body;
-  for (const name of names) target = (target[name] ??= {}) as Record<string, unknown>;
-  target[leaf] = value;
+  for (let i = 0; i < names.length - 1; i++) target = (target[names[i]!] ??= {}) as Record<string, unknown>;
+  target[names[names.length - 1]!] = value;
 }
 
 /** The config key that holds a field's default. */

@@ -36,6 +36,11 @@ export interface RetryPolicy {
   maxRetryAfterMs: number;
   /** Shared by every call under the policy: a 429 pauses them all, not only the one refused. */
   pause?: PauseGate;
+  /**
+   * Shared by every call under the policy (a batch): how many attempts may be on
+   * the wire at once, adapted to the 429s met, and how fast they may start (--rate).
+   */
+  wire?: WireLimiter;
   /** How waits are made; injectable so tests need not wait. */
   sleep?: Sleep;
 }
@@ -64,7 +69,14 @@ export const PERSISTENT_RETRIES = { maxRetries: 5, firstDelayMs: 500, maxDelayMs
  * any 5xx, resets, timeouts and broken bodies; a 429 pauses every request.
  * Generations that may have been charged are sent again only with `retryUnsafe`.
  */
-export function persistentPolicy(options: { maxRetries: number; firstDelayMs: number; retryUnsafe: boolean; onPause?: (ms: number) => void }): RetryPolicy {
+export function persistentPolicy(options: {
+  maxRetries: number;
+  firstDelayMs: number;
+  retryUnsafe: boolean;
+  onPause?: (ms: number) => void;
+  /** Room on the wire shared by every call (a batch's --concurrency and --rate); none when absent. */
+  wire?: WireLimiter;
+}): RetryPolicy {
   const attempts = options.maxRetries + 1;
   return {
     attempts: { lookup: attempts, download: attempts, generation: attempts },
@@ -76,6 +88,7 @@ export function persistentPolicy(options: { maxRetries: number; firstDelayMs: nu
     maxDelayMs: PERSISTENT_RETRIES.maxDelayMs,
     maxRetryAfterMs: DEFAULT_RETRY_POLICY.maxRetryAfterMs,
     pause: new PauseGate(options.onPause),
+    wire: options.wire,
   };
 }
 
@@ -179,8 +192,6 @@ export interface RetryNotice {
 export interface RetryHooks {
   /** Once aborted, nothing more is sent (what is on the wire goes on): the work ends with NotRetriedError. */
   stopSignal?: AbortSignal;
-  /** Room on the wire: runs each attempt within it, so it is given back as soon as the attempt is over. */
-  admit?: <T>(attempt: () => Promise<T>) => Promise<T>;
   /** Before each attempt is sent. */
   onAttempt?(attempt: Attempt): void;
   /** Before the wait for a retry; may return what to call once the wait is over. */
@@ -210,9 +221,8 @@ type Outcome<T> = { value: T } | { verdict: Verdict; error: unknown } | { stoppe
 
 /** Runs `work` until it succeeds or the policy gives up, attempt by attempt. */
 export async function withRetries<T>(policy: RetryPolicy, run: RetryRun, work: (attempt: Attempt) => Promise<T>): Promise<T> {
-  const { signal, stopSignal, pause } = { ...run, pause: policy.pause };
+  const { signal, stopSignal, pause, wire } = { ...run, pause: policy.pause, wire: policy.wire };
   const wait = policy.sleep ?? sleep;
-  const admit = run.admit ?? ((attempt) => attempt());
   /** Waits for the stop-aware `waiting`; false when the stop came first. */
   const waited = async (waiting: Promise<void>): Promise<boolean> => {
     try {
@@ -226,16 +236,22 @@ export async function withRetries<T>(policy: RetryPolicy, run: RetryRun, work: (
   let lastError: unknown;
   for (let number = 1; ; number++) {
     const attempt: Attempt = { number, answered: false };
-    const outcome = await admit(async (): Promise<Outcome<T>> => {
+    // Each attempt runs within its room on the wire, given back as soon as the attempt is over.
+    const outcome = await (wire ?? UNLIMITED).admit(async (ticket): Promise<Outcome<T>> => {
       // A 429 pauses every caller under the policy, first attempts included: they would only be refused too.
       if (pause && !(await waited(pause.wait(stopSignal)))) return { stopped: true };
+      if (wire && !(await waited(wire.pace(stopSignal)))) return { stopped: true };
       if (signal?.aborted) throw signal.reason;
       if (stopSignal?.aborted) return { stopped: true };
       run.onAttempt?.(attempt);
+      ticket.sent();
       try {
-        return { value: await work(attempt) };
+        const value = await work(attempt);
+        ticket.answered(false);
+        return { value };
       } catch (error) {
         if (signal?.aborted) throw signal.reason ?? error;
+        ticket.answered(isRateLimited(error));
         const verdict = judge(error, attempt, run.kind, policy, run.budget);
         // What this failure means for the others takes effect before its room is given back.
         if (verdict.retry && verdict.rateLimited) pause?.pause(verdict.delayMs);
@@ -258,6 +274,165 @@ export async function withRetries<T>(policy: RetryPolicy, run: RetryRun, work: (
     }
     // The service asked for this wait: it is not time spent on a server that does not answer.
     if (verdict.rateLimited) run.budget?.exclude(verdict.delayMs);
+  }
+}
+
+/** The service refused the attempt for going too fast. */
+export function isRateLimited(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 429;
+}
+
+/** What an attempt tells the wire limiter about itself. */
+export interface WireTicket {
+  /** The request is about to be sent. */
+  sent(): void;
+  /** An answer came: refused with 429, or anything else. */
+  answered(rateLimited: boolean): void;
+}
+
+const NO_TICKET: WireTicket = { sent() {}, answered() {} };
+/** Calls under a policy without a wire limiter: nothing to wait for. */
+const UNLIMITED = { admit: <T>(attempt: (ticket: WireTicket) => Promise<T>) => attempt(NO_TICKET) };
+
+/** What the requests under a wire limiter met, for the summary. */
+export interface WireStats {
+  /** Attempts sent. */
+  requests: number;
+  /** Answers that were 429. */
+  rateLimited: number;
+  /** The least the in-flight limit was cut to. */
+  lowestLimit: number;
+}
+
+/**
+ * Room on the wire for a batch's requests, shared by all of them: at most
+ * `limit` attempts at once, and with a rate (--rate) none started sooner than
+ * a token bucket allows. The limit adapts to the service's 429s as TCP's
+ * window adapts to loss: a 429 halves it (once per round: the other answers
+ * to requests that were on the wire together with the refused one do not cut
+ * it again), and every `limit` answers that are not 429 grow it by one, back
+ * up to --concurrency. Several processes sharing an account's rate limit so
+ * settle near it, instead of all retrying at once after each pause.
+ */
+export class WireLimiter {
+  /** The in-flight limit, kept fractional so it can grow by 1/limit per answer. */
+  private window: number;
+  private active = 0;
+  private readonly queue: Array<() => void> = [];
+  /** Bumped at every cut: a 429 to a request sent before the last cut does not cut again. */
+  private round = 0;
+  private readonly bucket?: TokenBucket;
+  readonly stats: WireStats;
+
+  constructor(
+    readonly maxConcurrency: number,
+    options: { ratePerSecond?: number; onCut?: (limit: number) => void; now?: () => number; sleep?: Sleep } = {},
+  ) {
+    this.window = maxConcurrency;
+    this.onCut = options.onCut;
+    this.stats = { requests: 0, rateLimited: 0, lowestLimit: maxConcurrency };
+    if (options.ratePerSecond !== undefined) this.bucket = new TokenBucket(options.ratePerSecond, options.now, options.sleep);
+  }
+
+  private readonly onCut?: (limit: number) => void;
+
+  /** Attempts allowed on the wire at once now. */
+  get limit(): number {
+    return Math.max(1, Math.floor(this.window));
+  }
+
+  /** Attempts holding room on the wire now. */
+  get inFlight(): number {
+    return this.active;
+  }
+
+  /** Runs `attempt` within room on the wire, waiting for it in turn. */
+  async admit<T>(attempt: (ticket: WireTicket) => Promise<T>): Promise<T> {
+    // Room handed over by fill() is counted there, so that nobody can take it in between.
+    if (this.active >= this.limit || this.queue.length > 0) await new Promise<void>((resolve) => this.queue.push(resolve));
+    else this.active++;
+    const round = this.round;
+    let answered = false;
+    const ticket: WireTicket = {
+      sent: () => void this.stats.requests++,
+      answered: (rateLimited) => {
+        if (answered) return;
+        answered = true;
+        if (rateLimited) this.refused(round);
+        else this.grow();
+      },
+    };
+    try {
+      return await attempt(ticket);
+    } finally {
+      this.active--;
+      this.fill();
+    }
+  }
+
+  /** Waits for --rate's next token (at once without --rate); rejects when `signal` aborts first. */
+  pace(signal?: AbortSignal): Promise<void> {
+    return this.bucket ? this.bucket.take(signal) : Promise.resolve();
+  }
+
+  private refused(round: number): void {
+    this.stats.rateLimited++;
+    if (round !== this.round) return;
+    this.round++;
+    this.window = Math.max(1, this.window / 2);
+    this.stats.lowestLimit = Math.min(this.stats.lowestLimit, this.limit);
+    this.onCut?.(this.limit);
+  }
+
+  private grow(): void {
+    this.window = Math.min(this.maxConcurrency, this.window + 1 / this.limit);
+    this.fill();
+  }
+
+  /** Hands free room to the callers waiting, in turn. */
+  private fill(): void {
+    while (this.queue.length > 0 && this.active < this.limit) {
+      this.active++;
+      this.queue.shift()!();
+    }
+  }
+}
+
+/**
+ * --rate: a token bucket of `ratePerSecond` tokens a second, holding at most a
+ * tenth of a second's worth (at least one), so requests start evenly spread
+ * rather than in bursts. A caller takes the next token in turn and waits for
+ * the time it is due.
+ */
+export class TokenBucket {
+  private tokens: number;
+  private at: number;
+  private readonly capacity: number;
+
+  constructor(
+    readonly ratePerSecond: number,
+    private readonly now: () => number = Date.now,
+    private readonly wait: Sleep = sleep,
+  ) {
+    this.capacity = Math.max(1, ratePerSecond / 10);
+    this.tokens = this.capacity;
+    this.at = this.now();
+  }
+
+  async take(signal?: AbortSignal): Promise<void> {
+    const now = this.now();
+    this.tokens = Math.min(this.capacity, this.tokens + ((now - this.at) / 1000) * this.ratePerSecond);
+    this.at = now;
+    // Taken now even when it is not there yet: callers queue by the order they took their tokens in.
+    this.tokens -= 1;
+    if (this.tokens >= 0) return;
+    try {
+      await this.wait(Math.ceil((-this.tokens / this.ratePerSecond) * 1000), signal);
+    } catch (error) {
+      // Not sent after all: the token goes back for the next caller.
+      this.tokens += 1;
+      throw error;
+    }
   }
 }
 

@@ -61,6 +61,7 @@ export async function asyncProducer(ctx: Context, options: AsyncProducerOptions)
       retry,
       onAccepted: (requestId) => (notes.requestId = requestId),
     });
+    notes.imageId = generated.generatedImageId;
     // From here the image exists: a failed download is retried as a download (the client's), never as a new generation.
     const destination = new JpegFileDestination(job.plan.target, options.fileOptions(job));
     try {

@@ -1,26 +1,33 @@
 // `aerial batch <file>`: plan every row, refuse bad input before anything is
 // sent, skip what earlier runs finished, then generate the rest through one
 // keep-alive pool with bounded concurrency, retries and a manifest.
+//
+// The rows are streamed, never held: a first pass checks every row and
+// decides what each of this shard's rows needs (resume.ts), keeping a few
+// bytes per row; a second pass sends them as workers come free; the summary
+// reads the outcomes back from where they were written as they came. Memory
+// stays flat from a hundred rows to millions.
 import { setMaxListeners } from 'node:events';
 import { basename, dirname, resolve } from 'node:path';
 import { CliError, ExitCode, fileSystemProblem, InterruptedError, UsageError } from '../errors.js';
-import { PERSISTENT_RETRIES, persistentPolicy, type Attempt } from '../api/retry.js';
+import { PERSISTENT_RETRIES, persistentPolicy, WireLimiter, type Attempt } from '../api/retry.js';
 import type { Context } from '../context.js';
 import { formatDuration } from '../duration.js';
+import { parseCount, parseRate } from '../flags.js';
 import type { JpegFileOptions } from '../jpeg-file.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
-import { removeStaleParts } from './files.js';
-import { ManifestWriter, readManifest } from './manifest.js';
-import { parseCount } from '../flags.js';
+import { StaleParts } from './files.js';
+import { BatchInput } from './input.js';
+import { ManifestIndex, ManifestWriter } from './manifest.js';
 import { parseProgressInterval, parseRetryDelay } from './options.js';
-import { planBatch, type PlannedRow } from './plan.js';
+import { OutcomeLog } from './outcomes.js';
+import { plannedRows, RowPlanner, surveyBatch, type PlannedRow, type Survey, type ValidRow } from './plan.js';
 import { createProgress, type Progress } from './progress.js';
-import { displayPath, printDryRun, printSummary } from './report.js';
-import { resumeState } from './resume.js';
+import { displayPath, printDryRun, printJsonSummary, printSummary } from './report.js';
+import { resumeEntry, ResumeTable } from './resume.js';
 import { RowRunner, type Job, type RowProducer } from './row-runner.js';
-import { readBatchFile } from './rows.js';
-import { parseShard } from './shard.js';
-import { batchExitCode, summarize, type RowOutcome } from './summary.js';
+import { resolveShard, type Shard } from './shard.js';
+import { exitCodeOf } from './summary.js';
 import { compileTemplate } from './template.js';
 
 export const DEFAULT_TEMPLATE = 'aerial-batch/{row}-{lat}_{lng}.jpg';
@@ -38,6 +45,7 @@ export interface BatchOptions {
   retryUnsafe?: boolean;
   manifest?: string;
   shard?: string;
+  rate?: string;
   dryRun?: boolean;
   force?: boolean;
   skipInvalid?: boolean;
@@ -60,13 +68,16 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const { io } = ctx;
   // Everything that can be wrong with the command line is refused before the file is read.
   const concurrency = parseCount(options.concurrency, '--concurrency', 1, MAX_CONCURRENCY, DEFAULT_CONCURRENCY);
+  const ratePerSecond = parseRate(options.rate, '--rate');
   const retries = {
     maxRetries: parseCount(options.maxRetries, '--max-retries', 0, 100, PERSISTENT_RETRIES.maxRetries),
     firstDelayMs: parseRetryDelay(options.retryDelay),
     retryUnsafe: Boolean(options.retryUnsafe),
   };
   const progressIntervalMs = parseProgressInterval(options.progressInterval);
-  const shard = parseShard(options.shard);
+  const shardChoice = resolveShard(options.shard, ctx.env);
+  const shard = shardChoice?.shard;
+  if (shardChoice?.source) io.debug(`shard ${shard!.index}/${shard!.count} from ${shardChoice.source}`);
   const template = compileTemplate(options.outputTemplate ?? DEFAULT_TEMPLATE);
   const sceneDefaults = ctx.settings().sceneDefaults;
   // The flags are checked once, against their own names, rather than once per row.
@@ -77,18 +88,14 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const reportPath = options.report === undefined || !outputs ? undefined : await outputs.checkOutputFile(options.report, '--report');
   const geojsonPath = options.geojson === undefined || !outputs ? undefined : await outputs.checkOutputFile(options.geojson, '--geojson');
 
-  const file = await readBatchFile(path, { format: options.format, stdin: io.stdin });
-  const plan = planBatch({ file, flags: options.scene, sceneDefaults, template, shard, manifestPath: options.manifest, cwd: process.cwd() });
-  const shardNote = shard ? ` (shard ${shard.index}/${shard.count}: ${plan.rows.length} of ${plan.allRows.length} rows)` : '';
+  const input = await BatchInput.open(path, { format: options.format, stdin: io.stdin });
+  ctx.onCleanup(() => input.close());
+  const planner = new RowPlanner({ header: input.header, flags: options.scene, sceneDefaults, template, manifestPath: options.manifest, cwd: process.cwd() });
 
-  if (options.dryRun) return printDryRun(ctx, plan, shardNote);
-
-  const invalid = plan.rows.filter((row) => row.error);
-  // Every shard refuses the same file: a typo in another runner's row is still a typo in this batch.
-  const invalidAnywhere = plan.allRows.filter((row) => row.error);
-  // --skip-invalid lets bad rows fail alone; clashing names would still lose images, so they always stop the batch.
-  if (invalidAnywhere.length > 0 && (!options.skipInvalid || invalidAnywhere.some((row) => row.collision))) {
-    throw new UsageError(describeInvalid(invalidAnywhere));
+  if (options.dryRun) {
+    const survey = await surveyOrRefuseEmpty(input, planner, { shard });
+    const { rows: total, valid, credits } = survey.shard;
+    return printDryRun(ctx, plannedRows(input, planner, survey, { shard, keys: false }), { total, valid, credits }, planner.manifestPath, shardNote(shard, survey));
   }
 
   // A manifest path that cannot hold a file is the user's to fix: --manifest, or the outputs' directory it defaults to.
@@ -98,93 +105,140 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     return new UsageError(
       options.manifest !== undefined
         ? `--manifest ${options.manifest}: ${problem}`
-        : `the manifest's place beside the outputs, ${displayPath(plan.manifestPath)}, is unusable: ${problem}; pass --manifest to put it elsewhere`,
+        : `the manifest's place beside the outputs, ${displayPath(planner.manifestPath)}, is unusable: ${problem}; pass --manifest to put it elsewhere`,
     );
   };
-  const manifest = await readManifest(plan.manifestPath).catch((error: unknown) => {
-    throw manifestUnusable(error);
+  // Read before the rows, to decide each row as it is checked; a problem with it is reported after theirs.
+  let manifestProblem: unknown;
+  const manifest = await ManifestIndex.read(planner.manifestPath).catch((error: unknown) => {
+    manifestProblem = manifestUnusable(error);
+    return new ManifestIndex();
   });
-  const valid = plan.rows.filter((row): row is Job['plan'] => !row.error);
-  const state = await resumeState(valid, manifest, Boolean(options.force));
+  const force = Boolean(options.force);
+  const resume = new ResumeTable();
+  // Rows an earlier run finished are recorded as the first pass meets them: the send pass does not plan them again.
+  const outcomes = new OutcomeLog(input.lineBreaks + 1, shard);
+  ctx.onCleanup(() => outcomes.close());
+  const forget = (row: number) => {
+    if (outcomes.has(row)) outcomes.forget(row);
+  };
+  // Temp files a killed run left beside any of this shard's outputs, finished ones
+  // included: a row killed between moving its file into place and removing the temp.
+  const staleParts = new StaleParts();
+  // Per output directory, the longest name a pending row will write there.
+  const longestName = new Map<string, string>();
+  const survey = await surveyOrRefuseEmpty(input, planner, {
+    shard,
+    onRow: (row: ValidRow) => {
+      // Told again when its name changed after the pass: decided again.
+      forget(row.row);
+      const entry = resumeEntry(row.target, manifest.get(row.key), force);
+      resume.set(row.row, row.target, entry);
+      staleParts.add(row.target);
+      if (entry.action === 'done') outcomes.record({ row: row.row, status: 'done', file: row.target, bytes: entry.bytes, attempts: 0, previously: true });
+      if (entry.action !== 'pending') return;
+      const dir = dirname(row.target);
+      const name = basename(row.target);
+      if (Buffer.byteLength(name) > Buffer.byteLength(longestName.get(dir) ?? '')) longestName.set(dir, name);
+    },
+    onDropped: forget,
+  });
+  const note = shardNote(shard, survey);
+
+  // Every shard refuses the same file: a typo in another runner's row is still a typo in this batch.
+  // --skip-invalid lets bad rows fail alone; clashing names would still lose images, so they always stop the batch.
+  if (survey.invalid > 0 && (!options.skipInvalid || survey.collisions)) throw new UsageError(describeInvalid(survey));
+  if (manifestProblem) throw manifestProblem;
+
   // A directory where an image must go would fail that row after it was paid for: refused now, --force or not.
-  const blocked = valid.filter((row) => state.get(row)!.action === 'blocked');
-  if (blocked.length > 0) {
+  const blocked = resume.refusals('blocked');
+  if (blocked.count > 0) {
     throw new UsageError(
-      `${blocked.length} output path${blocked.length > 1 ? 's are directories' : ' is a directory'} (first: row ${blocked[0]!.row}, ${displayPath(blocked[0]!.target)}); change --output-template or move ${blocked.length > 1 ? 'them' : 'it'}`,
+      `${blocked.count} output path${blocked.count > 1 ? 's are directories' : ' is a directory'} (first: row ${blocked.first!.row}, ${displayPath(blocked.first!.target)}); change --output-template or move ${blocked.count > 1 ? 'them' : 'it'}`,
     );
   }
-  const conflicts = valid.filter((row) => state.get(row)!.action === 'conflict');
-  if (conflicts.length > 0) {
-    const first = conflicts[0]!;
+  const conflicts = resume.refusals('conflict');
+  if (conflicts.count > 0) {
+    const { count, first } = conflicts;
     throw new UsageError(
-      `${conflicts.length} output file${conflicts.length > 1 ? 's' : ''} already exist${conflicts.length > 1 ? '' : 's'} and ${conflicts.length > 1 ? 'were' : 'was'} not written by this batch (first: row ${first.row}, ${displayPath(first.target)}); pass --force to overwrite, or change --output-template`,
+      `${count} output file${count > 1 ? 's' : ''} already exist${count > 1 ? '' : 's'} and ${count > 1 ? 'were' : 'was'} not written by this batch (first: row ${first!.row}, ${displayPath(first!.target)}); pass --force to overwrite, or change --output-template`,
     );
   }
 
-  const outcomes: RowOutcome[] = invalid.map((row) => ({ row: row.row, status: 'failed', attempts: 0, error: row.error, exitCode: ExitCode.Usage }));
-  const jobs: Job[] = [];
+  let pending = 0;
+  let inFlightBefore = 0;
   let adopted = 0;
-  for (const row of valid) {
-    const entry = state.get(row)!;
-    if (entry.action === 'done' || entry.action === 'adopt') {
-      outcomes.push({ row: row.row, status: 'done', file: row.target, bytes: entry.bytes, attempts: 0, previously: true, adopted: entry.action === 'adopt' || undefined });
-      if (entry.action === 'adopt') adopted++;
-    } else {
-      jobs.push({ plan: row, resume: entry });
-    }
+  for (let row = shard?.index ?? 1; row <= survey.rows; row += shard?.count ?? 1) {
+    const entry = resume.get(row);
+    if (!entry || survey.names.duplicateOf(row)) continue;
+    if (entry.action === 'pending') {
+      pending++;
+      if (entry.wasInFlight) inFlightBefore++;
+    } else if (entry.action === 'adopt') adopted++;
   }
-
-  const inFlightBefore = jobs.filter((job) => job.resume.wasInFlight).length;
+  const previously = survey.shard.valid - pending;
   if (inFlightBefore > 0) {
     io.warn(
       `${inFlightBefore} row${inFlightBefore > 1 ? 's were' : ' was'} in flight when an earlier run stopped; the service may already have generated (and charged for) ${inFlightBefore > 1 ? 'them' : 'it'}, and ${inFlightBefore > 1 ? 'they are' : 'it is'} sent again`,
     );
   }
-  const previously = outcomes.filter((o) => o.previously).length;
-  if (previously > 0) io.info(`${previously} row${previously > 1 ? 's' : ''} already done by an earlier run (manifest ${displayPath(plan.manifestPath)})`);
+  if (previously > 0) io.info(`${previously} row${previously > 1 ? 's' : ''} already done by an earlier run (manifest ${displayPath(planner.manifestPath)})`);
 
   // The outputs' directories before the manifest: a path that cannot be one, or where no file can be
   // created (read-only, full, no permission, names too long), stops the batch with nothing sent.
-  const longestName = new Map<string, string>();
-  for (const { plan: row } of jobs) {
-    const dir = dirname(row.target);
-    const name = basename(row.target);
-    if (Buffer.byteLength(name) > Buffer.byteLength(longestName.get(dir) ?? '')) longestName.set(dir, name);
-  }
   const { checkOutputDirectory } = await import('../jpeg-file.js');
   for (const [dir, name] of longestName) await checkOutputDirectory(dir, name, '--output-template');
   let writer: ManifestWriter | undefined;
-  if (jobs.length > 0 || adopted > 0) {
-    writer = await ManifestWriter.open(plan.manifestPath).catch((error: unknown) => {
+  if (pending > 0 || adopted > 0) {
+    writer = await ManifestWriter.open(planner.manifestPath).catch((error: unknown) => {
       throw manifestUnusable(error);
     });
     ctx.onCleanup(() => writer!.close());
-    for (const row of valid) {
-      const entry = state.get(row)!;
-      if (entry.action === 'adopt') {
-        writer.append({ row: row.row, key: row.key, status: 'done', file: row.file, bytes: entry.bytes, attempts: 0, adopted: true }, false);
+  }
+  await staleParts.sweep();
+
+  /** The second pass: rows with nothing to send are recorded as they are met, the others handed to the workers. */
+  async function* jobs(): AsyncGenerator<Job> {
+    for await (const row of plannedRows(input, planner, survey, { shard, settled: (row) => outcomes.has(row) })) {
+      if (row.error) {
+        outcomes.record({ row: row.row, status: 'failed', attempts: 0, error: row.error, exitCode: ExitCode.Usage });
+        continue;
       }
+      const valid = row as ValidRow;
+      const entry = resume.get(row.row)!;
+      if (entry.action === 'adopt') {
+        writer!.append({ row: row.row, key: valid.key, status: 'done', file: valid.file, bytes: entry.bytes, attempts: 0, adopted: true }, false);
+      }
+      if (entry.action === 'done' || entry.action === 'adopt') {
+        outcomes.record({ row: row.row, status: 'done', file: valid.target, bytes: entry.bytes, attempts: 0, previously: true, adopted: entry.action === 'adopt' || undefined });
+        continue;
+      }
+      yield { plan: valid, resume: entry };
     }
   }
 
-  // Temp files a killed run left beside any of this shard's outputs, finished ones
-  // included: a row killed between moving its file into place and removing the temp.
-  await removeStaleParts(valid.map((row) => row.target));
-
   const started = Date.now();
   let ending: { interrupted?: boolean; stoppedWith?: number; stopError?: CliError } = {};
-  if (jobs.length > 0) {
+  let wire: WireLimiter | undefined;
+  let run: RowRunner | undefined;
+  if (pending > 0) {
     // Each row in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
     setMaxListeners(concurrency * 4 + 10, ctx.signal);
     let progress: Progress | undefined;
-    // A 429 pauses every row: they would only be refused too.
-    const policy = persistentPolicy({ ...retries, onPause: (ms) => progress?.log(`rate limited (429): pausing all requests for ${formatDuration(ms, 100)}`) });
+    wire = new WireLimiter(concurrency, { ratePerSecond });
+    const room = wire;
+    // A 429 pauses every row, and halves the requests on the wire: they would only be refused too.
+    const policy = persistentPolicy({
+      ...retries,
+      wire,
+      onPause: (ms) => progress?.log(`rate limited (429): pausing all requests for ${formatDuration(ms, 100)}; at most ${room.limit} in flight from now on`),
+    });
     const client = await ctx.client({ connections: concurrency, retry: policy });
     const { JpegFileDestination, saveImage } = await import('../jpeg-file.js');
     const metadata = options.metadata === false ? undefined : await import('../metadata.js');
     const { VERSION } = await import('../version.js');
     const fileOptions = (job: Job): JpegFileOptions => ({
-      force: Boolean(options.force),
+      force,
       // The same GPS EXIF and AI-generated note as `aerial generate` writes, added as the file is written.
       editor: metadata?.createMetadataSplicer({ request: job.plan.request, software: `aerial ${VERSION}` }),
       diskBufferBytes: DISK_BUFFER_BYTES,
@@ -202,38 +256,45 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
         };
     progress = await createProgress(io, { intervalMs: progressIntervalMs });
     ctx.onCleanup(() => progress!.stop());
-    const run = new RowRunner(jobs, writer!, produce, progress, ctx.signal, ctx.stopSignal);
+    run = new RowRunner({ manifest: writer!, produce, progress, outcomes, signal: ctx.signal, stopSignal: ctx.stopSignal });
     // The requests on the wire have been paid for: the first signal lets them finish and be recorded.
-    ctx.finishInFlightOnStop({ count: () => run.inFlight(), noun: 'request', notice: (message) => progress.log(message) });
-    io.info(`Generating ${jobs.length} image${jobs.length > 1 ? 's' : ''} with concurrency ${concurrency}${shardNote}…`);
+    ctx.finishInFlightOnStop({ count: () => room.inFlight, noun: 'request', notice: (message) => progress.log(message) });
+    const paced = ratePerSecond === undefined ? '' : ` at most ${formatRate(ratePerSecond)}`;
+    io.info(`Generating ${pending} image${pending > 1 ? 's' : ''} with concurrency ${concurrency}${paced}${note}…`);
     try {
-      await run.run(concurrency);
+      // Twice as many rows under way as requests on the wire: one sent and one finishing its file, per slot.
+      await run.run(jobs(), pending, concurrency * 2);
       if (ctx.stopSignal.aborted) ending = { interrupted: true };
     } catch (error) {
       if (!ctx.signal.aborted) throw error;
       ending = { interrupted: true };
-      run.markUnfinished('not finished: interrupted');
     } finally {
       progress.stop();
     }
-    outcomes.push(...run.outcomes());
     if (run.stopError) ending = { ...ending, stoppedWith: run.stopError.exitCode, stopError: run.stopError };
+  } else {
+    // Nothing to send: the rows are recorded as they are (done before, or invalid).
+    for await (const _job of jobs()) throw new Error('a row to send was not counted');
   }
+  const counts = outcomes.complete(survey.shard.rows, (row) => run?.unfinished({ row }) ?? { row, status: 'skipped', attempts: 0, error: 'not started' });
+  const elapsedMs = Date.now() - started;
 
   // The lines are written already; this only waits for the last one to be on disk.
   await writer?.close().catch((error: Error) => io.warn(`the manifest may not be safely on disk: ${error.message}`));
-  const summary = summarize(outcomes);
-  const exitCode = batchExitCode(summary.rows, ending);
-  if (io.json) io.outJson({ total: summary.total, succeeded: summary.succeeded, failed: summary.failed, skipped: summary.skipped, manifest: plan.manifestPath, rows: summary.rows });
-  else printSummary(ctx, summary, Date.now() - started, plan.manifestPath, shardNote);
+  const summary = { counts, outcomes, elapsedMs, manifestPath: planner.manifestPath, shardNote: note, wire: wire?.stats };
+  const exitCode = exitCodeOf(counts.exitCodes, ending);
+  if (io.json) await printJsonSummary(ctx, summary);
+  else printSummary(ctx, summary);
   // The report and the GeoJSON show failed rows too; an interrupted batch (its thumbnails can take a while) writes neither.
   if (outputs && (reportPath || geojsonPath) && !ending.interrupted) {
+    const rows: PlannedRow[] = [];
+    for await (const row of plannedRows(input, planner, survey, { shard, keys: false })) rows.push(row);
     const { writeBatchOutputs } = await import('../report/batch-images.js');
-    const written = await writeBatchOutputs(plan.rows, summary.rows, {
+    const written = await writeBatchOutputs(rows, [...outcomes.outcomes()], {
       report: reportPath,
       geojson: geojsonPath,
       title: `aerial batch ${basename(path)}`,
-      subtitle: `${path === '-' ? 'standard input' : displayPath(resolve(path))}${shardNote}`,
+      subtitle: `${path === '-' ? 'standard input' : displayPath(resolve(path))}${note}`,
       signal: ctx.stopSignal,
     });
     if (written.geojson) io.info(io.style.dim(`GeoJSON: ${displayPath(written.geojson)}`));
@@ -242,20 +303,35 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   if (ending.interrupted) throw new InterruptedError();
   if (exitCode !== ExitCode.Ok) {
     const reason = ending.stopError ? `; stopped early: ${ending.stopError.code} — ${ending.stopError.message}` : '';
-    const undone = summary.failed + summary.skipped;
+    const undone = counts.failed + counts.skipped;
     throw new CliError(
-      `${undone} of ${summary.total} row${summary.total > 1 ? 's' : ''} did not succeed${reason}; re-run the same command to retry them`,
+      `${undone} of ${counts.total} row${counts.total > 1 ? 's' : ''} did not succeed${reason}; re-run the same command to retry them`,
       exitCode as CliError['exitCode'],
       ending.stopError?.code ?? 'BatchIncomplete',
     );
   }
 }
 
-function describeInvalid(rows: PlannedRow[]): string {
-  const shown = rows.slice(0, 3).map((row) => row.error).join('; ');
-  const more = rows.length > 3 ? `; and ${rows.length - 3} more (--dry-run lists them all)` : '';
-  const hint = rows.some((row) => row.collision) ? '; nothing was sent' : '; nothing was sent (--skip-invalid runs the valid rows)';
-  return `${rows.length} invalid row${rows.length > 1 ? 's' : ''}: ${shown}${more}${hint}`;
+/** The first pass; a file without rows is refused. */
+async function surveyOrRefuseEmpty(input: BatchInput, planner: RowPlanner, options: Parameters<typeof surveyBatch>[2]): Promise<Survey> {
+  const survey = await surveyBatch(input, planner, options);
+  if (survey.rows === 0) throw new UsageError(`batch file ${input.path} has no rows`);
+  return survey;
 }
 
+function shardNote(shard: Shard | undefined, survey: Survey): string {
+  return shard ? ` (shard ${shard.index}/${shard.count}: ${survey.shard.rows} of ${survey.rows} rows)` : '';
+}
 
+/** 2/s, 30/m: as --rate was written, in the unit that reads best. */
+function formatRate(perSecond: number): string {
+  return perSecond >= 1 ? `${Math.round(perSecond * 100) / 100}/s` : `${Math.round(perSecond * 6000) / 100}/m`;
+}
+
+function describeInvalid(survey: Survey): string {
+  const count = survey.invalid;
+  const shown = survey.firstErrors.join('; ');
+  const more = count > survey.firstErrors.length ? `; and ${count - survey.firstErrors.length} more (--dry-run lists them all)` : '';
+  const hint = survey.collisions ? '; nothing was sent' : '; nothing was sent (--skip-invalid runs the valid rows)';
+  return `${count} invalid row${count > 1 ? 's' : ''}: ${shown}${more}${hint}`;
+}

@@ -8,11 +8,13 @@
 // "started" was in flight when the previous run died, which is the one case
 // where the service may have generated (and charged) an image we never saw.
 import { createHash } from 'node:crypto';
-import { closeSync, fdatasync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { closeSync, createReadStream, fdatasync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { GenerationRequest } from '../api/schema.js';
-import { readRegularFile } from './files.js';
+import { hexKey, WordTable } from './compact.js';
+import { notRegular } from './files.js';
+import { lines } from './input.js';
 
 export type RowStatus = 'started' | 'done' | 'failed';
 
@@ -27,6 +29,13 @@ export interface ManifestRecord {
   error?: string;
   /** Set when a file found on disk from an interrupted run was taken as this row's output. */
   adopted?: boolean;
+  /** 429 answers the row met (absent when none). */
+  rateLimited?: number;
+  /** The exit code class of a failure (6 generation, 7 network, 8 rate limited, …). */
+  exitCode?: number;
+  /** With --async: the request whose callback delivered the image, and the image's id. */
+  requestId?: string;
+  imageId?: string;
   time?: string;
 }
 
@@ -37,33 +46,82 @@ export function rowKey(request: GenerationRequest | unknown, file: string): stri
 }
 
 /**
- * The last record of each key. Lines that do not parse (a line torn by a
- * crash of the machine) are ignored: losing one record only means redoing
- * one row.
+ * Every record of a manifest, in file order, streamed. Lines that do not
+ * parse (a line torn by a crash of the machine) are skipped: losing one
+ * record only means redoing one row. A missing manifest has none; a
+ * directory or a device in its place is an error, not an endless read.
  */
-export async function readManifest(path: string): Promise<Map<string, ManifestRecord>> {
-  let text: string;
+export async function* manifestRecords(path: string): AsyncGenerator<ManifestRecord> {
+  let handle;
   try {
-    // A directory or a device in the manifest's place is an error, not an endless read.
-    text = await readRegularFile(path);
+    handle = await open(path, 'r');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw error;
   }
-  const latest = new Map<string, ManifestRecord>();
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    let record: ManifestRecord;
-    try {
-      record = JSON.parse(line) as ManifestRecord;
-    } catch {
-      continue;
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw notRegular(path, info.isDirectory());
+    for await (const texts of lines(createReadStream('', { fd: handle.fd, autoClose: false, encoding: 'utf8', highWaterMark: 256 * 1024 }))) {
+      for (const line of texts) {
+        if (!line.trim()) continue;
+        let record: ManifestRecord;
+        try {
+          record = JSON.parse(line) as ManifestRecord;
+        } catch {
+          continue;
+        }
+        if (record && typeof record.key === 'string' && STATUS_CODES[record.status] !== undefined) yield record;
+      }
     }
-    if (record && typeof record.key === 'string' && ['started', 'done', 'failed'].includes(record.status)) {
-      latest.set(record.key, record);
-    }
+  } finally {
+    await handle.close();
   }
-  return latest;
+}
+
+const STATUS_CODES: Record<string, number> = { started: 1, done: 2, failed: 3 };
+const STATUS_NAMES: RowStatus[] = ['started', 'started', 'done', 'failed'];
+
+/** What the manifest says of a row: its last record's status, and the bytes of its file when done. */
+export interface ManifestEntry {
+  status: RowStatus;
+  bytes?: number;
+}
+
+/**
+ * The last record of each key, in a few words per key: a 200,000-row
+ * manifest costs megabytes, not the hundreds a map of records would.
+ */
+export class ManifestIndex {
+  private readonly table = new WordTable(4, 2);
+
+  static async read(path: string): Promise<ManifestIndex> {
+    const index = new ManifestIndex();
+    for await (const record of manifestRecords(path)) index.add(record);
+    return index;
+  }
+
+  get size(): number {
+    return this.table.size;
+  }
+
+  add(record: ManifestRecord): void {
+    const key = hexKey(record.key);
+    if (!key) return;
+    const { slot } = this.table.slotFor(key);
+    const [status, bytes] = this.table.columns;
+    status![slot] = STATUS_CODES[record.status]!;
+    bytes![slot] = typeof record.bytes === 'number' && record.bytes >= 0 ? Math.min(record.bytes, 0xffffffff) + 1 : 0;
+  }
+
+  get(key: string | undefined): ManifestEntry | undefined {
+    const words = key === undefined ? undefined : hexKey(key);
+    const slot = words ? this.table.find(words) : -1;
+    if (slot === -1) return undefined;
+    const [status, bytes] = this.table.columns;
+    const size = bytes![slot]!;
+    return { status: STATUS_NAMES[status![slot]!]!, bytes: size === 0 ? undefined : size - 1 };
+  }
 }
 
 /**

@@ -1,22 +1,28 @@
 // Turns a batch file into a plan: for every row its validated wire request,
 // its output file and its manifest key, or the reason it is invalid. Nothing
 // here sends a request or writes a file, so --dry-run is the plan printed.
+//
+// The plan is never held whole. A first pass (surveyBatch) checks every row of
+// the file and keeps, per row, only a 64-bit hash of its output name, for the
+// collision check; later passes (plannedRows) plan the rows again one at a
+// time, as they are sent or printed. Only rows whose names clash are kept
+// whole, in a pass of their own, to tell them apart.
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { flagName, SANDBOX_PRICE, SCENE_ENUM_FIELDS } from '../api/enums.js';
 import { UsageError } from '../errors.js';
 import type { GenerationRequest } from '../api/schema.js';
 import type { Settings } from '../config.js';
+import { fitName, fitPath, foldName, MAX_PATH_BYTES, nameTag, separateNames, splitExtension, utf8Length } from '../file-names.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
 import { LOCATION_FIELDS } from '../scene-vocabulary.js';
+import { RowArray, textKey, WordTable } from './compact.js';
 import { DEFAULT_MANIFEST_NAME, rowKey } from './manifest.js';
-import { mapColumns, rowSceneInput, type BatchFile } from './rows.js';
+import { ColumnMap, rowSceneInput, type BatchRow } from './rows.js';
 import { inShard, type Shard } from './shard.js';
-import { fitName, fitPath, MAX_PATH_BYTES, nameTag, separateNames, splitExtension, utf8Length } from '../file-names.js';
 import { checkPlaceholders, expandTemplate, type ExpandedTemplate, type OutputTemplate } from './template.js';
 
 export interface PlannedRow {
   row: number;
-  line: number;
   /** Column values as read, for messages and the JSON summary. */
   cells: Record<string, unknown>;
   request?: GenerationRequest;
@@ -33,12 +39,18 @@ export interface PlannedRow {
   collision?: boolean;
 }
 
-export interface BatchPlan {
-  /** The rows of this shard, in file order. */
-  rows: PlannedRow[];
-  /** Rows of the whole file (all shards): validity and collisions are checked across all of them. */
-  allRows: PlannedRow[];
-  manifestPath: string;
+/** A valid row, ready to send. */
+export type ValidRow = PlannedRow & { request: GenerationRequest; target: string; file: string; key: string };
+
+/** Where the rows come from: a batch file (input.ts), read afresh for each pass. */
+export interface RowSource {
+  readonly format: 'csv' | 'jsonl';
+  /** The CSV header; none for JSON Lines, whose columns are the keys the rows use. */
+  readonly header: string[];
+  /** About how many rows there are (at least as many), when known. */
+  readonly lineBreaks?: number;
+  /** The rows in file order, in batches; rows `skip` names may be left out unread. */
+  rows(options?: { skip?: (row: number) => boolean }): AsyncIterable<BatchRow[]>;
 }
 
 /** Names a template can use besides the columns: the row number and the request's own values. */
@@ -53,6 +65,7 @@ export function builtinValue(name: string, row: number, request: GenerationReque
 }
 
 export const BUILTIN_NAMES = ['row', 'lat', 'lng', ...SCENE_ENUM_FIELDS];
+const BUILTINS = new Set<string>([...BUILTIN_NAMES, ...SCENE_ENUM_FIELDS.map(flagName)]);
 
 /** The directory the template writes under before its first placeholder: where the manifest lives by default. */
 export function templateBaseDir(template: OutputTemplate, cwd: string): string {
@@ -72,65 +85,91 @@ function cellText(value: unknown): string {
   return String(value);
 }
 
-export interface PlanOptions {
-  file: BatchFile;
+export interface PlannerOptions {
+  /** The CSV header; JSON Lines columns are learnt from the rows. */
+  header: string[];
   /** Scene values from the command-line flags: defaults for missing columns. */
   flags: SceneInput;
   sceneDefaults: Settings['sceneDefaults'];
   template: OutputTemplate;
-  shard?: Shard;
   manifestPath?: string;
   cwd: string;
 }
 
-export function planBatch(options: PlanOptions): BatchPlan {
-  const { file, template, cwd } = options;
-  const columnByField = mapColumns(file.columns);
-  const columns = new Set(file.columns);
-  const builtins = new Set<string>([...BUILTIN_NAMES, ...SCENE_ENUM_FIELDS.map(flagName)]);
-  checkPlaceholders(template, (name) => builtins.has(name) || columns.has(name), [...BUILTIN_NAMES, ...file.columns]);
+/** A row as planned before its name is final (names that clash are changed after the first pass). */
+interface DraftRow extends PlannedRow {
+  name?: ExpandedTemplate;
+}
 
-  const manifestPath = options.manifestPath ? resolve(cwd, options.manifestPath) : defaultManifestPath(template, cwd);
-  const manifestDir = resolve(manifestPath, '..');
+/**
+ * Plans one row at a time. The columns are the CSV header, or for JSON Lines
+ * every key seen so far, in first-seen order; each scene field is set by at
+ * most one column.
+ */
+export class RowPlanner {
+  readonly manifestPath: string;
+  readonly manifestDir: string;
+  readonly columns = new ColumnMap();
 
-  const names = new Map<PlannedRow, ExpandedTemplate>();
-  const planned: PlannedRow[] = file.rows.map(({ row, line, cells }) => {
-    const entry: PlannedRow = { row, line, cells };
+  constructor(private readonly options: PlannerOptions) {
+    const { cwd, template } = options;
+    this.manifestPath = options.manifestPath ? resolve(cwd, options.manifestPath) : defaultManifestPath(template, cwd);
+    this.manifestDir = dirname(this.manifestPath);
+    for (const column of options.header) this.columns.add(column);
+    if (options.header.length > 0) this.checkPlaceholders();
+  }
+
+  /** Refuses template placeholders that name neither a built-in value nor a column. */
+  checkPlaceholders(): void {
+    checkPlaceholders(this.options.template, (name) => BUILTINS.has(name) || this.columns.has(name), [...BUILTIN_NAMES, ...this.columns.columns]);
+  }
+
+  /** The row's request and output name (final unless the name clashes with another row's), or why it is invalid. */
+  draft({ row, cells }: BatchRow): DraftRow {
+    for (const column in cells) if (!this.columns.has(column)) this.columns.add(column);
+    const entry: DraftRow = { row, cells };
     try {
-      const { input, columnOf } = rowSceneInput({ row, line, cells }, columnByField, options.flags);
+      const { input, columnOf } = rowSceneInput({ cells }, this.columns.byField, this.options.flags);
       const label = (field: string) => {
-        const column = columnOf.get(field as keyof SceneInput) ?? columnByField.get(field as keyof SceneInput);
+        const column = columnOf.get(field as keyof SceneInput) ?? this.columns.byField.get(field as keyof SceneInput);
         if (column !== undefined) return `column '${column}'`;
         // The location has no flag in a batch: it can only come from a column.
         return (LOCATION_FIELDS as string[]).includes(field) ? `column '${field}'` : `--${flagName(field)}`;
       };
-      const request = buildGenerationRequest(input, options.sceneDefaults, label);
-      const expanded = expandTemplate(template, (name) => builtinValue(name, row, request) ?? (columns.has(name) ? cellText(cells[name]) : undefined));
+      const request = buildGenerationRequest(input, this.options.sceneDefaults, label);
+      // A name that is not built in is a column (checked against the columns before or after the pass); a row without it has ''.
+      const name = expandTemplate(this.options.template, (placeholder) => builtinValue(placeholder, row, request) ?? cellText(cells[placeholder]));
       // Known before anything is paid for: a path the system calls would refuse with ENAMETOOLONG.
-      const target = resolve(cwd, fitPath(expanded.path));
+      const target = resolve(this.options.cwd, fitPath(name.path));
       if (utf8Length(target) > MAX_PATH_BYTES) throw new UsageError(`its output path is longer than the system allows (${MAX_PATH_BYTES} bytes)`);
       entry.request = request;
       entry.target = target;
       entry.credits = SANDBOX_PRICE[request.resolution];
-      names.set(entry, expanded);
+      entry.name = name;
     } catch (error) {
       if (!(error instanceof UsageError)) throw error;
       entry.error = `row ${row}: ${error.message}`;
     }
     return entry;
-  });
-
-  markCollisions(planned, names, cwd);
-  for (const entry of planned) {
-    if (entry.error || !entry.target) continue;
-    entry.file = relative(manifestDir, entry.target).split(sep).join('/');
-    entry.key = rowKey(entry.request, entry.file);
   }
-  return {
-    rows: planned.filter((entry) => inShard(entry.row, options.shard)),
-    allRows: planned,
-    manifestPath,
-  };
+
+  /** The row with its final name (`target`), its file relative to the manifest and (unless `withKey` is false) its key. */
+  finish(entry: DraftRow, target = entry.target, withKey = true): PlannedRow {
+    const planned: PlannedRow = { row: entry.row, cells: entry.cells };
+    if (entry.error || !target) return entry.error ? { ...planned, error: entry.error } : planned;
+    planned.request = entry.request;
+    planned.target = target;
+    planned.credits = entry.credits;
+    planned.file = relative(this.manifestDir, target).split(sep).join('/');
+    if (withKey) planned.key = rowKey(planned.request, planned.file);
+    return planned;
+  }
+
+  /** Where the template's expansion for a row lands, as the collision check shows it. */
+  shown(target: string): string {
+    const fromCwd = relative(this.options.cwd, target);
+    return fromCwd.startsWith('..') || isAbsolute(fromCwd) ? target : fromCwd;
+  }
 }
 
 /**
@@ -141,36 +180,238 @@ export function planBatch(options: PlanOptions): BatchPlan {
  * on macOS and Windows) are told apart by a hash of their values: the one row
  * whose name is its values unchanged keeps it. Checked across all shards,
  * since shards usually end up in one directory.
+ *
+ * The first pass keeps a 64-bit hash of each folded name with the first row
+ * that had it; only names met more than once are looked at again, in a pass
+ * that keeps those rows whole.
  */
-function markCollisions(rows: PlannedRow[], names: Map<PlannedRow, ExpandedTemplate>, cwd: string): void {
-  const firstByRaw = new Map<string, PlannedRow>();
-  const named: PlannedRow[] = [];
-  for (const entry of rows) {
-    const expanded = names.get(entry);
-    if (!expanded || !entry.target) continue;
-    const first = firstByRaw.get(expanded.raw);
-    if (!first) {
-      firstByRaw.set(expanded.raw, entry);
-      named.push(entry);
-      continue;
-    }
-    const fromCwd = relative(cwd, entry.target);
-    const shown = fromCwd.startsWith('..') || isAbsolute(fromCwd) ? entry.target : fromCwd;
-    entry.collision = true;
-    entry.error = `row ${entry.row}: writes the same file as row ${first.row} (${shown}); make --output-template unique per row, e.g. with {row}`;
+export class NameRegistry {
+  /** Hashes of folded names, with how often each was met. */
+  private readonly seen: WordTable;
+  /** Names met more than once. */
+  private repeated = 0;
+  /** Rows whose name changed to tell them from others. */
+  readonly renamed = new Map<number, string>();
+
+  constructor(expectedRows?: number) {
+    this.seen = new WordTable(2, 0, expectedRows);
   }
-  const separated = separateNames(
-    named,
-    (entry) => entry.target!,
-    (entry, attempt) => {
-      const { path, raw } = names.get(entry)!;
-      const [stem, ending] = splitExtension(basename(path));
-      return join(dirname(entry.target!), fitName(stem, ending, nameTag(raw, attempt)));
-    },
-    (entry) => {
-      const { path, raw } = names.get(entry)!;
-      return raw === path && fitPath(path) === path;
-    },
-  );
-  for (const [entry, target] of separated) entry.target = target;
+  /** Rows alike in every templated value to an earlier row: the earlier row. */
+  private readonly sameAs = new RowArray((n) => new Uint32Array(n));
+  private duplicates = 0;
+  /** The first few rows alike to an earlier one, for messages. */
+  readonly firstDuplicates: number[] = [];
+
+  add(target: string): void {
+    const { slot, added } = this.seen.slotFor(textKey(foldName(target)));
+    if (!added && this.seen.hits(slot) === 2) this.repeated++;
+  }
+
+  /** Whether some names were met more than once (or share a hash): the clash pass is needed. */
+  get clashing(): boolean {
+    return this.repeated > 0;
+  }
+
+  get duplicateCount(): number {
+    return this.duplicates;
+  }
+
+  /** Whether a row's draft name is one met more than once. */
+  isClash(target: string): boolean {
+    const slot = this.seen.find(textKey(foldName(target)));
+    return slot !== -1 && this.seen.hits(slot) > 1;
+  }
+
+  /** The earlier row alike to `row` in every templated value, if any. */
+  duplicateOf(row: number): number | undefined {
+    return this.duplicates > 0 ? this.sameAs.get(row) || undefined : undefined;
+  }
+
+  /** Settles the rows of clashing names (met in file order): duplicates found, the others renamed. */
+  settle(rows: DraftRow[]): void {
+    const firstByRaw = new Map<string, DraftRow>();
+    const named: DraftRow[] = [];
+    for (const entry of rows) {
+      const first = firstByRaw.get(entry.name!.raw);
+      if (!first) {
+        firstByRaw.set(entry.name!.raw, entry);
+        named.push(entry);
+        continue;
+      }
+      this.sameAs.set(entry.row, first.row);
+      this.duplicates++;
+      if (this.firstDuplicates.length < 3) this.firstDuplicates.push(entry.row);
+    }
+    // Names taken by rows outside the clashes that a new name must not take: added as they are met.
+    const outside: Array<{ outside: string }> = [];
+    type Item = DraftRow | { outside: string };
+    const nameOf = (item: Item) => ('outside' in item ? item.outside : item.target!);
+    for (;;) {
+      const separated = separateNames<Item>(
+        [...outside, ...named],
+        nameOf,
+        (item, attempt) => {
+          const { path, raw } = (item as DraftRow).name!;
+          const [stem, ending] = splitExtension(basename(path));
+          return join(dirname((item as DraftRow).target!), fitName(stem, ending, nameTag(raw, attempt)));
+        },
+        (item) => {
+          if ('outside' in item) return true;
+          const { path, raw } = item.name!;
+          return raw === path && fitPath(path) === path;
+        },
+      );
+      const taken = [...separated].find(([item, name]) => !('outside' in item) && name !== item.target && this.takenOutside(name, outside));
+      if (taken) {
+        outside.push({ outside: taken[1] });
+        continue;
+      }
+      for (const [item, name] of separated) if (!('outside' in item) && name !== item.target) this.renamed.set(item.row, name);
+      return;
+    }
+  }
+
+  /** A new name some row outside the clashes already has (by its hash; a shared hash only costs another tag). */
+  private takenOutside(name: string, outside: Array<{ outside: string }>): boolean {
+    if (outside.some((item) => foldName(item.outside) === foldName(name))) return false;
+    const slot = this.seen.find(textKey(foldName(name)));
+    return slot !== -1 && this.seen.hits(slot) === 1;
+  }
+
+  /** The error of a row alike to an earlier one. */
+  duplicateError(row: number, first: number, shown: string): string {
+    return `row ${row}: writes the same file as row ${first} (${shown}); make --output-template unique per row, e.g. with {row}`;
+  }
+}
+
+/** What the first pass learnt about the whole file and this shard's rows. */
+export interface Survey {
+  /** Rows in the file. */
+  rows: number;
+  /** Invalid rows anywhere in the file (clashing names included). */
+  invalid: number;
+  /** The first few reasons, in row order. */
+  firstErrors: string[];
+  /** Some rows are alike to earlier ones in every templated value: never sent, even with --skip-invalid. */
+  collisions: boolean;
+  /** This shard's rows: all, valid, and their credits at the sandbox's prices. */
+  shard: { rows: number; valid: number; credits: number };
+  names: NameRegistry;
+}
+
+export interface SurveyOptions {
+  shard?: Shard;
+  /**
+   * Told of each valid row of the shard, with its key and file, during the
+   * first pass; rows whose names changed after it are told again, in their
+   * final form.
+   */
+  onRow?: (row: ValidRow) => void;
+  /** Told of a row of the shard it was told of, found after the first pass to be alike to an earlier row: it is invalid after all. */
+  onDropped?: (row: number) => void;
+}
+
+/**
+ * The first pass: checks every row of the file (all shards: a typo in another
+ * runner's row is still a typo in this batch), and the names of all of them.
+ */
+export async function surveyBatch(source: RowSource, planner: RowPlanner, options: SurveyOptions = {}): Promise<Survey> {
+  const names = new NameRegistry(source.lineBreaks === undefined ? undefined : source.lineBreaks + 1);
+  const survey: Survey = { rows: 0, invalid: 0, firstErrors: [], collisions: false, shard: { rows: 0, valid: 0, credits: 0 }, names };
+  for await (const batch of source.rows()) {
+    for (const batchRow of batch) {
+      survey.rows++;
+      const draft = planner.draft(batchRow);
+      const mine = inShard(draft.row, options.shard);
+      if (mine) survey.shard.rows++;
+      if (draft.error) {
+        survey.invalid++;
+        if (survey.firstErrors.length < 3) survey.firstErrors.push(draft.error);
+        continue;
+      }
+      names.add(draft.target!);
+      if (mine) {
+        survey.shard.valid++;
+        survey.shard.credits += draft.credits!;
+        if (options.onRow) options.onRow(planner.finish(draft, draft.target, true) as ValidRow);
+      }
+    }
+  }
+  if (source.format === 'jsonl') planner.checkPlaceholders();
+  if (!names.clashing) return survey;
+
+  // The clash pass: the rows whose names were met more than once, whole.
+  const clashing: DraftRow[] = [];
+  for await (const batch of source.rows()) {
+    for (const batchRow of batch) {
+      const draft = planner.draft(batchRow);
+      if (!draft.error && names.isClash(draft.target!)) clashing.push(draft);
+    }
+  }
+  names.settle(clashing);
+  const errors = survey.firstErrors.map((error) => ({ row: Number(/^row (\d+)/.exec(error)![1]), error }));
+  for (const draft of clashing) {
+    const first = names.duplicateOf(draft.row);
+    const mine = inShard(draft.row, options.shard);
+    if (first !== undefined) {
+      survey.invalid++;
+      errors.push({ row: draft.row, error: names.duplicateError(draft.row, first, planner.shown(draft.target!)) });
+      if (mine) {
+        survey.shard.valid--;
+        survey.shard.credits -= draft.credits!;
+        options.onDropped?.(draft.row);
+      }
+    } else if (mine && names.renamed.has(draft.row)) {
+      options.onRow?.(planner.finish(draft, names.renamed.get(draft.row), true) as ValidRow);
+    }
+  }
+  survey.collisions = names.duplicateCount > 0;
+  survey.firstErrors = errors
+    .sort((a, b) => a.row - b.row)
+    .slice(0, 3)
+    .map((entry) => entry.error);
+  return survey;
+}
+
+/**
+ * A later pass: the rows of the shard in file order, each planned again with
+ * its final name, one at a time. Rows of other shards, and rows `settled`
+ * says need nothing more, are skipped (unread where the format allows).
+ */
+export async function* plannedRows(
+  source: RowSource,
+  planner: RowPlanner,
+  survey: Survey,
+  options: { shard?: Shard; keys?: boolean; settled?: (row: number) => boolean } = {},
+): AsyncGenerator<PlannedRow> {
+  const { names } = survey;
+  const { shard, keys = true, settled } = options;
+  const skip = (row: number) => !inShard(row, shard) || (settled !== undefined && settled(row));
+  for await (const batch of source.rows({ skip })) {
+    for (const batchRow of batch) {
+      if (skip(batchRow.row)) continue;
+      const draft = planner.draft(batchRow);
+      if (draft.error) {
+        yield planner.finish(draft);
+        continue;
+      }
+      const first = names.duplicateOf(draft.row);
+      if (first !== undefined) {
+        yield { row: draft.row, cells: draft.cells, collision: true, error: names.duplicateError(draft.row, first, planner.shown(draft.target!)) };
+        continue;
+      }
+      yield planner.finish(draft, names.renamed.get(draft.row), keys);
+    }
+  }
+}
+
+/** The whole plan in memory, for small inputs: every row of the file, and this shard's. */
+export async function planBatch(
+  options: Omit<PlannerOptions, 'header'> & { file: RowSource; shard?: Shard },
+): Promise<{ rows: PlannedRow[]; allRows: PlannedRow[]; manifestPath: string }> {
+  const planner = new RowPlanner({ ...options, header: options.file.header });
+  const survey = await surveyBatch(options.file, planner);
+  const allRows: PlannedRow[] = [];
+  for await (const row of plannedRows(options.file, planner, survey)) allRows.push(row);
+  return { rows: allRows.filter((row) => inShard(row.row, options.shard)), allRows, manifestPath: planner.manifestPath };
 }

@@ -6,18 +6,16 @@
 //   pending   — to be generated (first time, failed before, or its file vanished)
 //   conflict  — a file is in the way that this batch did not write
 //   blocked   — a directory is where the image must go: even --force cannot replace it
-import { lstat, readdir } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
-import pLimit from 'p-limit';
-import { isCompleteJpeg } from './files.js';
-import type { ManifestRecord } from './manifest.js';
-import type { PlannedRow } from './plan.js';
+import { lstatSync } from 'node:fs';
+import { RowArray } from './compact.js';
+import { isCompleteJpegSync } from './files.js';
+import type { ManifestEntry } from './manifest.js';
 
 export type ResumeAction = 'done' | 'adopt' | 'pending' | 'conflict' | 'blocked';
 
 export interface ResumeEntry {
   action: ResumeAction;
-  previous?: ManifestRecord;
+  previous?: ManifestEntry;
   /** Size of the file on disk, when there is one. */
   bytes?: number;
   /** Pending because the previous run died with this row's request in flight. */
@@ -26,62 +24,71 @@ export interface ResumeEntry {
   fileMissing?: boolean;
 }
 
-export async function resumeState(
-  rows: PlannedRow[],
-  manifest: Map<string, ManifestRecord>,
-  force: boolean,
-): Promise<Map<PlannedRow, ResumeEntry>> {
-  const state = new Map<PlannedRow, ResumeEntry>();
-  // One directory listing instead of a probe per row: a fresh batch has nothing on disk to look at.
-  const present = await namesOnDisk(rows.map((row) => row.target!));
-  // A few dozen files at a time: thousands of rows must not exhaust file descriptors.
-  const limit = pLimit(32);
-  await Promise.all(rows.map((row) => limit(async () => {
-      const previous = manifest.get(row.key!);
-      const listed = present.has(row.target!);
-      const onDisk = listed ? await isCompleteJpeg(row.target!) : { ok: false, bytes: 0 };
-      const inTheWay = listed && !onDisk.ok ? await lstat(row.target!).catch(() => undefined) : undefined;
-      const taken = onDisk.ok || inTheWay !== undefined;
-      let entry: ResumeEntry;
-      if (inTheWay?.isDirectory()) {
-        entry = { action: 'blocked', previous };
-      } else if (previous?.status === 'done' && onDisk.ok) {
-        entry = { action: 'done', previous, bytes: onDisk.bytes };
-      } else if (previous?.status === 'started' && onDisk.ok) {
-        entry = { action: 'adopt', previous, bytes: onDisk.bytes };
-      } else if (taken) {
-        entry = { action: force ? 'pending' : 'conflict', previous, bytes: onDisk.bytes };
-      } else {
-        entry = {
-          action: 'pending',
-          previous,
-          wasInFlight: previous?.status === 'started',
-          fileMissing: previous?.status === 'done',
-        };
-      }
-      state.set(row, entry);
-  })));
-  return state;
+/**
+ * What one row needs. Synchronous, one or two system calls for most rows: a
+ * batch resumed over a long manifest decides for every row before its first
+ * request. A "done" file still the size the manifest recorded is taken as it
+ * is; any other file is read to see whether it is a whole JPEG.
+ */
+export function resumeEntry(target: string, previous: ManifestEntry | undefined, force: boolean): ResumeEntry {
+  let info;
+  try {
+    info = lstatSync(target, { throwIfNoEntry: false });
+  } catch {
+    // A path that cannot be looked at (a file where a directory must be) holds nothing: the output checks say why.
+    info = undefined;
+  }
+  if (!info) return { action: 'pending', previous, wasInFlight: previous?.status === 'started', fileMissing: previous?.status === 'done' };
+  if (info.isDirectory()) return { action: 'blocked', previous };
+  if (previous?.status === 'done' && info.isFile() && previous.bytes === info.size) return { action: 'done', previous, bytes: info.size };
+  const onDisk = isCompleteJpegSync(target);
+  if (previous?.status === 'done' && onDisk.ok) return { action: 'done', previous, bytes: onDisk.bytes };
+  if (previous?.status === 'started' && onDisk.ok) return { action: 'adopt', previous, bytes: onDisk.bytes };
+  return { action: force ? 'pending' : 'conflict', previous, bytes: onDisk.bytes };
 }
 
-/** Which of `paths` exist, from one readdir per directory (a missing directory holds nothing). */
-async function namesOnDisk(paths: string[]): Promise<Set<string>> {
-  const byDir = new Map<string, string[]>();
-  for (const path of paths) {
-    const dir = dirname(path);
-    const inDir = byDir.get(dir);
-    if (inDir) inDir.push(path);
-    else byDir.set(dir, [path]);
+const ACTIONS: ResumeAction[] = ['pending', 'done', 'adopt', 'conflict', 'blocked'];
+
+/**
+ * What every row of a shard needs, a few bytes per row: its action and
+ * flags, and the size of a file taken as done. Rows decided again (a name
+ * changed after the first pass) replace their first decision.
+ */
+export class ResumeTable {
+  private readonly codes = new RowArray((n) => new Uint8Array(n));
+  private readonly sizes = new RowArray((n) => new Uint32Array(n));
+  /** Rows refused (conflict, blocked) with their targets, for the message. */
+  private readonly refused = new Map<number, { action: ResumeAction; target: string }>();
+
+  set(row: number, target: string, entry: ResumeEntry): void {
+    const code = ACTIONS.indexOf(entry.action) | (entry.wasInFlight ? 8 : 0) | (entry.fileMissing ? 16 : 0) | 32;
+    this.codes.set(row, code);
+    this.sizes.set(row, Math.min(entry.bytes ?? 0, 0xffffffff));
+    if (entry.action === 'conflict' || entry.action === 'blocked') this.refused.set(row, { action: entry.action, target });
+    else this.refused.delete(row);
   }
-  const present = new Set<string>();
-  for (const [dir, inDir] of byDir) {
-    let names: Set<string>;
-    try {
-      names = new Set(await readdir(dir));
-    } catch {
-      continue;
+
+  /** The row's decision; undefined for a row never decided (invalid, or another shard's). */
+  get(row: number): ResumeEntry | undefined {
+    const code = this.codes.get(row);
+    if (!(code & 32)) return undefined;
+    const action = ACTIONS[code & 7]!;
+    const entry: ResumeEntry = { action };
+    if (action === 'done' || action === 'adopt') entry.bytes = this.sizes.get(row);
+    if (code & 8) entry.wasInFlight = true;
+    if (code & 16) entry.fileMissing = true;
+    return entry;
+  }
+
+  /** Rows refused with `action`: how many, and the first by row with its target. */
+  refusals(action: 'conflict' | 'blocked'): { count: number; first?: { row: number; target: string } } {
+    let count = 0;
+    let first: { row: number; target: string } | undefined;
+    for (const [row, entry] of this.refused) {
+      if (entry.action !== action) continue;
+      count++;
+      if (!first || row < first.row) first = { row, target: entry.target };
     }
-    for (const path of inDir) if (names.has(basename(path))) present.add(path);
+    return { count, first };
   }
-  return present;
 }

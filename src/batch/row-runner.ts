@@ -3,30 +3,32 @@
 // or "failed" line. A failure every further row would meet too (a 401 or 402,
 // a full disk) stops the batch and leaves the rest "skipped", and so does the
 // first signal, while the requests already on the wire finish.
-// --concurrency bounds the requests on the wire: each attempt runs within a
-// slot (p-limit), given back as soon as its response has arrived, so the next
+// Rows are taken from their source one at a time, as workers are free: a
+// batch of any length holds only the rows under way. --concurrency bounds the
+// requests on the wire (the policy's WireLimiter): each attempt runs within
+// its room there, given back as soon as its response has arrived, so the next
 // row's request goes out while the previous one's file is finished.
-import pLimit, { type LimitFunction } from 'p-limit';
 import { ApiError, ImageUrlRefusedError } from '../api/errors.js';
+import { isRateLimited, NotRetriedError, type RetryHooks } from '../api/retry.js';
 import { asCliError, CliError, ExitCode, fileSystemError, FileSystemError } from '../errors.js';
-import { NotRetriedError, type RetryHooks } from '../api/retry.js';
-import type { GenerationRequest } from '../api/schema.js';
 import type { WrittenJpeg } from '../jpeg-file.js';
 import type { ManifestWriter } from './manifest.js';
-import type { PlannedRow } from './plan.js';
+import type { OutcomeLog } from './outcomes.js';
+import type { ValidRow } from './plan.js';
 import type { Progress, ProgressCounts } from './progress.js';
 import type { ResumeEntry } from './resume.js';
 import type { RowOutcome } from './summary.js';
 
 export interface Job {
-  plan: PlannedRow & { request: GenerationRequest; target: string; file: string; key: string };
+  plan: ValidRow;
   resume: ResumeEntry;
 }
 
 /** What a row learns on its way that its result reports. */
 export interface RowNotes {
-  /** The async request whose callback delivered the image. */
+  /** The async request whose callback delivered the image, and the image's id. */
   requestId?: string;
+  imageId?: string;
 }
 
 /**
@@ -60,62 +62,60 @@ export function describeFailure(error: CliError, attempts: number): string {
   return attempts > 1 ? `${what} (after ${attempts} attempts)` : what;
 }
 
+export interface RunnerOptions {
+  manifest: ManifestWriter;
+  produce: RowProducer;
+  progress: Progress;
+  outcomes: OutcomeLog;
+  /** Aborts everything, requests on the wire included. */
+  signal: AbortSignal;
+  /** Stops new work: no request is sent, and no retry waited for, once it is aborted. */
+  stopSignal?: AbortSignal;
+}
+
 export class RowRunner {
-  private readonly results = new Map<number, RowOutcome>();
-  private readonly counts: ProgressCounts;
-  private onWire?: LimitFunction;
+  private readonly counts: ProgressCounts = { total: 0, done: 0, failed: 0, retrying: 0 };
   /** The batch's own stop (stopError), beside the signal's. */
   private readonly stopping = new AbortController();
   /** Once aborted, no request is sent and no retry waited for. */
   private readonly stopSignal: AbortSignal;
+  private readonly signal: AbortSignal;
   stopError?: CliError;
 
-  constructor(
-    private readonly jobs: Job[],
-    private readonly manifest: ManifestWriter,
-    private readonly produce: RowProducer,
-    private readonly progress: Progress,
-    /** Aborts everything, requests on the wire included. */
-    private readonly signal: AbortSignal,
-    /** Stops new work: no request is sent, and no retry waited for, once it is aborted. */
-    stopSignal: AbortSignal = signal,
-  ) {
-    this.counts = { total: jobs.length, done: 0, failed: 0, retrying: 0 };
-    this.stopSignal = AbortSignal.any([stopSignal, this.stopping.signal]);
+  constructor(private readonly options: RunnerOptions) {
+    this.signal = options.signal;
+    this.stopSignal = AbortSignal.any([options.stopSignal ?? options.signal, this.stopping.signal]);
   }
 
-  async run(concurrency: number): Promise<void> {
-    this.progress.update(this.counts);
-    this.onWire = pLimit(concurrency);
-    // Twice as many rows under way as slots: one on the wire and one finishing its file, per slot.
-    const underWay = pLimit(concurrency * 2);
-    const rows = this.jobs.map((job) =>
-      underWay(async () => {
-        // Rows never started by an aborted run are reported with the run (markUnfinished).
+  /**
+   * Runs `jobs` (`total` of them) with `workers` rows under way at once: a
+   * worker takes the next row only once it is free, and none once the batch
+   * stops. Rows never taken are left without an outcome (see unfinished()).
+   */
+  async run(jobs: AsyncIterator<Job> | Iterator<Job>, total: number, workers: number): Promise<void> {
+    this.counts.total = total;
+    this.options.progress.update(this.counts);
+    const worker = async () => {
+      while (!this.stopSignal.aborted) {
+        const next = await jobs.next();
+        if (next.done) return;
+        // Rows cut off by an aborted run are reported with the run (unfinished).
         if (this.signal.aborted) return;
-        if (this.stopSignal.aborted) return this.skip(job);
-        await this.runRow(job);
-      }),
-    );
-    const settled = await Promise.allSettled(rows);
+        await this.runRow(next.value);
+      }
+    };
+    const settled = await Promise.allSettled(Array.from({ length: workers }, worker));
+    await jobs.return?.(undefined);
     const failure = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failure) throw failure.reason;
   }
 
-  /** Requests on the wire now (a row holds its slot until its response has arrived). */
-  inFlight(): number {
-    return this.onWire?.activeCount ?? 0;
-  }
-
-  private skip(job: Job): void {
-    this.results.set(job.plan.row, {
-      row: job.plan.row,
-      status: 'skipped',
-      file: job.plan.target,
-      attempts: 0,
-      error: `not started: the batch stopped early (${this.stopError?.code ?? 'interrupted'})`,
-      exitCode: this.stopError?.exitCode,
-    });
+  /** The outcome of a row never started or cut off, given how the run ended. */
+  unfinished(job: { row: number; target?: string }): RowOutcome {
+    const { row, target: file } = job;
+    if (this.signal.aborted) return { row, status: 'skipped', file, attempts: 0, error: 'not finished: interrupted' };
+    if (!this.stopError) return { row, status: 'skipped', file, attempts: 0, error: 'not started: interrupted' };
+    return { row, status: 'skipped', file, attempts: 0, error: `not started: the batch stopped early (${this.stopError.code})`, exitCode: this.stopError.exitCode };
   }
 
   /**
@@ -126,21 +126,8 @@ export class RowRunner {
   private interrupted(job: Job, stopped: NotRetriedError): void {
     const { row, key, file, target } = job.plan;
     const { attempts, message: error } = stopped;
-    if (attempts > 0) this.manifest.append({ row, key, status: 'failed', file, attempts, error }, true);
-    this.results.set(row, { row, status: 'skipped', file: target, attempts, error });
-  }
-
-  /** Rows in flight or not started when the run was cut short. */
-  markUnfinished(reason: string): void {
-    for (const job of this.jobs) {
-      if (!this.results.has(job.plan.row)) {
-        this.results.set(job.plan.row, { row: job.plan.row, status: 'skipped', file: job.plan.target, attempts: 0, error: reason });
-      }
-    }
-  }
-
-  outcomes(): RowOutcome[] {
-    return [...this.results.values()];
+    if (attempts > 0) this.options.manifest.append({ row, key, status: 'failed', file, attempts, error }, true);
+    this.options.outcomes.record({ row, status: 'skipped', file: target, attempts, error });
   }
 
   /** Stops the batch when `error` is one every further row would meet (before the failed row's slot is handed on). */
@@ -149,7 +136,7 @@ export class RowRunner {
     if (!this.stopError) {
       const failure = rowFailure(error);
       this.stopError = failure;
-      this.progress.log(`stopping the batch: ${failure.code} — ${failure.message}; rows not yet started are skipped`);
+      this.options.progress.log(`stopping the batch: ${failure.code} — ${failure.message}; rows not yet started are skipped`);
       this.stopping.abort(failure);
     }
     return true;
@@ -157,18 +144,20 @@ export class RowRunner {
 
   private async runRow(job: Job): Promise<void> {
     const { row, key, file, target } = job.plan;
+    const { manifest, outcomes, progress } = this.options;
     const notes: RowNotes = {};
     let attempts = 0;
+    let rateLimited = 0;
     const hooks: RetryHooks = {
       stopSignal: this.stopSignal,
-      admit: (attempt) => this.onWire!(attempt),
       onAttempt: (attempt) => {
         attempts = attempt.number;
-        if (attempt.number === 1) this.manifest.append({ row, key, status: 'started', file }, false);
+        if (attempt.number === 1) manifest.append({ row, key, status: 'started', file }, false);
       },
-      onRetry: () => {
+      onRetry: (notice) => {
+        if (notice.rateLimited) rateLimited++;
         this.counts.retrying++;
-        this.progress.update(this.counts);
+        progress.update(this.counts);
         return () => void this.counts.retrying--;
       },
       onGiveUp: (error) => void this.stopIfAllWouldFail(error),
@@ -176,33 +165,36 @@ export class RowRunner {
     let failure: CliError;
     let exitCode: number | undefined;
     let stopped = false;
+    const met = () => (rateLimited > 0 ? rateLimited : undefined);
     try {
-      const { bytes } = await this.produce(job, hooks, this.signal, notes);
-      this.manifest.append({ row, key, status: 'done', file, bytes, attempts }, true);
+      const { bytes } = await this.options.produce(job, hooks, this.signal, notes);
+      manifest.append({ row, key, status: 'done', file, bytes, attempts, rateLimited: met(), requestId: notes.requestId, imageId: notes.imageId }, true);
       this.finish({ row, status: 'done', file: target, bytes, attempts, requestId: notes.requestId });
       return;
     } catch (error) {
       if (this.signal.aborted) throw this.signal.reason ?? error;
       if (error instanceof NotRetriedError) {
         if (!this.stopError) return this.interrupted(job, error);
-        if (error.attempts === 0) return this.skip(job);
+        if (error.attempts === 0) return outcomes.record(this.unfinished(job.plan));
         failure = new CliError(`not retried: the batch stopped early (${this.stopError.code})`, this.stopError.exitCode, this.stopError.code);
         exitCode = this.stopError.exitCode;
       } else {
+        if (isRateLimited(error)) rateLimited++;
         failure = rowFailure(error);
         stopped = this.stopIfAllWouldFail(error);
       }
     }
     const reason = exitCode === undefined ? describeFailure(failure, attempts) : failure.message;
-    this.manifest.append({ row, key, status: 'failed', file, attempts, error: reason }, true);
-    if (!stopped) this.progress.log(`row ${row} failed: ${reason}`);
-    this.finish({ row, status: 'failed', file: target, attempts, error: reason, exitCode: exitCode ?? failure.exitCode, requestId: notes.requestId });
+    exitCode ??= failure.exitCode;
+    manifest.append({ row, key, status: 'failed', file, attempts, error: reason, exitCode, rateLimited: met() }, true);
+    if (!stopped) progress.log(`row ${row} failed: ${reason}`);
+    this.finish({ row, status: 'failed', file: target, attempts, error: reason, exitCode, requestId: notes.requestId });
   }
 
   private finish(outcome: RowOutcome): void {
-    this.results.set(outcome.row, outcome);
+    this.options.outcomes.record(outcome);
     if (outcome.status === 'done') this.counts.done++;
     else this.counts.failed++;
-    this.progress.update(this.counts);
+    this.options.progress.update(this.counts);
   }
 }

@@ -1,10 +1,9 @@
-// Reads a batch file (CSV with a header row, or JSON Lines) into rows, and
-// maps a row's columns onto scene input. Column names follow the scene flags
-// in camelCase or kebab-case (aspectRatio, aspect-ratio); columns that name no
-// scene field are kept for the output template ({id}, {name}, …).
-import { createReadStream } from 'node:fs';
+// The rows of a batch file (CSV with a header row, or JSON Lines; read by
+// input.ts), and how a row's columns map onto scene input. Column names follow
+// the scene flags in camelCase or kebab-case (aspectRatio, aspect-ratio);
+// columns that name no scene field are kept for the output template ({id}, …).
 import { extname } from 'node:path';
-import { fileSystemProblem, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import type { SceneInput } from '../request.js';
 import { columnNames, SCENE_FIELD_NAMES, sceneSpec, type SceneField } from '../scene-vocabulary.js';
 
@@ -13,17 +12,8 @@ export type BatchFormat = 'csv' | 'jsonl';
 export interface BatchRow {
   /** 1-based number among the data records (the header is not a row). */
   row: number;
-  /** Line of the file where the record starts, for messages. */
-  line: number;
   /** Cell values by column name as written in the file. */
   cells: Record<string, unknown>;
-}
-
-export interface BatchFile {
-  format: BatchFormat;
-  /** Column names in first-seen order (the CSV header, or the union of JSONL keys). */
-  columns: string[];
-  rows: BatchRow[];
 }
 
 /** Scene fields a column may set, by squashed name (lower case, no separators). */
@@ -40,17 +30,37 @@ export function sceneFieldOf(column: string): keyof SceneInput | undefined {
   return FIELD_BY_SQUASHED.get(squash(column));
 }
 
+/**
+ * The columns of a batch file in first-seen order, and the one column that
+ * sets each scene field; two columns for one field are refused. Columns are
+ * added as they are met (a JSON Lines file names them row by row).
+ */
+export class ColumnMap {
+  readonly columns: string[] = [];
+  readonly byField = new Map<keyof SceneInput, string>();
+  private readonly known = new Set<string>();
+
+  has(column: string): boolean {
+    return this.known.has(column);
+  }
+
+  add(column: string): void {
+    if (this.known.has(column)) return;
+    this.known.add(column);
+    this.columns.push(column);
+    const field = sceneFieldOf(column);
+    if (!field) return;
+    const other = this.byField.get(field);
+    if (other !== undefined) throw new UsageError(`batch file: columns '${other}' and '${column}' both set ${field}; keep one`);
+    this.byField.set(field, column);
+  }
+}
+
 /** Maps each scene field to the one column that sets it; two columns for one field are refused. */
 export function mapColumns(columns: string[]): Map<keyof SceneInput, string> {
-  const byField = new Map<keyof SceneInput, string>();
-  for (const column of columns) {
-    const field = sceneFieldOf(column);
-    if (!field) continue;
-    const other = byField.get(field);
-    if (other !== undefined) throw new UsageError(`batch file: columns '${other}' and '${column}' both set ${field}; keep one`);
-    byField.set(field, column);
-  }
-  return byField;
+  const map = new ColumnMap();
+  for (const column of columns) map.add(column);
+  return map.byField;
 }
 
 export function detectFormat(path: string, text: string, given?: string): BatchFormat {
@@ -65,96 +75,6 @@ export function detectFormat(path: string, text: string, given?: string): BatchF
   if (ext === '.jsonl' || ext === '.ndjson') return 'jsonl';
   // No telling extension (stdin, .txt): a JSON Lines file starts with an object.
   return text.replace(/^\uFEFF/, '').trimStart().startsWith('{') ? 'jsonl' : 'csv';
-}
-
-export async function readBatchFile(path: string, options: { format?: string; stdin?: NodeJS.ReadableStream } = {}): Promise<BatchFile> {
-  let text: string;
-  try {
-    // A stream either way, and bounded: a FIFO or process substitution is fine, a device that never ends is not.
-    text = await readStream(path === '-' ? (options.stdin ?? process.stdin) : createReadStream(path), path);
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new UsageError(`batch file ${path} does not exist`);
-    if (code === 'EISDIR') throw new UsageError(`batch file ${path} is a directory; name a CSV or JSON Lines file`);
-    throw new UsageError(`cannot read batch file ${path}: ${fileSystemProblem(error) ?? (error as Error).message}`);
-  }
-  const format = detectFormat(path, text, options.format);
-  const file = format === 'csv' ? await parseCsv(text, path) : parseJsonLines(text, path);
-  if (file.rows.length === 0) throw new UsageError(`batch file ${path} has no rows`);
-  return file;
-}
-
-/** Far more rows than a batch plans in memory; a file this large is a mistake, or a device. */
-const MAX_BATCH_FILE_BYTES = 256 * 1024 * 1024;
-
-async function readStream(stream: NodeJS.ReadableStream, path: string): Promise<string> {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  for await (const chunk of stream) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    bytes += buffer.length;
-    if (bytes > MAX_BATCH_FILE_BYTES) {
-      (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
-      throw new UsageError(`batch file ${path === '-' ? '(stdin)' : path} is larger than ${MAX_BATCH_FILE_BYTES / 1024 / 1024} MiB; split it into several batches`);
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-export async function parseCsv(text: string, path = 'batch file'): Promise<BatchFile> {
-  const { parse } = await import('csv-parse/sync');
-  let records: Array<{ record: string[]; info: { lines: number } }>;
-  try {
-    records = parse(text, { bom: true, skip_empty_lines: true, trim: true, info: true }) as unknown as typeof records;
-  } catch (error) {
-    throw new UsageError(`${path} is not valid CSV: ${(error as Error).message}`);
-  }
-  const [header, ...data] = records;
-  if (!header) return { format: 'csv', columns: [], rows: [] };
-  const columns = header.record;
-  const seen = new Set<string>();
-  for (const column of columns) {
-    if (column === '') throw new UsageError(`${path}: the header row has an empty column name`);
-    if (seen.has(column)) throw new UsageError(`${path}: column '${column}' appears twice in the header row`);
-    seen.add(column);
-  }
-  const rows = data.map(({ record, info }, index) => {
-    const cells: Record<string, unknown> = {};
-    columns.forEach((column, i) => {
-      cells[column] = record[i];
-    });
-    return { row: index + 1, line: info.lines, cells };
-  });
-  return { format: 'csv', columns, rows };
-}
-
-export function parseJsonLines(text: string, path = 'batch file'): BatchFile {
-  const columns: string[] = [];
-  const known = new Set<string>();
-  const rows: BatchRow[] = [];
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
-  lines.forEach((raw, index) => {
-    if (raw.trim() === '') return;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch (error) {
-      throw new UsageError(`${path} line ${index + 1} is not valid JSON: ${(error as Error).message}`);
-    }
-    if (!value || typeof value !== 'object' || Array.isArray(value)) {
-      throw new UsageError(`${path} line ${index + 1} must be a JSON object with scene fields such as {"lat": 48.85, "lng": 2.29}`);
-    }
-    for (const key of Object.keys(value)) {
-      if (!known.has(key)) {
-        known.add(key);
-        columns.push(key);
-      }
-    }
-    rows.push({ row: rows.length + 1, line: index + 1, cells: value as Record<string, unknown> });
-  });
-  return { format: 'jsonl', columns, rows };
 }
 
 function isBlank(value: unknown): boolean {
@@ -207,7 +127,7 @@ export interface RowInput {
  * Scene input for one row: each non-empty cell of a scene column, over the
  * values the command-line flags gave (which in turn sit over config defaults).
  */
-export function rowSceneInput(row: BatchRow, columnByField: Map<keyof SceneInput, string>, flags: SceneInput): RowInput {
+export function rowSceneInput(row: Pick<BatchRow, 'cells'>, columnByField: Map<keyof SceneInput, string>, flags: SceneInput): RowInput {
   const input: Record<string, unknown> = { ...flags };
   const columnOf = new Map<keyof SceneInput, string>();
   for (const [field, column] of columnByField) {

@@ -53,18 +53,22 @@ export interface Ending {
 }
 
 export function batchExitCode(outcomes: RowOutcome[], ending: Ending = {}): number {
+  const exitCodes = new Map<number, number>();
+  for (const outcome of outcomes) {
+    if (outcome.status === 'done') continue;
+    const code = outcome.exitCode ?? ExitCode.Unexpected;
+    exitCodes.set(code, (exitCodes.get(code) ?? 0) + 1);
+  }
+  return exitCodeOf(exitCodes, ending);
+}
+
+/** The exit code of a run whose rows that did not succeed are tallied by their exit code class in `exitCodes`. */
+export function exitCodeOf(exitCodes: Map<number, number>, ending: Ending = {}): number {
   if (ending.interrupted) return ExitCode.Interrupted;
   if (ending.stoppedWith !== undefined) return ending.stoppedWith;
-  const failures = outcomes.filter((r) => r.status !== 'done');
-  if (failures.length === 0) return ExitCode.Ok;
-  const tally = new Map<number, number>();
-  for (const failure of failures) {
-    const code = failure.exitCode ?? ExitCode.Unexpected;
-    tally.set(code, (tally.get(code) ?? 0) + 1);
-  }
-  let best: number = ExitCode.Unexpected;
+  let best: number = ExitCode.Ok;
   let bestCount = 0;
-  for (const [code, count] of [...tally].sort((a, b) => a[0] - b[0])) {
+  for (const [code, count] of [...exitCodes].sort((a, b) => a[0] - b[0])) {
     if (count > bestCount) {
       best = code;
       bestCount = count;

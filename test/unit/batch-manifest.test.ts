@@ -1,13 +1,20 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManifestWriter, readManifest, rowKey } from '../../src/batch/manifest.js';
+import { ManifestIndex, manifestRecords, ManifestWriter, rowKey, type ManifestRecord } from '../../src/batch/manifest.js';
 import { tempDir } from '../helpers/cli.js';
 
 const dirs: Array<{ remove(): void }> = [];
 afterEach(() => {
   while (dirs.length) dirs.pop()!.remove();
 });
+/** The last record of each key, as the manifest is streamed. */
+async function readManifest(path: string): Promise<Map<string, ManifestRecord>> {
+  const records = new Map<string, ManifestRecord>();
+  for await (const record of manifestRecords(path)) records.set(record.key, record);
+  return records;
+}
+
 function scratch(): string {
   const dir = tempDir('aerial-manifest-');
   dirs.push(dir);
@@ -61,5 +68,37 @@ describe('manifest', () => {
     expect(lines).toHaveLength(200);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
     expect((await readManifest(path)).size).toBe(200);
+  });
+
+  it('indexes the last status and size of each key in a few words per key', async () => {
+    const path = join(scratch(), 'm.jsonl');
+    const [a, b, c] = ['a', 'b', 'c'].map((name) => rowKey({ name }, `${name}.jpg`));
+    writeFileSync(
+      path,
+      [
+        { row: 1, key: a, status: 'started', file: 'a.jpg' },
+        { row: 1, key: a, status: 'done', file: 'a.jpg', bytes: 1234, rateLimited: 2 },
+        { row: 2, key: b, status: 'started', file: 'b.jpg' },
+        { row: 3, key: c, status: 'failed', file: 'c.jpg', error: 'x' },
+        { row: 4, key: 'not-a-key', status: 'done', file: 'd.jpg' },
+      ]
+        .map((record) => JSON.stringify(record))
+        .join('\n'),
+    );
+    const index = await ManifestIndex.read(path);
+    expect(index.size).toBe(3);
+    expect(index.get(a)).toEqual({ status: 'done', bytes: 1234 });
+    expect(index.get(b)).toEqual({ status: 'started', bytes: undefined });
+    expect(index.get(c)?.status).toBe('failed');
+    expect(index.get(rowKey({ name: 'd' }, 'd.jpg'))).toBeUndefined();
+    expect((await readManifest(path)).get(a)?.rateLimited).toBe(2);
+  });
+
+  it('keeps every key\'s status and size as the index grows far past its first size', () => {
+    const index = new ManifestIndex();
+    const keys = Array.from({ length: 50_000 }, (_, i) => rowKey({ i }, `${i}.jpg`));
+    keys.forEach((key, i) => index.add({ row: i + 1, key, status: i % 3 === 0 ? 'failed' : 'done', file: `${i}.jpg`, bytes: i }));
+    expect(index.size).toBe(keys.length);
+    expect(keys.every((key, i) => index.get(key)?.status === (i % 3 === 0 ? 'failed' : 'done') && index.get(key)?.bytes === i)).toBe(true);
   });
 });

@@ -5,13 +5,13 @@ import { ExitCode } from '../../src/errors.js';
 import { resolveSettings } from '../../src/config.js';
 import { isCompleteJpeg, removeStaleParts } from '../../src/batch/files.js';
 import { isPartFileOf } from '../../src/file-names.js';
-import { rowKey } from '../../src/batch/manifest.js';
-import { defaultManifestPath, planBatch } from '../../src/batch/plan.js';
-import { resumeState } from '../../src/batch/resume.js';
-import { parseJsonLines } from '../../src/batch/rows.js';
+import { defaultManifestPath, planBatch, type PlannedRow } from '../../src/batch/plan.js';
+import { resumeEntry } from '../../src/batch/resume.js';
+import { ManifestIndex, rowKey } from '../../src/batch/manifest.js';
 import { batchExitCode, summarize } from '../../src/batch/summary.js';
 import { compileTemplate } from '../../src/batch/template.js';
 import { tempDir } from '../helpers/cli.js';
+import { batchFile } from '../helpers/batch-input.js';
 
 const sceneDefaults = resolveSettings({}, {}, {}).sceneDefaults;
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0, 0, 0xff, 0xd9]);
@@ -25,13 +25,13 @@ function scratch(): string {
   return dir.path;
 }
 
-function plan(lines: string, template = 'out/{row}.jpg', extra: Partial<Parameters<typeof planBatch>[0]> = {}) {
-  return planBatch({ file: parseJsonLines(lines), flags: {}, sceneDefaults, template: compileTemplate(template), cwd: '/work', ...extra });
+async function plan(lines: string, template = 'out/{row}.jpg', extra: Partial<Parameters<typeof planBatch>[0]> = {}) {
+  return planBatch({ file: await batchFile(lines), flags: {}, sceneDefaults, template: compileTemplate(template), cwd: '/work', ...extra });
 }
 
 describe('planBatch', () => {
-  it('validates each row, naming the row and the column', () => {
-    const result = plan('{"lat":1,"lng":2,"zoom":"high"}\n{"lat":95,"lng":2}\n{"lng":2}\n{"lat":1,"lng":2,"aspect-ratio":"wide"}\n');
+  it('validates each row, naming the row and the column', async () => {
+    const result = await plan('{"lat":1,"lng":2,"zoom":"high"}\n{"lat":95,"lng":2}\n{"lng":2}\n{"lat":1,"lng":2,"aspect-ratio":"wide"}\n');
     expect(result.rows[0]!.request).toMatchObject({ coordinates: { lat: 1, lng: 2 }, zoom: 'High', resolution: 'FHD' });
     expect(result.rows[0]!.error).toBeUndefined();
     expect(result.rows[1]!.error).toBe("row 2: column 'lat' must be between -90 and 90; got 95 (did you swap column 'lat' and column 'lng'?)");
@@ -39,15 +39,15 @@ describe('planBatch', () => {
     expect(result.rows[3]!.error).toBe("row 4: column 'aspect-ratio' must be one of Square, Landscape, Portrait, Standard; got 'wide'");
   });
 
-  it('fills missing columns from the flags, and the flags from config defaults', () => {
-    const result = plan('{"lat":1,"lng":2}\n{"lat":1,"lng":2,"resolution":"UHD"}\n', 'out/{row}.jpg', { flags: { resolution: 'HD' } });
+  it('fills missing columns from the flags, and the flags from config defaults', async () => {
+    const result = await plan('{"lat":1,"lng":2}\n{"lat":1,"lng":2,"resolution":"UHD"}\n', 'out/{row}.jpg', { flags: { resolution: 'HD' } });
     expect(result.rows.map((r) => r.request!.resolution)).toEqual(['HD', 'UHD']);
     expect(result.rows.map((r) => r.credits)).toEqual([1, 4]);
     expect(result.rows[0]!.request!.zoom).toBe('Medium');
   });
 
-  it('names files from the template with the request values and columns, relative to the manifest', () => {
-    const result = plan('{"id":"eiffel tower","lat":48.8584,"lng":2.2945,"zoom":"high"}\n', 'out/{id}-{lat}_{lng}-{zoom}-{row}.jpg');
+  it('names files from the template with the request values and columns, relative to the manifest', async () => {
+    const result = await plan('{"id":"eiffel tower","lat":48.8584,"lng":2.2945,"zoom":"high"}\n', 'out/{id}-{lat}_{lng}-{zoom}-{row}.jpg');
     const [row] = result.rows;
     expect(row!.target).toBe('/work/out/eiffel_tower-48.8584_2.2945-High-1.jpg');
     expect(row!.file).toBe('eiffel_tower-48.8584_2.2945-High-1.jpg');
@@ -55,11 +55,11 @@ describe('planBatch', () => {
     expect(row!.key).toBe(rowKey(row!.request, row!.file!));
   });
 
-  it('refuses a placeholder that is neither built in nor a column', () => {
-    expect(() => plan('{"lat":1,"lng":2}\n', 'out/{name}.jpg')).toThrow('--output-template: unknown placeholder {name}; available: {row}, {lat}, {lng}');
+  it('refuses a placeholder that is neither built in nor a column', async () => {
+    await expect(plan('{"lat":1,"lng":2}\n', 'out/{name}.jpg')).rejects.toThrow('--output-template: unknown placeholder {name}; available: {row}, {lat}, {lng}');
   });
 
-  it('refuses rows alike in every templated value, and tells apart rows whose different values make one name', () => {
+  it('refuses rows alike in every templated value, and tells apart rows whose different values make one name', async () => {
     const lines = [
       { id: 'A', lat: 1, lng: 2 },
       { id: 'b', lat: 1, lng: 3 },
@@ -68,7 +68,7 @@ describe('planBatch', () => {
       { id: 'c/d', lat: 1, lng: 6 },
       { id: 'c_d', lat: 1, lng: 7 },
     ];
-    const result = plan(lines.map((line) => JSON.stringify(line)).join('\n'), 'out/{id}.jpg');
+    const result = await plan(lines.map((line) => JSON.stringify(line)).join('\n'), 'out/{id}.jpg');
     expect(result.rows.map((r) => r.error)).toEqual([
       undefined,
       undefined,
@@ -85,29 +85,29 @@ describe('planBatch', () => {
     expect(files[4]).toMatch(/^c_d~[0-9a-f]{10}\.jpg$/);
     expect(files[5]).toBe('c_d.jpg');
     // The same file for the same row on every run.
-    expect(plan(lines.map((line) => JSON.stringify(line)).join('\n'), 'out/{id}.jpg').rows.map((r) => r.file)).toEqual(files);
+    expect((await plan(lines.map((line) => JSON.stringify(line)).join('\n'), 'out/{id}.jpg')).rows.map((r) => r.file)).toEqual(files);
   });
 
-  it('keeps only the shard rows but checks every row', () => {
+  it('keeps only the shard rows but checks every row', async () => {
     const lines = Array.from({ length: 7 }, (_, i) => JSON.stringify({ lat: i, lng: 0 })).join('\n');
-    const shard = plan(lines, 'out/{row}.jpg', { shard: { index: 2, count: 3 } });
+    const shard = await plan(lines, 'out/{row}.jpg', { shard: { index: 2, count: 3 } });
     expect(shard.rows.map((r) => r.row)).toEqual([2, 5]);
     expect(shard.allRows).toHaveLength(7);
   });
 
-  it('puts the default manifest in the template directory before its first placeholder', () => {
+  it('puts the default manifest in the template directory before its first placeholder', async () => {
     expect(defaultManifestPath(compileTemplate('out/{country}/{id}.jpg'), '/w')).toBe('/w/out/aerial-batch-manifest.jsonl');
     expect(defaultManifestPath(compileTemplate('{id}.jpg'), '/w')).toBe('/w/aerial-batch-manifest.jsonl');
     expect(defaultManifestPath(compileTemplate('/data/img-{id}.jpg'), '/w')).toBe('/data/aerial-batch-manifest.jsonl');
-    expect(plan('{"lat":1,"lng":2}', 'out/{row}.jpg', { manifestPath: 'm/x.jsonl' }).manifestPath).toBe('/work/m/x.jsonl');
+    expect((await plan('{"lat":1,"lng":2}', 'out/{row}.jpg', { manifestPath: 'm/x.jsonl' })).manifestPath).toBe('/work/m/x.jsonl');
   });
 });
 
-describe('resumeState', () => {
+describe('resumeEntry', () => {
   it('skips done rows whose file exists, adopts files of rows killed in flight, and refuses foreign files', async () => {
     const cwd = scratch();
     mkdirSync(join(cwd, 'out'));
-    const result = plan(
+    const result = await plan(
       Array.from({ length: 6 }, (_, i) => JSON.stringify({ lat: i, lng: 0 })).join('\n'),
       'out/{row}.jpg',
       { cwd },
@@ -116,20 +116,19 @@ describe('resumeState', () => {
     writeFileSync(done!.target!, JPEG);
     writeFileSync(started!.target!, JPEG);
     writeFileSync(foreign!.target!, 'not a jpeg');
-    const manifest = new Map([
-      [done!.key!, { row: 1, key: done!.key!, status: 'done' as const, file: done!.file! }],
-      [doneMissing!.key!, { row: 2, key: doneMissing!.key!, status: 'done' as const, file: doneMissing!.file! }],
-      [started!.key!, { row: 3, key: started!.key!, status: 'started' as const, file: started!.file! }],
-      [startedNoFile!.key!, { row: 4, key: startedNoFile!.key!, status: 'started' as const, file: startedNoFile!.file! }],
-    ]);
-    const state = await resumeState(result.rows, manifest, false);
-    expect(state.get(done!)).toMatchObject({ action: 'done', bytes: JPEG.length });
-    expect(state.get(doneMissing!)).toMatchObject({ action: 'pending', fileMissing: true });
-    expect(state.get(started!)).toMatchObject({ action: 'adopt' });
-    expect(state.get(startedNoFile!)).toMatchObject({ action: 'pending', wasInFlight: true });
-    expect(state.get(foreign!)).toMatchObject({ action: 'conflict' });
-    expect(state.get(fresh!)).toMatchObject({ action: 'pending', wasInFlight: false });
-    expect((await resumeState([foreign!], manifest, true)).get(foreign!)!.action).toBe('pending');
+    const manifest = new ManifestIndex();
+    manifest.add({ row: 1, key: done!.key!, status: 'done', file: done!.file! });
+    manifest.add({ row: 2, key: doneMissing!.key!, status: 'done', file: doneMissing!.file! });
+    manifest.add({ row: 3, key: started!.key!, status: 'started', file: started!.file! });
+    manifest.add({ row: 4, key: startedNoFile!.key!, status: 'started', file: startedNoFile!.file! });
+    const state = (row: PlannedRow, force = false) => resumeEntry(row.target!, manifest.get(row.key), force);
+    expect(state(done!)).toMatchObject({ action: 'done', bytes: JPEG.length });
+    expect(state(doneMissing!)).toMatchObject({ action: 'pending', fileMissing: true });
+    expect(state(started!)).toMatchObject({ action: 'adopt' });
+    expect(state(startedNoFile!)).toMatchObject({ action: 'pending', wasInFlight: true });
+    expect(state(foreign!)).toMatchObject({ action: 'conflict' });
+    expect(state(fresh!)).toMatchObject({ action: 'pending', wasInFlight: false });
+    expect(state(foreign!, true).action).toBe('pending');
   });
 });
 

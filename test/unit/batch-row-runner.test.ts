@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, NetworkError } from '../../src/api/errors.js';
 import { ManifestWriter } from '../../src/batch/manifest.js';
 import type { Progress } from '../../src/batch/progress.js';
-import { persistentPolicy, withRetries } from '../../src/api/retry.js';
+import { persistentPolicy, WireLimiter, withRetries } from '../../src/api/retry.js';
+import { OutcomeLog } from '../../src/batch/outcomes.js';
 import { RowRunner, type Job, type RowProducer } from '../../src/batch/row-runner.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -18,7 +19,7 @@ const written = { path: '/out/x.jpg', bytes: 10 };
 
 function jobs(count: number): Job[] {
   return Array.from({ length: count }, (_, i) => ({
-    plan: { row: i + 1, line: i + 2, cells: {}, request: {} as never, target: `/out/${i + 1}.jpg`, file: `${i + 1}.jpg`, key: `k${i + 1}` },
+    plan: { row: i + 1, cells: {}, request: {} as never, target: `/out/${i + 1}.jpg`, file: `${i + 1}.jpg`, key: `k${i + 1}` },
     resume: { action: 'pending' as const },
   }));
 }
@@ -28,7 +29,8 @@ function jobs(count: number): Job[] {
  * engine with the batch's policy and the row's hooks, then the file finished.
  */
 async function runner(count: number, wire: (job: Job) => Promise<void>, concurrency: number, finish?: (job: Job) => Promise<void>) {
-  const policy = persistentPolicy({ maxRetries: 3, firstDelayMs: 5, retryUnsafe: false });
+  const wireLimiter = new WireLimiter(concurrency);
+  const policy = persistentPolicy({ maxRetries: 3, firstDelayMs: 5, retryUnsafe: false, wire: wireLimiter });
   const produce: RowProducer = async (job, retry, signal) => {
     await withRetries(policy, { ...retry, kind: 'generation', signal }, () => wire(job));
     await finish?.(job);
@@ -38,11 +40,16 @@ async function runner(count: number, wire: (job: Job) => Promise<void>, concurre
   dirs.push(dir);
   const manifestPath = join(dir.path, 'm.jsonl');
   const manifest = await ManifestWriter.open(manifestPath);
-  const run = new RowRunner(jobs(count), manifest, produce, silent, new AbortController().signal);
-  await run.run(concurrency);
+  const outcomes = new OutcomeLog(count);
+  const run = new RowRunner({ manifest, produce, progress: silent, outcomes, signal: new AbortController().signal });
+  // As the batch runs them: twice as many rows under way as requests on the wire.
+  await run.run(jobs(count)[Symbol.iterator](), count, concurrency * 2);
+  outcomes.complete(count, (row) => run.unfinished({ row }));
   await manifest.close();
-  const lines = readFileSync(manifestPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { row: number; status: string });
-  return { outcomes: run.outcomes().sort((a, b) => a.row - b.row), lines, stopError: run.stopError };
+  const lines = readFileSync(manifestPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { row: number; status: string; rateLimited?: number });
+  const all = [...outcomes.outcomes()];
+  outcomes.close();
+  return { outcomes: all, lines, stopError: run.stopError, wire: wireLimiter };
 }
 
 describe('RowRunner', () => {
@@ -50,7 +57,7 @@ describe('RowRunner', () => {
     const starts: Array<{ row: number; at: number }> = [];
     let pausedUntil = 0;
     let refused = false;
-    const { outcomes } = await runner(
+    const { outcomes, lines, wire } = await runner(
       6,
       async (job) => {
         const at = Date.now();
@@ -66,6 +73,10 @@ describe('RowRunner', () => {
     );
     expect(outcomes.every((o) => o.status === 'done')).toBe(true);
     expect(outcomes[0]!.attempts).toBe(2);
+    // The 429 is counted on the row that met it, in its manifest line, and by the wire.
+    expect(lines.find((l) => l.row === 1 && l.status === 'done')?.rateLimited).toBe(1);
+    expect(lines.filter((l) => l.status === 'done' && l.row !== 1).every((l) => l.rateLimited === undefined)).toBe(true);
+    expect(wire.stats.rateLimited).toBe(1);
     // Row 2 may have been sent alongside row 1; nothing started after the 429 until the pause was over.
     const after = starts.slice(2);
     for (const start of after) expect(start.at).toBeGreaterThanOrEqual(pausedUntil - 5);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { resolveSettings } from '../../src/config.js';
 import { buildGenerationRequest } from '../../src/request.js';
-import { detectFormat, mapColumns, parseCsv, parseJsonLines, rowSceneInput, sceneFieldOf } from '../../src/batch/rows.js';
+import { detectFormat, mapColumns, rowSceneInput, sceneFieldOf } from '../../src/batch/rows.js';
+import { batchFile, readRows } from '../helpers/batch-input.js';
 import { usageMessage } from '../helpers/usage-error.js';
 
 const defaults = resolveSettings({}, {}, {}).sceneDefaults;
@@ -32,29 +33,41 @@ describe('column names', () => {
 });
 
 describe('reading files', () => {
-  it('reads CSV with a header, a BOM, quoted commas and blank lines, keeping line numbers', async () => {
-    const file = await parseCsv('\uFEFFid,lat,lng,prompt\n\na,1,2,"x, y"\nb,3,4,\n');
-    expect(file.columns).toEqual(['id', 'lat', 'lng', 'prompt']);
-    expect(file.rows).toEqual([
-      { row: 1, line: 3, cells: { id: 'a', lat: '1', lng: '2', prompt: 'x, y' } },
-      { row: 2, line: 4, cells: { id: 'b', lat: '3', lng: '4', prompt: '' } },
+  it('reads CSV with a header, a BOM, quoted commas and blank lines', async () => {
+    const file = await batchFile('\uFEFFid,lat,lng,prompt\n\na,1,2,"x, y"\nb,3,4,\n', 'p.csv');
+    expect(file.format).toBe('csv');
+    expect(file.header).toEqual(['id', 'lat', 'lng', 'prompt']);
+    expect(await readRows(file)).toEqual([
+      { row: 1, cells: { id: 'a', lat: '1', lng: '2', prompt: 'x, y' } },
+      { row: 2, cells: { id: 'b', lat: '3', lng: '4', prompt: '' } },
     ]);
   });
 
   it('refuses ragged CSV rows and duplicate headers with the file named', async () => {
-    await expect(parseCsv('lat,lng\n1,2,3\n', 'p.csv')).rejects.toThrow(/^p\.csv is not valid CSV/);
-    await expect(parseCsv('lat,lat\n1,2\n', 'p.csv')).rejects.toThrow("p.csv: column 'lat' appears twice in the header row");
+    await expect(batchFile('lat,lng\n1,2,3\n', 'p.csv').then(readRows)).rejects.toThrow(/p\.csv is not valid CSV/);
+    await expect(batchFile('lat,lat\n1,2\n', 'p.csv')).rejects.toThrow(/p\.csv: column 'lat' appears twice in the header row$/);
   });
 
-  it('reads JSON Lines, skipping blank lines, and names the line of a bad one', () => {
-    const file = parseJsonLines('{"lat":1,"lng":2}\n\n{"lat":3,"lng":4,"id":"x"}\n');
-    expect(file.columns).toEqual(['lat', 'lng', 'id']);
-    expect(file.rows.map((r) => [r.row, r.line])).toEqual([
-      [1, 1],
-      [2, 3],
+  it('reads JSON Lines, skipping blank lines, and names the line of a bad one', async () => {
+    const file = await batchFile('{"lat":1,"lng":2}\n\n{"lat":3,"lng":4,"id":"x"}\n', 'p.jsonl');
+    expect(file.format).toBe('jsonl');
+    expect((await readRows(file)).map((r) => [r.row, r.cells])).toEqual([
+      [1, { lat: 1, lng: 2 }],
+      [2, { lat: 3, lng: 4, id: 'x' }],
     ]);
-    expect(usageMessage(() => parseJsonLines('{"lat":1}\n[1,2]\n', 'p.jsonl'))).toMatch(/^p\.jsonl line 2 must be a JSON object/);
-    expect(usageMessage(() => parseJsonLines('{"lat":1}\n{oops\n', 'p.jsonl'))).toMatch(/^p\.jsonl line 2 is not valid JSON/);
+    await expect(batchFile('{"lat":1}\n[1,2]\n', 'p.jsonl').then(readRows)).rejects.toThrow(/p\.jsonl line 2 must be a JSON object/);
+    await expect(batchFile('{"lat":1}\n{oops\n', 'p.jsonl').then(readRows)).rejects.toThrow(/p\.jsonl line 2 is not valid JSON/);
+  });
+
+  it('reads rows in batches across chunk boundaries, CRLF line ends included, and each pass afresh', async () => {
+    const count = 5000;
+    const text = Array.from({ length: count }, (_, i) => JSON.stringify({ lat: i % 90, lng: 0, id: `r${i + 1}` })).join('\r\n');
+    const file = await batchFile(text, 'big.jsonl');
+    for (let pass = 0; pass < 2; pass++) {
+      const rows = await readRows(file);
+      expect(rows).toHaveLength(count);
+      expect(rows.every((r, i) => r.row === i + 1 && r.cells.id === `r${i + 1}`)).toBe(true);
+    }
   });
 
   it('tells the format by flag, then extension, then content', () => {
@@ -72,7 +85,7 @@ describe('rowSceneInput', () => {
 
   it('takes cells over flags, and flags for empty cells', () => {
     const { input, columnOf } = rowSceneInput(
-      { row: 1, line: 2, cells: { lat: '48.85', lng: '2.29', zoom: '', tags: 'a; b|c;', 'include-context': 'yes', prompt: 'p' } },
+      { cells: { lat: '48.85', lng: '2.29', zoom: '', tags: 'a; b|c;', 'include-context': 'yes', prompt: 'p' } },
       columns,
       { zoom: 'High', tag: ['flag'] },
     );
@@ -83,7 +96,7 @@ describe('rowSceneInput', () => {
 
   it('keeps JSON numbers, booleans and tag arrays as they are', () => {
     const { input } = rowSceneInput(
-      { row: 1, line: 1, cells: { lat: 1.5, lng: -2, tags: ['x', 'y'], 'include-context': false } },
+      { cells: { lat: 1.5, lng: -2, tags: ['x', 'y'], 'include-context': false } },
       columns,
       {},
     );
@@ -91,14 +104,14 @@ describe('rowSceneInput', () => {
   });
 
   it('names the column of a bad boolean or tag list', () => {
-    expect(usageMessage(() => rowSceneInput({ row: 1, line: 1, cells: { 'include-context': 'maybe' } }, columns, {}))).toBe(
+    expect(usageMessage(() => rowSceneInput({ cells: { 'include-context': 'maybe' } }, columns, {}))).toBe(
       "column 'include-context' must be true or false; got 'maybe'",
     );
-    expect(usageMessage(() => rowSceneInput({ row: 1, line: 1, cells: { tags: [1] } }, columns, {}))).toBe("column 'tags' must be a list of strings");
+    expect(usageMessage(() => rowSceneInput({ cells: { tags: [1] } }, columns, {}))).toBe("column 'tags' must be a list of strings");
   });
 
   it('feeds buildGenerationRequest, whose messages then name the column', () => {
-    const { input } = rowSceneInput({ row: 7, line: 8, cells: { lat: '48.85', lng: '2.29', zoom: 'closeup' } }, columns, {});
+    const { input } = rowSceneInput({ cells: { lat: '48.85', lng: '2.29', zoom: 'closeup' } }, columns, {});
     const label = (field: string) => (field === 'zoom' ? "column 'zoom'" : `--${field}`);
     expect(usageMessage(() => buildGenerationRequest(input, defaults, label))).toBe(
       "column 'zoom' must be one of ExtraLow, Low, Medium, High, ExtraHigh; got 'closeup'",

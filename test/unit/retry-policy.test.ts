@@ -13,9 +13,12 @@ import {
   NotRetriedError,
   PauseGate,
   persistentPolicy,
+  TokenBucket,
+  WireLimiter,
   withRetries,
   type Attempt,
   type RetryPolicy,
+  type WireTicket,
 } from '../../src/api/retry.js';
 import { CallBudget, DEFAULT_TIMEOUTS } from '../../src/api/timeouts.js';
 
@@ -156,18 +159,16 @@ describe('withRetries', () => {
   });
 
   it('gives up with the failure as the policy says, telling onGiveUp before the attempt\'s room is given back', async () => {
+    const wire = new WireLimiter(2);
     const order: string[] = [];
-    const admit = async <T>(work: () => Promise<T>): Promise<T> => {
-      order.push('slot taken');
-      try {
-        return await work();
-      } finally {
-        order.push('slot given back');
-      }
-    };
     const refused = new ApiError(402, 'InsufficientCredits', 'no');
-    await expect(withRetries(batch(), { kind: 'generation', admit, onGiveUp: () => void order.push('gave up') }, async () => Promise.reject(refused))).rejects.toBe(refused);
-    expect(order).toEqual(['slot taken', 'gave up', 'slot given back']);
+    const work = async () => {
+      order.push(`sent with ${wire.inFlight} on the wire`);
+      throw refused;
+    };
+    await expect(withRetries(batch({ wire }), { kind: 'generation', onGiveUp: () => void order.push(`gave up with ${wire.inFlight} on the wire`) }, work)).rejects.toBe(refused);
+    expect(order).toEqual(['sent with 1 on the wire', 'gave up with 1 on the wire']);
+    expect(wire.inFlight).toBe(0);
   });
 
   it('a 429 pauses every caller under the policy, and the wait is left out of the call\'s budget', async () => {
@@ -234,5 +235,103 @@ describe('PauseGate', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('interrupted')), 5);
     await expect(gate.wait(controller.signal)).rejects.toThrow('interrupted');
+  });
+});
+
+describe('WireLimiter', () => {
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
+
+  it('lets at most its limit on the wire, in turn', async () => {
+    const wire = new WireLimiter(3);
+    let peak = 0;
+    const order: number[] = [];
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        wire.admit(async (ticket) => {
+          ticket.sent();
+          order.push(i);
+          peak = Math.max(peak, wire.inFlight);
+          await tick();
+          ticket.answered(false);
+        }),
+      ),
+    );
+    expect(peak).toBe(3);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(wire.stats).toMatchObject({ requests: 10, rateLimited: 0, lowestLimit: 3 });
+  });
+
+  it('halves the limit on a 429 once per round, and grows it back by one per limit\'s worth of answers', async () => {
+    const cuts: number[] = [];
+    const wire = new WireLimiter(16, { onCut: (limit) => cuts.push(limit) });
+    // Eight requests on the wire together are all refused: one cut, not eight.
+    const tickets: WireTicket[] = [];
+    const held: Array<() => void> = [];
+    const round = Array.from({ length: 8 }, () => wire.admit((ticket) => new Promise<void>((resolve) => (tickets.push(ticket), held.push(resolve)))));
+    await tick();
+    for (const ticket of tickets) ticket.answered(true);
+    held.forEach((release) => release());
+    await Promise.all(round);
+    expect(wire.limit).toBe(8);
+    expect(cuts).toEqual([8]);
+    // A 429 to a request sent after the cut cuts again.
+    await wire.admit(async (ticket) => ticket.answered(true));
+    expect(wire.limit).toBe(4);
+    // Four answers grow it by one; the next five by one more.
+    for (let i = 0; i < 4; i++) await wire.admit(async (ticket) => ticket.answered(false));
+    expect(wire.limit).toBe(5);
+    for (let i = 0; i < 5; i++) await wire.admit(async (ticket) => ticket.answered(false));
+    expect(wire.limit).toBe(6);
+    // Never below one, never above the concurrency it started with.
+    for (let i = 0; i < 10; i++) await wire.admit(async (ticket) => ticket.answered(true));
+    expect(wire.limit).toBe(1);
+    for (let i = 0; i < 2000; i++) await wire.admit(async (ticket) => ticket.answered(false));
+    expect(wire.limit).toBe(16);
+    expect(wire.stats).toMatchObject({ rateLimited: 19, lowestLimit: 1 });
+  });
+
+  it('lets waiting callers in as the limit grows', async () => {
+    const wire = new WireLimiter(2);
+    await wire.admit(async (ticket) => ticket.answered(true));
+    expect(wire.limit).toBe(1);
+    let release!: () => void;
+    const first = wire.admit((ticket) => new Promise<void>((resolve) => (release = () => (ticket.answered(false), resolve()))));
+    let secondStarted = false;
+    const second = wire.admit(async () => void (secondStarted = true));
+    await tick();
+    expect(secondStarted).toBe(false);
+    release();
+    await Promise.all([first, second]);
+    expect(secondStarted).toBe(true);
+  });
+
+  it('paces starts by --rate: a token bucket a tenth of a second deep', async () => {
+    let clock = 0;
+    const slept: number[] = [];
+    const bucket = new TokenBucket(20, () => clock, async (ms) => void slept.push(ms));
+    // Two tokens at once (a tenth of a second of 20/s), then one every 50 ms.
+    for (let i = 0; i < 5; i++) await bucket.take();
+    expect(slept).toEqual([50, 100, 150]);
+    clock += 1000;
+    await bucket.take();
+    expect(slept).toHaveLength(3);
+
+    const wire = new WireLimiter(64, { ratePerSecond: 200 });
+    const started = Date.now();
+    await Promise.all(Array.from({ length: 41 }, () => wire.admit(async () => wire.pace())));
+    // 20 tokens at once, the other 21 over about 100 ms.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(95);
+  });
+
+  it('gives a token back when the wait for it is given up', async () => {
+    let clock = 0;
+    const bucket = new TokenBucket(1, () => clock, (ms, signal) => new Promise((_, reject) => signal!.addEventListener('abort', () => reject(signal!.reason))));
+    await bucket.take();
+    const stop = new AbortController();
+    const waiting = bucket.take(stop.signal);
+    stop.abort(new Error('stop'));
+    await expect(waiting).rejects.toThrow('stop');
+    clock += 1000;
+    await bucket.take();
   });
 });

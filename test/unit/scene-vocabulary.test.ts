@@ -12,8 +12,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { describeIssues, GenerationRequestSchema, type GenerationRequest } from '../../src/api/schema.js';
 import { planBatch } from '../../src/batch/plan.js';
-import { parseCsv, sceneFieldOf } from '../../src/batch/rows.js';
+import { sceneFieldOf } from '../../src/batch/rows.js';
 import { compileTemplate } from '../../src/batch/template.js';
+import { batchFile } from '../helpers/batch-input.js';
 import { buildProgram } from '../../src/cli.js';
 import type { ActionFactory } from '../../src/context.js';
 import { sceneInputFrom } from '../../src/commands/scene-options.js';
@@ -148,7 +149,7 @@ describe('every scene field', () => {
         for (const sample of samplesOf(field)) {
           for (const name of names) {
             const csv = `${[...Object.keys(given), name].join(',')}\n${[...Object.values(given), sample.cell].map((cell) => JSON.stringify(cell)).join(',')}\n`;
-            const plan = planBatch({ file: await parseCsv(csv), flags: {}, sceneDefaults: builtIn, template: compileTemplate('out/{row}.jpg'), cwd: '/work' });
+            const plan = await planBatch({ file: await batchFile(csv, 'rows.csv'), flags: {}, sceneDefaults: builtIn, template: compileTemplate('out/{row}.jpg'), cwd: '/work' });
             expect(plan.rows[0]!.error, csv).toBeUndefined();
             sample.check(plan.rows[0]!.request!);
           }
