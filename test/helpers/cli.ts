@@ -137,7 +137,11 @@ export async function runPiped(args: string[], options: RunOptions & PipeReader)
   const stdout: Buffer[] = [];
   const readStdout = (async () => {
     if (options.closeStdout) return child.stdout.destroy();
-    child.stdout.pause();
+    // A listener, not pause(): once the child exits, Node resumes every stdio
+    // stream nobody listens to and drops what it holds, and output that fits
+    // the socket's buffer lets the child exit before the reader starts. The
+    // listener reads nothing, so the reader stays slow.
+    child.stdout.on('readable', () => {});
     await new Promise((resolve) => setTimeout(resolve, options.startAfterMs ?? 0));
     for await (const chunk of child.stdout) {
       stdout.push(chunk as Buffer);
