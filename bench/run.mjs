@@ -129,6 +129,39 @@ if (wanted('scale')) {
   }
 }
 
+if (wanted('preview')) {
+  try {
+    const { benchPreview } = await import('./preview.mjs');
+    const p = await benchPreview();
+    results.preview = p;
+    row(`aerial view of a UHD JPEG at ${p.columns} columns, whole process (node -e 0: ${ms(p.nodeMs)})`, '', '');
+    for (const [protocol, figure] of Object.entries(p.protocols)) {
+      row(`  --protocol ${protocol}`, `${ms(figure.ms)} = ${x(figure.ratio)} node (decode and encode ${ms(figure.renderMs)})`, '< 500 ms', figure.ms < 500);
+    }
+  } catch (error) {
+    row('aerial view of a UHD JPEG', `not measured: ${error.message}`, '< 500 ms', false);
+  }
+}
+
+if (wanted('report')) {
+  try {
+    const { benchReport } = await import('./report.mjs');
+    const r = await benchReport();
+    results.report = r;
+    row(`report of ${r.count} HD images, first build (${r.made} thumbnails made)`, `${(r.coldMs / 1000).toFixed(1)} s = ${ms(r.coldMs / r.made)} per image`, '');
+    row(`  the same again (${r.reused} thumbnails reused)`, ms(r.warmMs), '');
+    row('  page and thumbnail sizes', `${Math.round(r.htmlKb)} KiB page, ${r.thumbnailKb.toFixed(1)} KiB per thumbnail`, '');
+    row(`report of ${r.pageCount} images: page size`, `${r.pageMb.toFixed(1)} MiB`, '');
+    if (r.pageLoadMs !== undefined) {
+      row('  opened in chromium from file://, to load', ms(r.pageLoadMs), '');
+      row('  a filter applied to every card and marker, to the next frame', ms(r.pageFilterMs), '');
+      row('  scrolling a screen at a time, to the next frame (median)', ms(r.pageScrollFrameMs), '');
+    }
+  } catch (error) {
+    row('report', `not measured: ${error.message}`, '', false);
+  }
+}
+
 if (wanted('listener')) {
   try {
     const { benchListener } = await import('./listener.mjs');

@@ -9,6 +9,7 @@ _aerial_child() {
     "aerial batch") echo batch ;;
     "aerial list"|"aerial ls") echo list ;;
     "aerial export") echo export ;;
+    "aerial view"|"aerial show") echo view ;;
     "aerial delete"|"aerial rm") echo delete ;;
     "aerial init") echo init ;;
     "aerial config") echo config ;;
@@ -26,28 +27,30 @@ _aerial_child() {
 
 _aerial_words() {
   case "$1" in
-    "aerial") echo "generate generate-async batch list export delete init config sandbox completion help" ;;
+    "aerial") echo "generate generate-async batch list export view delete init config sandbox completion help" ;;
     "aerial batch") echo @file ;;
     "aerial export") echo @file ;;
+    "aerial view") echo @free ;;
     "aerial delete") echo @free ;;
     "aerial config") echo "set get unset list path help" ;;
-    "aerial config set") echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image" ;;
-    "aerial config get") echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image" ;;
-    "aerial config unset") echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image" ;;
+    "aerial config set") echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview" ;;
+    "aerial config get") echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview" ;;
+    "aerial config unset") echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview" ;;
     "aerial config help") echo "set get unset list path" ;;
     "aerial completion") echo "bash zsh fish" ;;
-    "aerial help") echo "generate generate-async batch list export delete init config sandbox completion" ;;
+    "aerial help") echo "generate generate-async batch list export view delete init config sandbox completion" ;;
   esac
 }
 
 _aerial_options() {
   case "$1" in
     "aerial") echo "-V --version --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color -h --help" ;;
-    "aerial generate") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -o --output -f --force -i --interactive --no-metadata -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
-    "aerial generate-async") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt --callback-url --listen --listen-host --listen-port --public-url --timeout -o --output -f --force --no-metadata -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
-    "aerial batch") echo "--format --output-template --concurrency --rate --max-retries --retry-delay --retry-unsafe --manifest --shard --dry-run -f --force --no-metadata --skip-invalid --progress-interval --async --listen-host --listen-port --public-url --callback-timeout --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial generate") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -o --output -f --force -i --interactive --no-metadata --preview --no-preview -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial generate-async") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt --callback-url --listen --listen-host --listen-port --public-url --timeout -o --output -f --force --no-metadata --preview --no-preview -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial batch") echo "--format --output-template --concurrency --rate --max-retries --retry-delay --retry-unsafe --manifest --shard --dry-run -f --force --no-metadata --skip-invalid --progress-interval --async --listen-host --listen-port --public-url --callback-timeout --report --geojson --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial list") echo "--page --size --sort --all -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial export") echo "--concurrency --max-retries --retry-delay --page-size --progress-interval -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial view") echo "--protocol --width -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial delete") echo "-y --yes -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial init") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial config") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
@@ -120,6 +123,8 @@ _aerial_values() {
     "aerial batch --listen-port") echo @free ;;
     "aerial batch --public-url") echo @free ;;
     "aerial batch --callback-timeout") echo @free ;;
+    "aerial batch --report") echo @file ;;
+    "aerial batch --geojson") echo @file ;;
     "aerial batch --resolution") echo "HD FHD UHD" ;;
     "aerial batch --zoom") echo "ExtraLow Low Medium High ExtraHigh" ;;
     "aerial batch --bearing") echo "North NorthEast East SouthEast South SouthWest West NorthWest" ;;
@@ -147,6 +152,11 @@ _aerial_values() {
     "aerial export --api-key") echo @free ;;
     "aerial export --base-url") echo @free ;;
     "aerial export --profile") echo @free ;;
+    "aerial view --protocol") echo "auto kitty iterm sixel blocks" ;;
+    "aerial view --width") echo @free ;;
+    "aerial view --api-key") echo @free ;;
+    "aerial view --base-url") echo @free ;;
+    "aerial view --profile") echo @free ;;
     "aerial delete --api-key") echo @free ;;
     "aerial delete --base-url") echo @free ;;
     "aerial delete --profile") echo @free ;;
@@ -200,7 +210,7 @@ _aerial_values() {
 
 _aerial() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="aerial" word child i skip=0
-  local value_flags=" --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --public-url --rate --rate-limit --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --zoom -o "
+  local value_flags=" --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o "
   if ((COMP_CWORD > 0)); then prev="${COMP_WORDS[COMP_CWORD - 1]}"; fi
   # --zoom=<TAB>: bash splits at '=', so the flag is two words back.
   if [[ $prev == "=" && COMP_CWORD -gt 1 ]]; then prev="${COMP_WORDS[COMP_CWORD - 2]}"; fi

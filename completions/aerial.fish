@@ -5,7 +5,7 @@
 function __aerial_path
     set -l path aerial
     set -l skip 0
-    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --public-url --rate --rate-limit --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --zoom -o
+    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o
     for word in (commandline -opc)[2..-1]
         if test $skip = 1
             set skip 0
@@ -33,6 +33,8 @@ function __aerial_child
             echo list
         case 'aerial export'
             echo export
+        case 'aerial view' 'aerial show'
+            echo view
         case 'aerial delete' 'aerial rm'
             echo delete
         case 'aerial init'
@@ -69,10 +71,11 @@ complete -c aerial -n '__aerial_is \'aerial\'' -a 'generate' -d 'generate an aer
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'generate-async' -d 'start a generation whose result is POSTed to a webhook (or caught here with --listen)'
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'batch' -d 'generate one image per row of a CSV or JSON Lines file, resumably'
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'list' -d 'list the images in your history'
-complete -c aerial -n '__aerial_is \'aerial\'' -a 'export' -d 'download every image in your history, with a JSON Lines index'
+complete -c aerial -n '__aerial_is \'aerial\'' -a 'export' -d 'download every image in your history, with an index, an HTML report and GeoJSON'
+complete -c aerial -n '__aerial_is \'aerial\'' -a 'view' -d 'show images in the terminal: JPEG files, or image ids from your history'
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'delete' -d 'delete images from your history permanently'
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'init' -d 'set up aerial step by step: service URL, API key, defaults, and a test call'
-complete -c aerial -n '__aerial_is \'aerial\'' -a 'config' -d 'show and change settings: api-key, base-url, defaults.<scene flag>'
+complete -c aerial -n '__aerial_is \'aerial\'' -a 'config' -d 'show and change settings: api-key, base-url, defaults.<scene flag>, defaults.preview'
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'sandbox' -d 'run the bundled local GenAerial-compatible server (no real credits, fault knobs for tests)'
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'completion' -d 'print the shell completion script for bash, zsh or fish'
 complete -c aerial -n '__aerial_is \'aerial\'' -a 'help' -d 'display help for command'
@@ -111,6 +114,8 @@ complete -c aerial -n '__aerial_is \'aerial generate\'' -s o -l output -r -F -d 
 complete -c aerial -n '__aerial_is \'aerial generate\'' -s f -l force -d 'overwrite the output file if it exists'
 complete -c aerial -n '__aerial_is \'aerial generate\'' -s i -l interactive -d 'ask for the location and scene choices (the default on a terminal when --lat/--lng are missing)'
 complete -c aerial -n '__aerial_is \'aerial generate\'' -l no-metadata -d 'save the bytes exactly as received: no GPS EXIF, no AI-generated note'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l preview -d 'show the saved image in the terminal, as aerial view does (on a terminal only; default: config defaults.preview)'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l no-preview -d 'do not show the image (when config defaults.preview is true)'
 complete -c aerial -n '__aerial_is \'aerial generate\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l lat -x -d 'latitude, -90 to 90 (required, or --at)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l lng -x -d 'longitude, -180 to 180 (required, or --at)'
@@ -142,6 +147,8 @@ complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l timeout -x -d '
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s o -l output -r -F -d 'with --listen: where to save the JPEG (default aerial-LAT_LNG-TIME.jpg)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s f -l force -d 'with --listen: overwrite the output file if it exists'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-metadata -d 'with --listen: save the bytes exactly as received (no GPS EXIF, no AI-generated note)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l preview -d 'with --listen: show the saved image in the terminal, as aerial view does (on a terminal only; default: config defaults.preview)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-preview -d 'with --listen: do not show the image (when config defaults.preview is true)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -F
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l format -x -d 'file format: csv, jsonl (default: from the extension or the content)'
@@ -163,6 +170,8 @@ complete -c aerial -n '__aerial_is \'aerial batch\'' -l listen-host -x -d 'with 
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l listen-port -x -d 'with --async: port the listener binds (default 0: a free port)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l public-url -x -d 'with --async: URL the service calls to reach the listener (a tunnel); a secret token path is appended'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l callback-timeout -x -d 'with --async: how long a row waits for its callback: 90s, 10m, 1h; a bare number is seconds, at most 600 (default 10m, up to 24h)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l report -r -F -d 'write an HTML report at the end: map, thumbnails, every row\'s scene and status (thumbnails go in <file>.thumbnails/)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l geojson -r -F -d 'write a GeoJSON FeatureCollection at the end: one point per row, with its file, scene and status'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l resolution -x -a 'HD FHD UHD' -d 'output resolution: HD, FHD, UHD (default FHD, or config)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l zoom -x -a 'ExtraLow Low Medium High ExtraHigh' -d 'how close the camera is: ExtraLow, Low, Medium, High, ExtraHigh (default Medium, or config)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l bearing -x -a 'North NorthEast East SouthEast South SouthWest West NorthWest' -d 'compass direction the camera faces (also N, NE, E, …): North, NorthEast, East, SouthEast, South, SouthWest, West, NorthWest (default North, or config)'
@@ -194,6 +203,9 @@ complete -c aerial -n '__aerial_is \'aerial export\'' -l retry-delay -x -d 'dela
 complete -c aerial -n '__aerial_is \'aerial export\'' -l page-size -x -d 'images per list request (default 50)'
 complete -c aerial -n '__aerial_is \'aerial export\'' -l progress-interval -x -d 'time between progress lines when stderr is not a terminal: 10s, 1m; a bare number is seconds (default 5s)'
 complete -c aerial -n '__aerial_is \'aerial export\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial view\'' -l protocol -x -a 'auto kitty iterm sixel blocks' -d 'auto, kitty, iterm, sixel or blocks (half-block characters); default auto, from the environment'
+complete -c aerial -n '__aerial_is \'aerial view\'' -l width -x -d 'width in terminal columns (default: the terminal\'s width, and no taller than it)'
+complete -c aerial -n '__aerial_is \'aerial view\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial delete\'' -s y -l yes -d 'do not ask for confirmation (required without a terminal)'
 complete -c aerial -n '__aerial_is \'aerial delete\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial init\'' -s h -l help -d 'display help for command'
@@ -204,11 +216,11 @@ complete -c aerial -n '__aerial_is \'aerial config\'' -a 'list' -d 'show every s
 complete -c aerial -n '__aerial_is \'aerial config\'' -a 'path' -d 'print the path of the config file'
 complete -c aerial -n '__aerial_is \'aerial config\'' -a 'help' -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial config\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial config set\'' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image'
+complete -c aerial -n '__aerial_is \'aerial config set\'' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview'
 complete -c aerial -n '__aerial_is \'aerial config set\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial config get\'' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image'
+complete -c aerial -n '__aerial_is \'aerial config get\'' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview'
 complete -c aerial -n '__aerial_is \'aerial config get\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial config unset\'' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image'
+complete -c aerial -n '__aerial_is \'aerial config unset\'' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview'
 complete -c aerial -n '__aerial_is \'aerial config unset\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial config list\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial config path\'' -s h -l help -d 'display help for command'
@@ -227,4 +239,4 @@ complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l seed -x -d 'seed for t
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial completion\'' -a 'bash zsh fish'
 complete -c aerial -n '__aerial_is \'aerial completion\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial help\'' -a 'generate generate-async batch list export delete init config sandbox completion'
+complete -c aerial -n '__aerial_is \'aerial help\'' -a 'generate generate-async batch list export view delete init config sandbox completion'

@@ -4,6 +4,7 @@
 // prints one; scripts/completions.mjs writes the committed copies.
 import type { Argument, Command, Option } from 'commander';
 import { configKeys } from './config.js';
+import { PROTOCOLS } from './preview/terminal.js';
 import { isSceneField, sceneSpec } from './scene-vocabulary.js';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
@@ -39,11 +40,12 @@ export interface CompletionCommand {
   subcommands: CompletionCommand[];
 }
 
-/** Values that commander does not know as `.choices()` but the CLI does: scene enums and config keys. */
+/** Values that commander does not know as `.choices()` but the CLI does: scene enums, config keys, view's protocols. */
 function knownValues(name: string, commandPath: string[]): string[] | undefined {
   const spec = isSceneField(name) ? sceneSpec(name) : undefined;
   if (spec?.kind === 'enum') return [...spec.values];
   if (commandPath[1] === 'config' && name === 'key') return configKeys().map((key) => key.name);
+  if (commandPath[1] === 'view' && name === 'protocol') return ['auto', ...PROTOCOLS];
   return undefined;
 }
 

@@ -27,9 +27,12 @@ export const CONFIG_FILE_NAME = 'config.json';
 export interface ProfileData {
   apiKey?: string;
   baseUrl?: string;
-  /** Scene defaults by field name: an enum's value, or a boolean. */
-  defaults?: Partial<Record<EnumField, string>> & Partial<Record<BooleanField, boolean>>;
+  /** Scene defaults by field name (an enum's value, or a boolean), and whether generate shows a preview. */
+  defaults?: Partial<Record<EnumField, string>> & Partial<Record<BooleanField, boolean>> & { [PREVIEW_FIELD]?: boolean };
 }
+
+/** Where `defaults.preview` is kept among the scene defaults: `generate --preview` unless --no-preview. */
+export const PREVIEW_FIELD = 'preview';
 
 
 export interface ConfigData {
@@ -101,7 +104,7 @@ export function configShapeProblem(data: unknown): string | undefined {
     if (profile.defaults === undefined) continue;
     if (!isObject(profile.defaults)) return `profiles.${name}.defaults must be an object`;
     for (const [field, value] of Object.entries(profile.defaults)) {
-      const expected = isSceneField(field) && SCENE_FIELDS[field].kind === 'boolean' ? 'boolean' : 'string';
+      const expected = field === PREVIEW_FIELD || (isSceneField(field) && SCENE_FIELDS[field].kind === 'boolean') ? 'boolean' : 'string';
       if (typeof value !== expected) return `profiles.${name}.defaults.${field} must be a ${expected}`;
     }
   }
@@ -122,6 +125,8 @@ export interface Settings {
   sceneDefaults: { [F in EnumField]: Resolved<string> } & {
     [F in BooleanField]: Resolved<boolean | undefined>;
   };
+  /** Whether generate and generate-async --listen show the saved image on a terminal (defaults.preview). */
+  preview: Resolved<boolean>;
 }
 
 function pick<T>(flag: T | undefined, envValue: T | undefined, profileValue: T | undefined, fallback: T): Resolved<T> {
@@ -192,15 +197,17 @@ export function resolveSettings(flags: GlobalFlags, env: Record<string, string |
     apiKey: pick(nonEmpty(flags.apiKey), nonEmpty(env.AERIAL_API_KEY), nonEmpty(data.apiKey), undefined),
     baseUrl: pick(nonEmpty(flags.baseUrl), nonEmpty(env.AERIAL_BASE_URL), nonEmpty(data.baseUrl), DEFAULT_BASE_URL),
     sceneDefaults: sceneDefaults as Settings['sceneDefaults'],
+    preview: pick(undefined, undefined, defaults[PREVIEW_FIELD], false),
   };
 }
 
-/** The user-facing config keys: api-key, base-url, defaults.<scene flag>. */
+/** The user-facing config keys: api-key, base-url, defaults.<scene flag>, defaults.preview. */
 export type ConfigKey =
   | { kind: 'apiKey'; name: 'api-key' }
   | { kind: 'baseUrl'; name: 'base-url' }
   | { kind: 'enumDefault'; name: string; field: EnumField }
-  | { kind: 'booleanDefault'; name: string; field: BooleanField };
+  | { kind: 'booleanDefault'; name: string; field: BooleanField }
+  | { kind: 'previewDefault'; name: `defaults.${typeof PREVIEW_FIELD}`; field: typeof PREVIEW_FIELD };
 
 export function configKeys(): ConfigKey[] {
   return [
@@ -211,6 +218,7 @@ export function configKeys(): ConfigKey[] {
         ? { kind: 'enumDefault', name: configKeyOf(field), field: field as EnumField }
         : { kind: 'booleanDefault', name: configKeyOf(field), field: field as BooleanField },
     ),
+    { kind: 'previewDefault', name: `defaults.${PREVIEW_FIELD}`, field: PREVIEW_FIELD },
   ];
 }
 
@@ -251,7 +259,8 @@ export function parseConfigValue(key: ConfigKey, raw: string): string | boolean 
       if (!parsed.ok) throw new UsageError(parsed.message);
       return parsed.value;
     }
-    case 'booleanDefault': {
+    case 'booleanDefault':
+    case 'previewDefault': {
       const value = raw.trim().toLowerCase();
       if (['true', 'yes', '1', 'on'].includes(value)) return true;
       if (['false', 'no', '0', 'off'].includes(value)) return false;

@@ -8,7 +8,7 @@
 // reads the outcomes back from where they were written as they came. Memory
 // stays flat from a hundred rows to millions.
 import { setMaxListeners } from 'node:events';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { CliError, ExitCode, fileSystemProblem, InterruptedError, UsageError } from '../errors.js';
 import { PERSISTENT_RETRIES, persistentPolicy, WireLimiter, type Attempt } from '../api/retry.js';
 import type { Context } from '../context.js';
@@ -21,13 +21,13 @@ import { BatchInput } from './input.js';
 import { ManifestIndex, ManifestWriter } from './manifest.js';
 import { parseProgressInterval, parseRetryDelay } from './options.js';
 import { OutcomeLog } from './outcomes.js';
-import { plannedRows, RowPlanner, surveyBatch, type Survey, type ValidRow } from './plan.js';
+import { plannedRows, RowPlanner, surveyBatch, type PlannedRow, type Survey, type ValidRow } from './plan.js';
 import { createProgress, type Progress } from './progress.js';
 import { displayPath, printDryRun, printJsonSummary, printSummary } from './report.js';
 import { resumeEntry, ResumeTable } from './resume.js';
 import { RowRunner, type Job, type RowProducer } from './row-runner.js';
 import { resolveShard, type Shard } from './shard.js';
-import { exitCodeOf } from './summary.js';
+import { exitCodeOf, type RowOutcome } from './summary.js';
 import { compileTemplate } from './template.js';
 
 export const DEFAULT_TEMPLATE = 'aerial-batch/{row}-{lat}_{lng}.jpg';
@@ -57,6 +57,10 @@ export interface BatchOptions {
   listenPort?: string;
   publicUrl?: string;
   callbackTimeout?: string;
+  /** --report: the HTML report's path. */
+  report?: string;
+  /** --geojson: the GeoJSON file's path. */
+  geojson?: string;
   scene: SceneInput;
 }
 
@@ -79,6 +83,10 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   // The flags are checked once, against their own names, rather than once per row.
   buildGenerationRequest({ ...options.scene, lat: 0, lng: 0 }, sceneDefaults);
   const asyncSetup = await import('./async-rows.js').then((m) => m.parseAsyncFlags(options));
+  // The report's code loads only for a batch that asked for one.
+  const outputs = (options.report ?? options.geojson) !== undefined && !options.dryRun ? await import('../report/outputs.js') : undefined;
+  const reportPath = options.report === undefined || !outputs ? undefined : await outputs.checkOutputFile(options.report, '--report');
+  const geojsonPath = options.geojson === undefined || !outputs ? undefined : await outputs.checkOutputFile(options.geojson, '--geojson');
 
   const input = await BatchInput.open(path, { format: options.format, stdin: io.stdin });
   ctx.onCleanup(() => input.close());
@@ -277,6 +285,24 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const exitCode = exitCodeOf(counts.exitCodes, ending);
   if (io.json) await printJsonSummary(ctx, summary);
   else printSummary(ctx, summary);
+  // The report and the GeoJSON show failed rows too; an interrupted batch (its thumbnails can take a while) writes neither.
+  // They show every row of the shard, so they hold them all: the one part of a batch whose memory grows with it.
+  if (outputs && (reportPath || geojsonPath) && !ending.interrupted) {
+    const rows: PlannedRow[] = [];
+    for await (const row of plannedRows(input, planner, survey, { shard, keys: false })) rows.push(row);
+    const states: RowOutcome[] = [];
+    for (const outcome of outcomes.outcomes()) states.push(outcome);
+    const { writeBatchOutputs } = await import('../report/batch-images.js');
+    const written = await writeBatchOutputs(rows, states, {
+      report: reportPath,
+      geojson: geojsonPath,
+      title: `aerial batch ${basename(path)}`,
+      subtitle: `${path === '-' ? 'standard input' : displayPath(resolve(path))}${note}`,
+      signal: ctx.stopSignal,
+    });
+    if (written.geojson) io.info(io.style.dim(`GeoJSON: ${displayPath(written.geojson)}`));
+    if (written.report) io.info(io.style.dim(`Report: ${displayPath(written.report.path)}${outputs.describeThumbnails(written.report)}`));
+  }
   if (ending.interrupted) throw new InterruptedError();
   if (exitCode !== ExitCode.Ok) {
     const reason = ending.stopError ? `; stopped early: ${ending.stopError.code} — ${ending.stopError.message}` : '';

@@ -8,12 +8,16 @@ import { safeNamePart } from '../file-names.js';
 import { isCompleteJpeg, readRegularFile } from './files.js';
 
 export const INDEX_NAME = 'index.jsonl';
+/** The report of the export (its thumbnails in index.thumbnails/) and its GeoJSON, rewritten with the index. */
+export const REPORT_NAME = 'index.html';
+export const GEOJSON_NAME = 'index.geojson';
 
 /**
  * Writes index.jsonl beside the images: one record per image file present,
  * the listing's record (with its file name) or, for an image no longer in the
  * account, the record an earlier export wrote. Temp file then rename: a reader
  * never sees half an index, and a killed export leaves the previous one.
+ * Returns the records written, in the index's order.
  */
 export async function writeIndex(
   path: string,
@@ -21,15 +25,18 @@ export async function writeIndex(
   listing: Map<string, { record: ImageRecord }>,
   done: (id: string) => boolean,
   fileName: (id: string) => string,
-): Promise<number> {
+): Promise<Array<Record<string, unknown>>> {
   const lines: string[] = [];
+  const records: Array<Record<string, unknown>> = [];
   const seen = new Set<string>();
   const files = new Set<string>();
   for (const [id, { record }] of listing) {
     if (!done(id)) continue;
     seen.add(id);
     files.add(fileName(id));
-    lines.push(JSON.stringify({ ...record, file: fileName(id) }));
+    const indexed = { ...record, file: fileName(id) };
+    records.push(indexed);
+    lines.push(JSON.stringify(indexed));
   }
   let previous = '';
   try {
@@ -39,7 +46,7 @@ export async function writeIndex(
   }
   for (const line of previous.split('\n')) {
     if (!line.trim()) continue;
-    let record: { id?: unknown; file?: unknown };
+    let record: { id?: unknown; file?: unknown } & Record<string, unknown>;
     try {
       record = JSON.parse(line);
     } catch {
@@ -52,16 +59,17 @@ export async function writeIndex(
     if (!(await isCompleteJpeg(join(dir, file))).ok) continue;
     seen.add(record.id);
     files.add(file);
+    records.push(record);
     lines.push(line);
   }
   await writeFileAtomic(path, lines.length ? `${lines.join('\n')}\n` : '', 0o644);
-  return lines.length;
+  return records;
 }
 
-/** An export killed while rewriting the index leaves writeFileAtomic's temp file (.index.jsonl.…tmp); the next one removes it. */
+/** An export killed while rewriting the index or the report leaves writeFileAtomic's temp file (.index.jsonl.…tmp); the next one removes it. */
 export async function removeStaleIndexTemps(dir: string): Promise<void> {
   for (const entry of await readdir(dir).catch(() => [] as string[])) {
-    if (entry.startsWith(`.${INDEX_NAME}.`) && entry.endsWith(TEMP_SUFFIX)) {
+    if ([INDEX_NAME, REPORT_NAME, GEOJSON_NAME].some((name) => entry.startsWith(`.${name}.`)) && entry.endsWith(TEMP_SUFFIX)) {
       await unlink(join(dir, entry)).catch(() => {});
     }
   }

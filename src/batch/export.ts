@@ -20,7 +20,7 @@ import type { WrittenJpeg } from '../jpeg-file.js';
 import { formatDuration } from '../duration.js';
 import { MESSAGE_MAX, printable } from '../printable.js';
 import { fitName, MAX_NAME_BYTES, nameTag, safeNamePart, separateNames, utf8Length } from '../file-names.js';
-import { INDEX_NAME, removeStaleIndexTemps, writeIndex } from './export-index.js';
+import { GEOJSON_NAME, INDEX_NAME, REPORT_NAME, removeStaleIndexTemps, writeIndex } from './export-index.js';
 import { isCompleteJpeg, removeStaleParts } from './files.js';
 import { parseCount } from '../flags.js';
 import { parseProgressInterval, parseRetryDelay } from './options.js';
@@ -114,9 +114,35 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const { checkOutputDirectory } = await import('../jpeg-file.js');
   await checkOutputDirectory(dir, INDEX_NAME, 'export');
   const indexPath = join(dir, INDEX_NAME);
-  // Whatever stands where the index goes must be the index: found now, not after the downloads.
-  const indexInfo = await lstat(indexPath).catch(() => undefined);
-  if (indexInfo && !indexInfo.isFile()) throw new UsageError(`export: ${indexPath} is not a regular file; move it out of the way`);
+  // Whatever stands where the index, the report and the GeoJSON go must be them: found now, not after the downloads.
+  for (const name of [INDEX_NAME, REPORT_NAME, GEOJSON_NAME]) {
+    const info = await lstat(join(dir, name)).catch(() => undefined);
+    if (info && !info.isFile()) throw new UsageError(`export: ${join(dir, name)} is not a regular file; move it out of the way`);
+  }
+
+  /**
+   * Rewrites index.jsonl with the images on disk, then, at the end of an
+   * export that ran its course, from the same records the report (index.html,
+   * thumbnails in index.thumbnails/) and index.geojson. An export interrupted
+   * or stopped by an error leaves them as the last whole export wrote them:
+   * making thumbnails can take a while, and a signal asks for an end.
+   */
+  const writeIndexes = async (listing: Map<string, Listed>, done: (id: string) => boolean, names: Map<string, string>, report: boolean): Promise<number> => {
+    const records = await writeIndex(indexPath, dir, listing, done, (id) => names.get(id)!);
+    if (!report) return records.length;
+    const { exportReportImages } = await import('../report/export-images.js');
+    const { describeThumbnails, writeImageOutputs } = await import('../report/outputs.js');
+    const written = await writeImageOutputs(exportReportImages(dir, records), {
+      report: join(dir, REPORT_NAME),
+      geojson: join(dir, GEOJSON_NAME),
+      title: 'aerial export',
+      subtitle: dir,
+      signal: ctx.stopSignal,
+    });
+    if (written.report) io.debug(`report: ${written.report.path}: ${written.report.thumbnails.made} thumbnails made, ${written.report.thumbnails.reused} reused`);
+    if (written.report && written.report.thumbnails.failed.length > 0) io.warn(`${REPORT_NAME}${describeThumbnails(written.report)}`);
+    return records.length;
+  };
 
   // Each download in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
   setMaxListeners(concurrency * 4 + 10, ctx.signal);
@@ -223,7 +249,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
 
   // The index lists what is on disk: this run's listing plus earlier records of images
   // since deleted from the account (a backup keeps them). Rewritten whole, atomically.
-  const indexed = await writeIndex(indexPath, dir, listing, (id) => outcomes.get(id)?.status === 'done', (id) => names.get(id)!);
+  const indexed = await writeIndexes(listing, (id) => outcomes.get(id)?.status === 'done', names, !interrupted);
 
   const all = [...outcomes.values()];
   const failed = all.filter((o) => o.status === 'failed');
@@ -239,6 +265,8 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
       existing: previously,
       directory: dir,
       index: indexPath,
+      report: join(dir, REPORT_NAME),
+      geojson: join(dir, GEOJSON_NAME),
       indexed,
       rows: [...listing.keys()].map((id) => outcomes.get(id) ?? { id, status: 'skipped', file: fileOf(id), attempts: 0, error: 'not started: interrupted' }),
     });

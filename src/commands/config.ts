@@ -25,7 +25,7 @@ export function register(program: Command, action: ActionFactory): void {
   const config = program
     .command('config')
     .helpGroup('Setup:')
-    .description('show and change settings: api-key, base-url, defaults.<scene flag>')
+    .description('show and change settings: api-key, base-url, defaults.<scene flag>, defaults.preview')
     .addHelpText(
       'after',
       `
@@ -174,6 +174,8 @@ function rows(ctx: Context): Row[] {
       out.push({ key: key.name, value: settings.apiKey.value === undefined ? undefined : maskKey(settings.apiKey.value), source: settings.apiKey.source });
     } else if (key.kind === 'baseUrl') {
       out.push({ key: key.name, value: settings.baseUrl.value, source: settings.baseUrl.source });
+    } else if (key.kind === 'previewDefault') {
+      out.push({ key: key.name, value: settings.preview.value, source: settings.preview.source });
     } else {
       const resolved = settings.sceneDefaults[key.field];
       out.push({ key: key.name, value: resolved.value, source: resolved.source });

@@ -8,9 +8,9 @@ import { PROGRESS_INTERVAL_HELP, RETRY_DELAY_HELP } from './batch.js';
 export function register(program: Command, action: ActionFactory): void {
   program
     .command('export')
-    .argument('<dir>', 'directory to write <id>.jpg files and index.jsonl into (created if missing)')
+    .argument('<dir>', 'directory to write <id>.jpg files, index.jsonl, index.html and index.geojson into (created if missing)')
     .helpGroup('Images:')
-    .description('download every image in your history, with a JSON Lines index')
+    .description('download every image in your history, with an index, an HTML report and GeoJSON')
     .option('--concurrency <n>', 'downloads in flight at once, 1 to 256 (default 4)')
     .option('--max-retries <n>', 'retries per request on 429, 5xx, resets and timeouts (default 5)')
     .option('--retry-delay <duration>', RETRY_DELAY_HELP)
@@ -24,6 +24,11 @@ where it stopped. index.jsonl holds one record per image file (the list record
 plus its "file" name), rewritten at the end; images since deleted from the account
 keep their earlier record. Expired download URLs (2 hours after listing, or a 403)
 are refreshed by listing again.
+
+index.html is a report to open in a browser, offline: a world map with a marker per
+image, a card per image (thumbnail, location, scene, tags, time) and filters;
+its thumbnails are kept in index.thumbnails/ and reused by the next export.
+index.geojson holds one point per image (RFC 7946) for QGIS, geojson.io or kepler.gl.
 
 The first Ctrl-C, SIGTERM or SIGHUP starts no new download and lets those under
 way finish and be indexed (for up to 30s); a second one aborts them. Exit 130.

@@ -11,7 +11,7 @@ import { DEFAULT_LISTEN_HOST } from '../flags.js';
 import type { Spinner } from '../io.js';
 import { printable } from '../printable.js';
 import { VERSION } from '../version.js';
-import { defaultOutputName } from './generate.js';
+import { defaultOutputName, PREVIEW_HELP, wantsPreview } from './generate.js';
 import { addLocationOptions, addSceneOptions, sceneInputFrom } from './scene-options.js';
 
 interface GenerateAsyncOptions {
@@ -25,6 +25,7 @@ interface GenerateAsyncOptions {
   force?: boolean;
   /** false with --no-metadata. */
   metadata?: boolean;
+  preview?: boolean;
   [scene: string]: unknown;
 }
 
@@ -51,6 +52,8 @@ export function register(program: Command, action: ActionFactory): void {
     .option('-o, --output <file>', 'with --listen: where to save the JPEG (default aerial-LAT_LNG-TIME.jpg)')
     .option('-f, --force', 'with --listen: overwrite the output file if it exists')
     .option('--no-metadata', 'with --listen: save the bytes exactly as received (no GPS EXIF, no AI-generated note)')
+    .option('--preview', `with --listen: ${PREVIEW_HELP}`)
+    .option('--no-preview', 'with --listen: do not show the image (when config defaults.preview is true)')
     .addHelpText(
       'after',
       `
@@ -100,6 +103,7 @@ const LISTEN_ONLY_FLAGS = [
   ['timeout', '--timeout'],
   ['output', '--output'],
   ['force', '--force'],
+  ['preview', '--preview'],
 ] as const;
 
 export async function runGenerateAsync(ctx: Context, options: GenerateAsyncOptions): Promise<void> {
@@ -208,6 +212,9 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
     const result = { requestId, generatedImageId: payload.generatedImageId, creditsUsed: payload.creditsUsed, file: target.path };
     if (ctx.io.json) ctx.io.outJson(result);
     else ctx.io.out(target.path);
+    if (!target.special && wantsPreview(ctx, options.preview)) {
+      await import('../preview/show.js').then((preview) => preview.previewSavedImage(ctx.io, target.path));
+    }
   } catch (error) {
     spinner.stop();
     throw error;

@@ -12,6 +12,8 @@ interface GenerateOptions {
   interactive?: boolean;
   /** false with --no-metadata. */
   metadata?: boolean;
+  /** --preview / --no-preview; the config's defaults.preview when neither. */
+  preview?: boolean;
   [scene: string]: unknown;
 }
 
@@ -27,6 +29,8 @@ export function register(program: Command, action: ActionFactory): void {
     .option('-f, --force', 'overwrite the output file if it exists')
     .option('-i, --interactive', 'ask for the location and scene choices (the default on a terminal when --lat/--lng are missing)')
     .option('--no-metadata', 'save the bytes exactly as received: no GPS EXIF, no AI-generated note')
+    .option('--preview', PREVIEW_HELP)
+    .option('--no-preview', 'do not show the image (when config defaults.preview is true)')
     .addHelpText(
       'after',
       `
@@ -47,6 +51,14 @@ an "AI-generated" note (EXIF ImageDescription/UserComment, XMP with the IPTC dig
 source type); --no-metadata keeps the bytes exactly as the service sent them.`,
     )
     .action(action<GenerateOptions>(runGenerate));
+}
+
+/** The help of --preview, which generate-async --listen shares. */
+export const PREVIEW_HELP = 'show the saved image in the terminal, as aerial view does (on a terminal only; default: config defaults.preview)';
+
+/** Whether to show the saved image: the flag, else the config's defaults.preview. */
+export function wantsPreview(ctx: Context, flag: boolean | undefined): boolean {
+  return flag ?? ctx.settings().preview.value;
 }
 
 export function defaultOutputName(lat: number, lng: number, now = new Date()): string {
@@ -112,6 +124,10 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
       ctx.io.outJson({ file: target.path, bytes: fileBytes, request });
     } else {
       ctx.io.out(target.path);
+    }
+    // A device or FIFO cannot be read back; the preview itself happens only on a terminal, never with --json.
+    if (!target.special && wantsPreview(ctx, options.preview as boolean | undefined)) {
+      await import('../preview/show.js').then((preview) => preview.previewSavedImage(ctx.io, target.path));
     }
   } catch (error) {
     // Interrupted (a signal, a reader gone) is said once, by the error line that follows, not as a failure.

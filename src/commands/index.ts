@@ -12,6 +12,7 @@ import { register as generate } from './generate.js';
 import { register as init } from './init.js';
 import { register as list } from './list.js';
 import { register as sandbox } from './sandbox.js';
+import { register as view } from './view.js';
 
 export const registrations: CommandRegistration[] = [
   generate,
@@ -19,6 +20,7 @@ export const registrations: CommandRegistration[] = [
   batch,
   list,
   exportImages,
+  view,
   del,
   init,
   config,

@@ -13,6 +13,8 @@ export interface RequestLogEntry {
   /** Error code of a JSON error answer (ValidationFailed, InsufficientCredits, …). */
   error?: string;
   keyId: string | null;
+  /** Set when the request carried an x-api-key header, whatever its value: a download of a temporary URL never should. */
+  apiKeyHeader?: true;
   /** The parsed JSON body of generation requests; a summary when it could not be parsed. */
   body?: unknown;
   callbackUrl?: string;

@@ -335,6 +335,7 @@ async function handleExchange(
       status: res.headersSent && !notes.dropped ? res.statusCode : null,
       ...(notes.error ? { error: notes.error } : {}),
       keyId: notes.keyId,
+      ...(req.headers['x-api-key'] !== undefined ? { apiKeyHeader: true as const } : {}),
       ...(notes.body !== undefined ? { body: notes.body } : {}),
       ...(notes.callbackUrl ? { callbackUrl: notes.callbackUrl } : {}),
       ...(notes.requestId ? { requestId: notes.requestId } : {}),

@@ -15,7 +15,7 @@ afterAll(() => home.remove());
 
 const aerial = (args: string[]) => runCli(args, { configDir: home.path });
 const KEYS =
-  'api-key, base-url, defaults.resolution, defaults.zoom, defaults.bearing, defaults.angle, defaults.weather, defaults.daytime, defaults.aspect-ratio, defaults.epoch, defaults.include-context, defaults.include-surroundings, defaults.improve-output, defaults.save-image';
+  'api-key, base-url, defaults.resolution, defaults.zoom, defaults.bearing, defaults.angle, defaults.weather, defaults.daytime, defaults.aspect-ratio, defaults.epoch, defaults.include-context, defaults.include-surroundings, defaults.improve-output, defaults.save-image, defaults.preview';
 
 describe('an unknown config key', () => {
   const typos: Array<[string, string]> = [

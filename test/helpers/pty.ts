@@ -47,7 +47,7 @@ export interface PtyExit {
 }
 
 export class PtySession {
-  private raw = '';
+  private output = '';
   private mark = 0;
   readonly exited: Promise<PtyExit>;
   private readonly child;
@@ -62,15 +62,18 @@ export class PtySession {
       cwd: options.cwd ?? options.configDir,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    this.child.stdout.on('data', (chunk: Buffer) => (this.raw += chunk.toString('utf8')));
-    this.child.stderr.on('data', (chunk: Buffer) => (this.raw += chunk.toString('utf8')));
+    // Decoded as a stream: a character split between two reads (a 3-byte ▀) stays one character.
+    this.child.stdout.setEncoding('utf8');
+    this.child.stderr.setEncoding('utf8');
+    this.child.stdout.on('data', (chunk: string) => (this.output += chunk));
+    this.child.stderr.on('data', (chunk: string) => (this.output += chunk));
     const timer = setTimeout(() => this.child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
     this.exited = new Promise((resolve, reject) => {
       this.child.on('close', (code) => {
         clearTimeout(timer);
         try {
-          assertNoSecrets(this.raw, `terminal output of aerial ${args.join(' ')}`);
-          resolve({ exitCode: code, output: this.raw });
+          assertNoSecrets(this.output, `terminal output of aerial ${args.join(' ')}`);
+          resolve({ exitCode: code, output: this.output });
         } catch (leak) {
           reject(leak);
         }
@@ -78,9 +81,14 @@ export class PtySession {
     });
   }
 
+  /** What the terminal has been sent so far, escape codes and all. */
+  get raw(): string {
+    return this.output;
+  }
+
   /** What the terminal has shown so far, without escape codes. */
   get screen(): string {
-    return plain(this.raw);
+    return plain(this.output);
   }
 
   /**
@@ -91,7 +99,7 @@ export class PtySession {
   async waitFor(pattern: string | RegExp, timeoutMs = 10_000): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const fresh = plain(this.raw).slice(this.mark);
+      const fresh = plain(this.output).slice(this.mark);
       const index = typeof pattern === 'string' ? fresh.indexOf(pattern) : fresh.search(pattern);
       if (index >= 0) {
         const match = typeof pattern === 'string' ? pattern : fresh.match(pattern)![0];
@@ -99,7 +107,7 @@ export class PtySession {
         return fresh.slice(0, index + match.length);
       }
       if (Date.now() > deadline || this.child.exitCode !== null) {
-        throw new Error(`timed out waiting for ${String(pattern)}; the terminal shows:\n${plain(this.raw).slice(-2000)}`);
+        throw new Error(`timed out waiting for ${String(pattern)}; the terminal shows:\n${plain(this.output).slice(-2000)}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 25));
     }

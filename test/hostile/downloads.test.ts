@@ -111,7 +111,7 @@ describe('batch --async and export with hostile URLs', () => {
     expect(result.exitCode).toBe(6);
     const summary = JSON.parse(result.stdout) as { rows: Array<{ id: string; status: string; error?: string }> };
     expect(summary.rows.map((r) => [r.id, r.status])).toEqual([['good', 'done'], ['meta', 'failed'], ['file', 'failed']]);
-    expect(readdirSync(dir).sort()).toEqual(['good.jpg', 'index.jsonl']);
+    expect(readdirSync(dir).sort()).toEqual(['good.jpg', 'index.geojson', 'index.html', 'index.jsonl', 'index.thumbnails']);
     expect(headerNames(storage.requests[0]!.headers)).not.toContain('x-api-key');
   });
 });

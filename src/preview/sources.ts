@@ -1,0 +1,108 @@
+// What `aerial view` is given: JPEG files on disk, standard input ("-"), or
+// image ids from the account's history. Every argument is checked before
+// anything is shown: a missing file is a usage error, an id no page of the
+// listing holds is not found. An id's image is found through the list endpoint
+// (the walk of api/pages.ts, bounded) and received into memory through the one
+// image path, from its temporary URL, without the API key.
+import { stat } from 'node:fs/promises';
+import { Writable } from 'node:stream';
+import type { GenAerialClient } from '../api/client.js';
+import { CliError, ExitCode, UsageError } from '../errors.js';
+import type { ImageSink } from '../api/image-download.js';
+import { checkImageId } from '../api/image-id.js';
+import { walkPages } from '../api/pages.js';
+import type { ImageRecord } from '../api/schema.js';
+import { printable } from '../printable.js';
+
+export type ImageSource = { kind: 'file'; path: string } | { kind: 'stdin' } | { kind: 'id'; id: string };
+
+/** Names that are plainly meant as files (a path, an image's extension), never looked up as ids. */
+const LOOKS_LIKE_A_PATH = /[/\\]|^\.|\.(jpe?g|png|webp|gif|tiff?|avif|heic)$/i;
+
+/** Reads each argument: an existing file, "-", or else an id (a name that looks like a path but is missing is an error). */
+export async function classifySources(args: string[]): Promise<ImageSource[]> {
+  const sources: ImageSource[] = [];
+  for (const arg of args) {
+    if (arg === '-') {
+      sources.push({ kind: 'stdin' });
+      continue;
+    }
+    const info = await stat(arg).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+      throw new UsageError(`${printable(arg, 200)} cannot be read (${error.code ?? error.message})`);
+    });
+    if (info?.isDirectory()) throw new UsageError(`${printable(arg, 200)} is a directory; name JPEG files or image ids`);
+    if (info) sources.push({ kind: 'file', path: arg });
+    else if (LOOKS_LIKE_A_PATH.test(arg)) throw new UsageError(`no such file: ${printable(arg, 200)}`);
+    else sources.push({ kind: 'id', id: checkImageId(arg) });
+  }
+  if (sources.filter((source) => source.kind === 'stdin').length > 1) throw new UsageError('"-" (standard input) may be given once');
+  return sources;
+}
+
+/** Images per list request while looking for ids. */
+const LOOKUP_PAGE_SIZE = 50;
+
+/**
+ * The records of `ids`, from one walk of the listing, newest first (an id
+ * looked at is usually a recent one), stopping as soon as every id is found.
+ * An id not in the history at all is exit 5, naming it.
+ */
+export async function findImages(client: GenAerialClient, ids: string[], signal: AbortSignal): Promise<Map<string, ImageRecord>> {
+  const wanted = new Set(ids);
+  const found = new Map<string, ImageRecord>();
+  if (wanted.size === 0) return found;
+  let listed = 0;
+  const pages = walkPages((page) => client.list({ page, size: LOOKUP_PAGE_SIZE, sort: ['createdAt,desc'] }, { signal }));
+  for await (const { fresh } of pages) {
+    listed += fresh.length;
+    for (const record of fresh) if (wanted.has(record.id)) found.set(record.id, record);
+    if (found.size === wanted.size) break;
+  }
+  const missing = ids.filter((id) => !found.has(id));
+  if (missing.length > 0) {
+    const names = missing.slice(0, 3).map((id) => printable(id, 80)).join(', ');
+    throw new CliError(
+      `${missing.length === 1 ? 'image' : `${missing.length} images`} ${names}${missing.length > 3 ? ', …' : ''} not found in your history (${listed} image${listed === 1 ? '' : 's'} listed); a file of that name does not exist either`,
+      ExitCode.NotFound,
+      'NotFound',
+    );
+  }
+  return found;
+}
+
+/** An image received whole into memory (a preview needs all of it): a sink for client.downloadInto. */
+export class MemorySink implements ImageSink {
+  private chunks: Buffer[] = [];
+
+  open(): Writable {
+    return new Writable({
+      write: (chunk: Buffer, _encoding, done) => {
+        this.chunks.push(chunk);
+        done();
+      },
+    });
+  }
+
+  async reset(): Promise<void> {
+    this.chunks = [];
+  }
+
+  get bytes(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
+}
+
+/** Standard input read whole, up to `maxBytes`. */
+export async function readStdin(stdin: NodeJS.ReadableStream, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stdin) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    size += buffer.length;
+    if (size > maxBytes) throw new UsageError(`standard input holds more than ${Math.round(maxBytes / 1024 / 1024)} MiB; that is not an image aerial shows`);
+    chunks.push(buffer);
+  }
+  if (size === 0) throw new UsageError('standard input is empty; pipe a JPEG into "aerial view -"');
+  return Buffer.concat(chunks);
+}

@@ -1,0 +1,49 @@
+// Writes the HTML report of a batch or an export: thumbnails beside it
+// (thumbnails.ts), then the page (html.ts), written to a temp file and renamed
+// into place, so a browser or a CI artifact upload never sees half a page.
+import { dirname } from 'node:path';
+import { InterruptedError } from '../errors.js';
+import { writeFileAtomic } from '../atomic-file.js';
+import { VERSION } from '../version.js';
+import { relativeFile } from './geojson.js';
+import { reportHtml } from './html.js';
+import type { ReportImage } from './images.js';
+import { makeThumbnails, thumbnailDirFor, type ThumbnailResult } from './thumbnails.js';
+
+export interface ReportOptions {
+  title: string;
+  /** What the report is of, under the title. */
+  subtitle: string;
+  noun?: 'image' | 'row';
+  now?: Date;
+  /** Once aborted, no further thumbnail is made and the report is not written (InterruptedError). */
+  signal?: AbortSignal;
+}
+
+export interface WrittenReport {
+  path: string;
+  thumbnails: Omit<ThumbnailResult, 'byFile'> & { dir: string };
+}
+
+/** The report of `images` at `outputPath`, its thumbnails in the directory beside it (report.thumbnails/). */
+export async function writeReport(images: readonly ReportImage[], outputPath: string, options: ReportOptions): Promise<WrittenReport> {
+  const base = dirname(outputPath);
+  const dir = thumbnailDirFor(outputPath);
+  const files = images.flatMap((image) => (image.status === 'done' && image.file ? [image.file] : []));
+  const { byFile, ...thumbnails } = await makeThumbnails(files, base, dir, options.signal);
+  if (options.signal?.aborted) throw new InterruptedError();
+  const html = reportHtml({
+    title: options.title,
+    subtitle: options.subtitle,
+    generatedAt: options.now ?? new Date(),
+    generator: `aerial ${VERSION}`,
+    noun: options.noun,
+    images: images.map((image) => {
+      const thumbnail = image.file && byFile.get(image.file);
+      const href = image.status === 'done' && image.file ? relativeFile(base, image.file) : undefined;
+      return { ...image, href, thumbnail: thumbnail ? relativeFile(base, thumbnail) : undefined };
+    }),
+  });
+  await writeFileAtomic(outputPath, html, 0o644);
+  return { path: outputPath, thumbnails: { ...thumbnails, dir } };
+}
