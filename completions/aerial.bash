@@ -16,6 +16,7 @@ _aerial_child() {
     "aerial sandbox") echo sandbox ;;
     "aerial completion") echo completion ;;
     "aerial help") echo help ;;
+    "aerial batch status") echo status ;;
     "aerial config set") echo set ;;
     "aerial config get") echo get ;;
     "aerial config unset") echo unset ;;
@@ -28,7 +29,8 @@ _aerial_child() {
 _aerial_words() {
   case "$1" in
     "aerial") echo "generate generate-async batch list export view delete init config sandbox completion help" ;;
-    "aerial batch") echo @file ;;
+    "aerial batch") echo "@file status" ;;
+    "aerial batch status") echo @file ;;
     "aerial export") echo @file ;;
     "aerial view") echo @free ;;
     "aerial delete") echo @free ;;
@@ -48,6 +50,7 @@ _aerial_options() {
     "aerial generate") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -o --output -f --force -i --interactive --no-metadata --preview --no-preview -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial generate-async") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt --callback-url --listen --listen-host --listen-port --public-url --timeout -o --output -f --force --no-metadata --preview --no-preview -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial batch") echo "--format --output-template --concurrency --rate --max-retries --retry-delay --retry-unsafe --manifest --shard --dry-run -f --force --no-metadata --skip-invalid --progress-interval --async --listen-host --listen-port --public-url --callback-timeout --report --geojson --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial batch status") echo "--manifest --format --output-template --report --geojson --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial list") echo "--page --size --sort --all -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial export") echo "--concurrency --max-retries --retry-delay --page-size --progress-interval -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial view") echo "--protocol --width -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
@@ -138,6 +141,24 @@ _aerial_values() {
     "aerial batch --api-key") echo @free ;;
     "aerial batch --base-url") echo @free ;;
     "aerial batch --profile") echo @free ;;
+    "aerial batch status --manifest") echo @file ;;
+    "aerial batch status --format") echo @free ;;
+    "aerial batch status --output-template") echo @free ;;
+    "aerial batch status --report") echo @file ;;
+    "aerial batch status --geojson") echo @file ;;
+    "aerial batch status --resolution") echo "HD FHD UHD" ;;
+    "aerial batch status --zoom") echo "ExtraLow Low Medium High ExtraHigh" ;;
+    "aerial batch status --bearing") echo "North NorthEast East SouthEast South SouthWest West NorthWest" ;;
+    "aerial batch status --angle") echo "Low Medium High Top" ;;
+    "aerial batch status --weather") echo "Sunny Rainy Cloudy GoldenHour Snow" ;;
+    "aerial batch status --daytime") echo "Dusk Day Dawn Night" ;;
+    "aerial batch status --aspect-ratio") echo "Square Landscape Portrait Standard" ;;
+    "aerial batch status --epoch") echo "Nowadays Historical Ancient" ;;
+    "aerial batch status --tag") echo @free ;;
+    "aerial batch status --prompt") echo @free ;;
+    "aerial batch status --api-key") echo @free ;;
+    "aerial batch status --base-url") echo @free ;;
+    "aerial batch status --profile") echo @free ;;
     "aerial list --page") echo @free ;;
     "aerial list --size") echo @free ;;
     "aerial list --sort") echo @file ;;
@@ -237,6 +258,7 @@ _aerial() {
   fi
   case "$candidates" in
     @file) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+    "@file "*) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -W "${candidates#@file }" -- "$cur"; compgen -f -- "$cur") ;;
     @free) COMPREPLY=() ;;
     *) mapfile -t COMPREPLY < <(compgen -W "$candidates" -- "$cur") ;;
   esac

@@ -47,6 +47,8 @@ function __aerial_child
             echo completion
         case 'aerial help'
             echo help
+        case 'aerial batch status'
+            echo status
         case 'aerial config set'
             echo set
         case 'aerial config get'
@@ -150,6 +152,7 @@ complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-metadata -d 
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l preview -d 'with --listen: show the saved image in the terminal, as aerial view does (on a terminal only; default: config defaults.preview)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-preview -d 'with --listen: do not show the image (when config defaults.preview is true)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -a 'status' -d 'combine the manifests of every shard into one account of the batch: rows done, failed, missing, done more than once'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -F
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l format -x -d 'file format: csv, jsonl (default: from the extension or the content)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l output-template -x -d 'file name per row; {row}, {lat}, {lng}, a scene choice such as {zoom} or {weather}, or a column (default aerial-batch/{row}-{lat}_{lng}.jpg)'
@@ -191,6 +194,31 @@ complete -c aerial -n '__aerial_is \'aerial batch\'' -l no-save-image -d 'do not
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l tag -x -d 'descriptive tag, repeatable, at most 10'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l prompt -x -d 'custom enhancement instructions'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -F
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l manifest -r -F -d 'a shard\'s manifest, or a quoted glob of them (\'dir/**/*.jsonl\'); repeatable (default: the batch\'s own manifest)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l format -x -d 'file format: csv, jsonl (default: from the extension or the content)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l output-template -x -d 'the --output-template the shards used (default aerial-batch/{row}-{lat}_{lng}.jpg)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l report -r -F -d 'write an HTML report of the whole batch: map, thumbnails, every row\'s scene and state (thumbnails go in <file>.thumbnails/)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l geojson -r -F -d 'write a GeoJSON FeatureCollection of the whole batch: one point per row, with its file, scene and state'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l resolution -x -a 'HD FHD UHD' -d 'output resolution: HD, FHD, UHD (default FHD, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l zoom -x -a 'ExtraLow Low Medium High ExtraHigh' -d 'how close the camera is: ExtraLow, Low, Medium, High, ExtraHigh (default Medium, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l bearing -x -a 'North NorthEast East SouthEast South SouthWest West NorthWest' -d 'compass direction the camera faces (also N, NE, E, …): North, NorthEast, East, SouthEast, South, SouthWest, West, NorthWest (default North, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l angle -x -a 'Low Medium High Top' -d 'camera angle from the ground: Low, Medium, High, Top (default High, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l weather -x -a 'Sunny Rainy Cloudy GoldenHour Snow' -d 'weather in the scene: Sunny, Rainy, Cloudy, GoldenHour, Snow (default Sunny, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l daytime -x -a 'Dusk Day Dawn Night' -d 'time of day: Dusk, Day, Dawn, Night (default Day, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l aspect-ratio -x -a 'Square Landscape Portrait Standard' -d 'image shape: Square, Landscape, Portrait, Standard (default Landscape, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l epoch -x -a 'Nowadays Historical Ancient' -d 'era the scene depicts: Nowadays, Historical, Ancient (default Nowadays, or config)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l include-context -d 'landmark-specific enhancement for recognised locations'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l no-include-context -d 'turn landmark enhancement off'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l include-surroundings -d 'include the surrounding area (the service default)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l no-include-surroundings -d 'leave out the surrounding area'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l improve-output -d 'apply quality enhancement'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l no-improve-output -d 'turn quality enhancement off'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l save-image -d 'keep the image in your history (the service default)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l no-save-image -d 'do not keep the image in your history'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l tag -x -d 'descriptive tag, repeatable, at most 10'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l prompt -x -d 'custom enhancement instructions'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l page -x -d 'page number, counted from 0 (default 0)'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l size -x -d 'images per page, at least 1 (default 20)'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l sort -r -F -d 'sort criterion such as createdAt,desc; repeatable'

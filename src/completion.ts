@@ -179,7 +179,9 @@ export function bashScript(root: CompletionCommand): string {
       children.push([[sub.name, ...sub.aliases].map((n) => `${key(command.path)} ${n}`), `echo ${sub.name}`]);
     }
     if (command.subcommands.length) {
-      words.push([[key(command.path)], `echo "${command.subcommands.map((s) => s.name).join(' ')}"`]);
+      // A command that takes a file as well as subcommands (batch <file>, batch status) offers both.
+      const file = command.arguments[0]?.value.kind === 'file' ? '@file ' : '';
+      words.push([[key(command.path)], `echo "${file}${command.subcommands.map((s) => s.name).join(' ')}"`]);
     } else if (command.arguments[0]) {
       words.push([[key(command.path)], bashValue(command.arguments[0].value)]);
     }
@@ -246,6 +248,7 @@ _aerial() {
   fi
   case "$candidates" in
     @file) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+    "@file "*) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -W "\${candidates#@file }" -- "$cur"; compgen -f -- "$cur") ;;
     @free) COMPREPLY=() ;;
     *) mapfile -t COMPREPLY < <(compgen -W "$candidates" -- "$cur") ;;
   esac
@@ -306,7 +309,7 @@ function zshFunction(command: CompletionCommand, options: CompletionOption[]): s
       `    '1: :->subcommand' \\`,
       `    '*:: :->args'`,
       '  case $state in',
-      `    subcommand) _describe -t commands ${zshQuote(`${key(command.path)} command`)} subcommands ;;`,
+      `    subcommand) _describe -t commands ${zshQuote(`${key(command.path)} command`)} subcommands${command.arguments[0]?.value.kind === 'file' ? '; _files' : ''} ;;`,
       '    args)',
       '      case $words[1] in',
       dispatch,

@@ -27,7 +27,7 @@ import { displayPath, printDryRun, printJsonSummary, printSummary } from './repo
 import { resumeEntry, ResumeTable } from './resume.js';
 import { RowRunner, type Job, type RowProducer } from './row-runner.js';
 import { resolveShard, type Shard } from './shard.js';
-import { exitCodeOf, type RowOutcome } from './summary.js';
+import { exitCodeOf } from './summary.js';
 import { compileTemplate } from './template.js';
 
 export const DEFAULT_TEMPLATE = 'aerial-batch/{row}-{lat}_{lng}.jpg';
@@ -290,10 +290,8 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   if (outputs && (reportPath || geojsonPath) && !ending.interrupted) {
     const rows: PlannedRow[] = [];
     for await (const row of plannedRows(input, planner, survey, { shard, keys: false })) rows.push(row);
-    const states: RowOutcome[] = [];
-    for (const outcome of outcomes.outcomes()) states.push(outcome);
     const { writeBatchOutputs } = await import('../report/batch-images.js');
-    const written = await writeBatchOutputs(rows, states, {
+    const written = await writeBatchOutputs(rows, [...outcomes.outcomes()], {
       report: reportPath,
       geojson: geojsonPath,
       title: `aerial batch ${basename(path)}`,

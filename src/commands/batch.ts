@@ -3,10 +3,12 @@
 // interface, so that `--help` loads nothing heavy.
 import type { Command } from 'commander';
 import type { BatchOptions } from '../batch/batch.js';
+import type { BatchStatusOptions } from '../batch/batch-status.js';
 import type { ActionFactory, Context } from '../context.js';
+import { UsageError } from '../errors.js';
 import { DEFAULT_LISTEN_HOST } from '../flags.js';
 import { CALLBACK_WAIT_HELP } from './generate-async.js';
-import { addSceneOptions, sceneColumnsHelp, sceneInputFrom } from './scene-options.js';
+import { addSceneOptions, collect, sceneColumnsHelp, sceneInputFrom } from './scene-options.js';
 
 /**
  * The help of the duration flags batch and export share, written out so that
@@ -33,7 +35,8 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--max-retries <n>', 'retries per row on 429, 5xx, resets and timeouts (default 5)')
     .option('--retry-delay <duration>', RETRY_DELAY_HELP)
     .option('--retry-unsafe', 'also retry rows whose connection broke after the request was sent (the service may charge twice)')
-    .option('--manifest <file>', 'JSON Lines record of each row (default aerial-batch-manifest.jsonl in the template\'s base directory)')
+    // Repeatable so that `batch status`, whose flags batch reads first, gets every --manifest.
+    .option('--manifest <file>', 'JSON Lines record of each row (default aerial-batch-manifest.jsonl in the template\'s base directory)', collect)
     .option('--shard <k/n>', 'run only shard k of n (every n-th row, from row k); auto (or auto/N) reads k and n from the CI or job engine')
     .option('--dry-run', 'validate every row and show the credits it would cost; send nothing')
     .option('-f, --force', 'overwrite output files that this batch did not write')
@@ -80,9 +83,61 @@ Examples:
   $ printf 'lat,lng,zoom\\n48.8584,2.2945,High\\n' | aerial batch - --sandbox`,
     )
     .action(action<BatchCommandOptions>(runBatchCommand));
+  registerStatus(command, action);
+}
+
+function registerStatus(batch: Command, action: ActionFactory): void {
+  const command = batch
+    .command('status')
+    .argument('<file>', 'the batch file the shards ran: CSV with a header row, or JSON Lines; "-" reads stdin')
+    // Taken, to say what went wrong when a shell expanded an unquoted glob into several words.
+    .allowExcessArguments(true)
+    .description('combine the manifests of every shard into one account of the batch: rows done, failed, missing, done more than once')
+    .option('--manifest <path-or-glob>', "a shard's manifest, or a quoted glob of them ('dir/**/*.jsonl'); repeatable (default: the batch's own manifest)", collect)
+    .option('--format <format>', 'file format: csv, jsonl (default: from the extension or the content)')
+    .option('--output-template <template>', 'the --output-template the shards used (default aerial-batch/{row}-{lat}_{lng}.jpg)')
+    .option('--report <file.html>', 'write an HTML report of the whole batch: map, thumbnails, every row\'s scene and state (thumbnails go in <file>.thumbnails/)')
+    .option('--geojson <file>', 'write a GeoJSON FeatureCollection of the whole batch: one point per row, with its file, scene and state');
+  addSceneOptions(command);
+  command
+    .addHelpText(
+      'after',
+      `
+A row is known by its request and its output file, so give status the file and the
+--output-template and scene flags the shards ran with. --shard does not matter: status
+covers every row. Manifests may come from any number of runners (artifacts with one name
+in several directories): later lines win within a manifest, a row done in two of them is
+"done more than once", and the 429 answers are summed over all of them.
+
+Exit codes: 0 every row done; 2 bad flags, or a --manifest that names no file (nothing is
+counted from fewer manifests than asked); otherwise the code most failed rows share (as
+batch exits: 6 generation, 7 network, 8 rate limited, 2 invalid rows), or 6 when rows are
+only missing (no shard finished them).
+
+Examples:
+  $ aerial batch status places.csv --manifest 'manifests/*/aerial-batch-manifest.jsonl'
+  $ aerial batch status places.csv --output-template 'out/{id}.jpg' --manifest m1.jsonl m2.jsonl
+  $ aerial batch status places.csv --manifest 'shards/**/*.jsonl' --json | jq '.missingRows'
+  $ aerial batch status places.csv --manifest 'shards/*/*.jsonl' --report shards/report.html`,
+    )
+    .action(action<BatchCommandOptions>(runStatusCommand));
+}
+
+async function runStatusCommand(ctx: Context, options: BatchCommandOptions, args: string[]): Promise<void> {
+  if (args.length > 1) {
+    throw new UsageError(
+      `batch status takes one batch file; got ${args.length} (${args.slice(0, 3).join(' ')}${args.length > 3 ? ' …' : ''}): quote a glob given to --manifest ('shards/*/aerial-batch-manifest.jsonl'), or repeat --manifest`,
+    );
+  }
+  const { runBatchStatus } = await import('../batch/batch-status.js');
+  await runBatchStatus(ctx, args[0]!, { ...(options as Omit<BatchStatusOptions, 'scene'>), scene: sceneInputFrom(options) });
 }
 
 async function runBatchCommand(ctx: Context, options: BatchCommandOptions, args: string[]): Promise<void> {
+  const manifests = options.manifest as string[] | undefined;
+  if (manifests && manifests.length > 1) {
+    throw new UsageError(`--manifest: a batch writes one manifest; got ${manifests.length} (\`aerial batch status\` reads several)`);
+  }
   const { runBatch } = await import('../batch/batch.js');
-  await runBatch(ctx, args[0]!, { ...(options as Omit<BatchOptions, 'scene'>), scene: sceneInputFrom(options) });
+  await runBatch(ctx, args[0]!, { ...(options as Omit<BatchOptions, 'scene'>), manifest: manifests?.[0], scene: sceneInputFrom(options) });
 }

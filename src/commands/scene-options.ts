@@ -11,7 +11,8 @@ import {
   type SceneField,
 } from '../scene-vocabulary.js';
 
-function collect(value: string, previous: string[] = []): string[] {
+/** Commander's parser for a repeatable flag: every value, in order. */
+export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 

@@ -14,7 +14,7 @@ beforeAll(() => {
 });
 afterAll(() => home.remove());
 
-const PAGES = ['', 'generate', 'generate-async', 'batch', 'list', 'export', 'delete', 'init', 'config', 'config set', 'sandbox', 'completion'];
+const PAGES = ['', 'generate', 'generate-async', 'batch', 'batch status', 'list', 'export', 'delete', 'init', 'config', 'config set', 'sandbox', 'completion'];
 
 async function helpOnTerminal(args: string[], columns: number): Promise<string> {
   const { exitCode, output } = await spawnInPty(args, { configDir: home.path, columns }).exited;
