@@ -286,6 +286,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   if (io.json) await printJsonSummary(ctx, summary);
   else printSummary(ctx, summary);
   // The report and the GeoJSON show failed rows too; an interrupted batch (its thumbnails can take a while) writes neither.
+  // They show every row of the shard, so they hold them all: the one part of a batch whose memory grows with it.
   if (outputs && (reportPath || geojsonPath) && !ending.interrupted) {
     const rows: PlannedRow[] = [];
     for await (const row of plannedRows(input, planner, survey, { shard, keys: false })) rows.push(row);
