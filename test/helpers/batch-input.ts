@@ -4,18 +4,22 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { BatchInput } from '../../src/batch/input.js';
 import type { BatchRow } from '../../src/batch/rows.js';
 
 let dir: string | undefined;
 let files = 0;
+// Test files run in worker threads, which end without an 'exit' event: each file removes its own.
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
 
 /** `text` as a batch file named `name` (its extension tells the format, as for the command). */
 export async function batchFile(text: string, name = 'rows.jsonl'): Promise<BatchInput> {
   if (!dir) {
-    const made = mkdtempSync(join(tmpdir(), 'aerial-batch-rows-'));
-    process.once('exit', () => rmSync(made, { recursive: true, force: true }));
-    dir = made;
+    dir = mkdtempSync(join(tmpdir(), 'aerial-batch-rows-'));
   }
   const sub = join(dir, String(files++));
   mkdirSync(sub);

@@ -9,8 +9,9 @@
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
+import { afterAll } from 'vitest';
 import { main } from '../../src/cli.js';
 import { openContext, type Context, type GlobalOptions, type Process } from '../../src/context.js';
 import { Shutdown } from '../../src/shutdown.js';
@@ -81,12 +82,15 @@ export interface TestTerminalOptions {
 let fallbackConfigDir: string | undefined;
 function privateConfigDir(): string {
   if (!fallbackConfigDir) {
-    const dir = mkdtempSync(join(tmpdir(), 'aerial-terminal-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    fallbackConfigDir = join(dir, 'config');
+    fallbackConfigDir = join(mkdtempSync(join(tmpdir(), 'aerial-terminal-')), 'config');
   }
   return fallbackConfigDir;
 }
+// Test files run in worker threads, which end without an 'exit' event: each file removes its own.
+afterAll(() => {
+  if (fallbackConfigDir) rmSync(dirname(fallbackConfigDir), { recursive: true, force: true });
+  fallbackConfigDir = undefined;
+});
 
 export class TestTerminal implements Process {
   readonly env: Record<string, string | undefined>;

@@ -28,7 +28,9 @@ useHostileServerPerFile((started, dir) => {
 });
 let work: string;
 beforeEach(() => {
-  work = tempDir('aerial-image-path-').path;
+  const dir = tempDir('aerial-image-path-');
+  work = dir.path;
+  return () => dir.remove();
 });
 
 /** How the image is served: each one breaks one check, but for the good one. */
