@@ -25,7 +25,8 @@ export interface OutcomeCounts {
 }
 
 export class OutcomeLog {
-  private readonly dir: string;
+  /** The spool's directory while it still has a name (see the constructor). */
+  private dir: string | undefined;
   private readonly fd: number;
   private readonly status: Uint8Array;
   private readonly offset: Float64Array;
@@ -49,6 +50,15 @@ export class OutcomeLog {
     this.total = this.capacity;
     this.dir = mkdtempSync(join(tmpdir(), 'aerial-batch-outcomes-'));
     this.fd = openSync(join(this.dir, 'outcomes.jsonl'), 'w+', 0o600);
+    // The open descriptor is all the spool needs: removed now, it cannot be
+    // left behind in the temp dir by a process killed with SIGKILL. Where an
+    // open file cannot be removed, close() removes it.
+    try {
+      rmSync(this.dir, { recursive: true });
+      this.dir = undefined;
+    } catch {
+      // Removed at close().
+    }
     this.status = new Uint8Array(this.capacity);
     this.offset = new Float64Array(this.capacity);
     this.length = new Uint32Array(this.capacity);
@@ -160,6 +170,7 @@ export class OutcomeLog {
     } catch {
       // Closed already.
     }
-    rmSync(this.dir, { recursive: true, force: true });
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+    this.dir = undefined;
   }
 }

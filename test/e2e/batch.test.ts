@@ -235,7 +235,9 @@ describe('batch', () => {
     const args = [csv, ...CHEAP, ...TEMPLATE, '--concurrency', '4'];
     const creditsBefore = (await sandbox.credits(sandbox.key))!;
 
-    const child = spawnCli(['batch', ...args], { configDir: home.path, env: sandbox.env(), cwd: work, timeout: 60_000 });
+    // Its own temp dir, to see what a killed batch leaves there.
+    const tmp = tempDir('aerial-kill-tmp-');
+    const child = spawnCli(['batch', ...args], { configDir: home.path, env: { ...sandbox.env(), TMPDIR: tmp.path }, cwd: work, timeout: 60_000 });
     // Kill once five images have been served: rows are done, in flight and not started.
     const killed = new Promise<void>((resolve) => {
       const timer = setInterval(() => {
@@ -249,6 +251,9 @@ describe('batch', () => {
     await killed;
     const first = await child;
     expect(first.signal).toBe('SIGKILL');
+    // The outcome spool has no name from the start: nothing is left behind.
+    expect(readdirSync(tmp.path)).toEqual([]);
+    tmp.remove();
     // Requests still waiting in the sandbox's latency when the client died finish (or not) now.
     await new Promise((resolve) => setTimeout(resolve, 400));
 
