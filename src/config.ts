@@ -17,7 +17,7 @@ import {
   type EnumField,
 } from './scene-vocabulary.js';
 import { DEFAULT_BASE_URL } from './api/spec.js';
-import { validateBaseUrl } from './flags.js';
+import { parseSwitch, validateBaseUrl } from './flags.js';
 import { nearest } from './suggest.js';
 
 export const DEFAULT_PROFILE = 'default';
@@ -261,10 +261,7 @@ export function parseConfigValue(key: ConfigKey, raw: string): string | boolean 
     }
     case 'booleanDefault':
     case 'previewDefault': {
-      const value = raw.trim().toLowerCase();
-      if (['true', 'yes', '1', 'on'].includes(value)) return true;
-      if (['false', 'no', '0', 'off'].includes(value)) return false;
-      throw new UsageError(`${key.name} must be true or false; got '${raw}'`);
+      return parseSwitch(raw, key.name);
     }
   }
 }

@@ -24,6 +24,18 @@ export function parseCount(raw: string | undefined, flag: string, min: number, m
   return parseWholeNumber(raw, flag, min, max) ?? fallback;
 }
 
+/**
+ * A yes-or-no setting written as a word: a config default (`defaults.preview
+ * yes`) or a batch cell (`includeContext` = `y`). The same words everywhere.
+ */
+export function parseSwitch(value: unknown, label: string): boolean {
+  if (typeof value === 'boolean') return value;
+  const text = String(value).trim().toLowerCase();
+  if (['true', 'yes', 'y', '1', 'on'].includes(text)) return true;
+  if (['false', 'no', 'n', '0', 'off'].includes(text)) return false;
+  throw new UsageError(`${label} must be true or false (or yes/no, y/n, on/off, 1/0); got '${String(value)}'`);
+}
+
 /** Where a listener binds unless told otherwise (--listen-host): reachable from this machine only. */
 export const DEFAULT_LISTEN_HOST = '127.0.0.1';
 

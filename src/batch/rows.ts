@@ -4,6 +4,7 @@
 // columns that name no scene field are kept for the output template ({id}, …).
 import { extname } from 'node:path';
 import { UsageError } from '../errors.js';
+import { parseSwitch } from '../flags.js';
 import type { SceneInput } from '../request.js';
 import { columnNames, SCENE_FIELD_NAMES, sceneSpec, type SceneField } from '../scene-vocabulary.js';
 
@@ -81,14 +82,6 @@ function isBlank(value: unknown): boolean {
   return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
 }
 
-function parseBoolean(value: unknown, label: string): boolean {
-  if (typeof value === 'boolean') return value;
-  const text = String(value).trim().toLowerCase();
-  if (['true', 'yes', 'y', '1', 'on'].includes(text)) return true;
-  if (['false', 'no', 'n', '0', 'off'].includes(text)) return false;
-  throw new UsageError(`${label} must be true or false; got '${String(value)}'`);
-}
-
 /** A tags cell: a JSON array of strings, or one string separated by ';' or '|'. */
 function parseTags(value: unknown, label: string): string[] {
   if (Array.isArray(value)) {
@@ -107,7 +100,7 @@ function cellValue(field: SceneField, value: unknown, label: string): SceneInput
     case 'list':
       return parseTags(value, label);
     case 'boolean':
-      return parseBoolean(value, label);
+      return parseSwitch(value, label);
     case 'coordinate':
       return typeof value === 'number' ? value : String(value);
     case 'location':

@@ -105,7 +105,7 @@ describe('rowSceneInput', () => {
 
   it('names the column of a bad boolean or tag list', () => {
     expect(usageMessage(() => rowSceneInput({ cells: { 'include-context': 'maybe' } }, columns, {}))).toBe(
-      "column 'include-context' must be true or false; got 'maybe'",
+      "column 'include-context' must be true or false (or yes/no, y/n, on/off, 1/0); got 'maybe'",
     );
     expect(usageMessage(() => rowSceneInput({ cells: { tags: [1] } }, columns, {}))).toBe("column 'tags' must be a list of strings");
   });

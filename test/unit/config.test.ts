@@ -48,6 +48,12 @@ describe('config keys and values', () => {
     expect(parseConfigValue(parseConfigKey('defaults.bearing'), 'se')).toBe('SouthEast');
     expect(() => parseConfigValue(parseConfigKey('defaults.zoom'), 'Hihg')).toThrow(/defaults.zoom must be one of .* \(did you mean High\?\)/);
     expect(parseConfigValue(parseConfigKey('defaults.save-image'), 'no')).toBe(false);
+    // The words a batch cell takes for a switch, no more and no fewer.
+    for (const word of ['true', 'Yes', 'y', '1', 'ON']) expect(parseConfigValue(parseConfigKey('defaults.include-context'), word)).toBe(true);
+    for (const word of ['false', 'No', 'n', '0', 'off']) expect(parseConfigValue(parseConfigKey('defaults.preview'), word)).toBe(false);
+    expect(() => parseConfigValue(parseConfigKey('defaults.improve-output'), 'maybe')).toThrow(
+      "defaults.improve-output must be true or false (or yes/no, y/n, on/off, 1/0); got 'maybe'",
+    );
     expect(() => parseConfigValue(parseConfigKey('base-url'), 'ftp://x')).toThrow(UsageError);
   });
 
