@@ -7,7 +7,7 @@
 // written just before a row's request is sent: a row whose last line is
 // "started" was in flight when the previous run died, which is the one case
 // where the service may have generated (and charged) an image we never saw.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { closeSync, createReadStream, fdatasync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -43,7 +43,8 @@ export interface ManifestRecord {
 export const DEFAULT_MANIFEST_NAME = 'aerial-batch-manifest.jsonl';
 
 export function rowKey(request: GenerationRequest | unknown, file: string): string {
-  return createHash('sha256').update(JSON.stringify(request)).update('\n').update(file).digest('hex').slice(0, 32);
+  // One call rather than a Hash object per row (the same bytes: JSON text never ends in half a surrogate pair).
+  return hash('sha256', `${JSON.stringify(request)}\n${file}`).slice(0, 32);
 }
 
 /**
