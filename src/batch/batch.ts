@@ -4,7 +4,8 @@
 //
 // The rows are streamed, never held: a first pass checks every row and
 // decides what each of this shard's rows needs (resume.ts), keeping a few
-// bytes per row; a second pass sends them as workers come free; the summary
+// bytes per row (and the first few hundred rows to send whole, so sending
+// starts at once); a second pass sends the rest as workers come free; the summary
 // reads the outcomes back from where they were written as they came. Memory
 // stays flat from a hundred rows to millions.
 import { setMaxListeners } from 'node:events';
@@ -25,6 +26,7 @@ import { plannedRows, RowPlanner, surveyBatch, type PlannedRow, type Survey, typ
 import { createProgress, type Progress } from './progress.js';
 import { displayPath, printDryRun, printJsonSummary, printSummary } from './report.js';
 import { resumeEntry, ResumeTable } from './resume.js';
+import { FileLooker, lookAt, type FileLook } from './file-looks.js';
 import { RowRunner, type Job, type RowProducer } from './row-runner.js';
 import { resolveShard, type Shard } from './shard.js';
 import { exitCodeOf } from './summary.js';
@@ -33,6 +35,10 @@ import { compileTemplate } from './template.js';
 export const DEFAULT_TEMPLATE = 'aerial-batch/{row}-{lat}_{lng}.jpg';
 export const DEFAULT_CONCURRENCY = 4;
 export const MAX_CONCURRENCY = 256;
+/** Rows to send kept whole from the first pass (see `early`): a few hundred objects, whatever the batch's size. */
+const EARLY_ROWS = 256;
+/** Rows from which a batch looks at its output files on a second thread (file-looks.ts): below, starting one costs more than it saves. */
+const LOOK_AHEAD_ROWS = 2048;
 /** Per row in flight: an HD image fits, so its connection is free as soon as it has arrived. */
 const DISK_BUFFER_BYTES = 1024 * 1024;
 
@@ -127,22 +133,46 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const staleParts = new StaleParts();
   // Per output directory, the longest name a pending row will write there.
   const longestName = new Map<string, string>();
-  const survey = await surveyOrRefuseEmpty(input, planner, {
-    shard,
-    onRow: (row: ValidRow) => {
-      // Told again when its name changed after the pass: decided again.
-      forget(row.row);
-      const entry = resumeEntry(row.target, manifest.get(row.key), force);
-      resume.set(row.row, row.target, entry);
-      staleParts.add(row.target);
-      if (entry.action === 'done') outcomes.record({ row: row.row, status: 'done', file: row.target, bytes: entry.bytes, attempts: 0, previously: true });
-      if (entry.action !== 'pending') return;
-      const dir = dirname(row.target);
-      const name = basename(row.target);
-      if (Buffer.byteLength(name) > Buffer.byteLength(longestName.get(dir) ?? '')) longestName.set(dir, name);
-    },
-    onDropped: forget,
-  });
+  // The first rows to send, kept from the first pass as they were planned, so that sending starts
+  // without waiting for the second pass to reach them (a resumed batch's first pending row may be its last).
+  const early = new Map<number, ValidRow>();
+  // A row told again (its name changed after the pass) is decided again.
+  const decide = (row: ValidRow, look: FileLook) => {
+    forget(row.row);
+    early.delete(row.row);
+    const entry = resumeEntry(row.target, manifest.get(row.key), force, look);
+    resume.set(row.row, row.target, entry);
+    if (entry.action === 'done') outcomes.record({ row: row.row, status: 'done', file: row.target, bytes: entry.bytes, attempts: 0, previously: true });
+    if (entry.action !== 'pending') return;
+    if (early.size < EARLY_ROWS) early.set(row.row, row);
+    const dir = dirname(row.target);
+    const name = basename(row.target);
+    if (Buffer.byteLength(name) > Buffer.byteLength(longestName.get(dir) ?? '')) longestName.set(dir, name);
+  };
+  const drop = (row: number) => {
+    forget(row);
+    early.delete(row);
+  };
+  // A long batch looks at its files on a second thread while this one plans the next rows; a
+  // dropped row takes its turn among the looks, after its earlier decision.
+  const looker =
+    input.lineBreaks >= LOOK_AHEAD_ROWS ? new FileLooker<ValidRow | number>((told, look) => (typeof told === 'number' ? drop(told) : decide(told, look))) : undefined;
+  let survey: Survey;
+  try {
+    survey = await surveyOrRefuseEmpty(input, planner, {
+      shard,
+      onRow: (row: ValidRow) => {
+        staleParts.add(row.target);
+        if (looker) looker.add(row, row.target);
+        else decide(row, lookAt(row.target));
+      },
+      onDropped: (row) => (looker ? looker.add(row, '') : drop(row)),
+    });
+  } catch (error) {
+    looker?.close();
+    throw error;
+  }
+  await looker?.finish();
   const note = shardNote(shard, survey);
 
   // Every shard refuses the same file: a typo in another runner's row is still a typo in this batch.
@@ -199,7 +229,8 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
 
   /** The second pass: rows with nothing to send are recorded as they are met, the others handed to the workers. */
   async function* jobs(): AsyncGenerator<Job> {
-    for await (const row of plannedRows(input, planner, survey, { shard, settled: (row) => outcomes.has(row) })) {
+    for (const row of [...early.values()].sort((a, b) => a.row - b.row)) yield { plan: row, resume: resume.get(row.row)! };
+    for await (const row of plannedRows(input, planner, survey, { shard, settled: (row) => outcomes.has(row) || early.has(row) })) {
       if (row.error) {
         outcomes.record({ row: row.row, status: 'failed', attempts: 0, error: row.error, exitCode: ExitCode.Usage });
         continue;

@@ -27,8 +27,19 @@ export function textKey(text: string): [number, number] {
 
 /** The words of a manifest key (32 hex digits): the whole key, so equal words mean equal keys. */
 export function hexKey(key: string): [number, number, number, number] | undefined {
-  if (!/^[0-9a-f]{32}$/.test(key)) return undefined;
-  return [parseInt(key.slice(0, 8), 16), parseInt(key.slice(8, 16), 16), parseInt(key.slice(16, 24), 16), parseInt(key.slice(24, 32), 16)];
+  if (key.length !== 32) return undefined;
+  const words: [number, number, number, number] = [0, 0, 0, 0];
+  for (let w = 0; w < 4; w++) {
+    let word = 0;
+    for (let i = w * 8; i < w * 8 + 8; i++) {
+      const c = key.charCodeAt(i);
+      const digit = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
+      if (digit === -1) return undefined;
+      word = word * 16 + digit;
+    }
+    words[w] = word;
+  }
+  return words;
 }
 
 /**

@@ -83,16 +83,14 @@ export class BatchInput {
     let row = -1;
     let rows: BatchRow[] = [];
     let failure: Error | undefined;
-    // Records are taken as the parser makes them, text chunk by text chunk: no stream stages in between.
-    const parser = parse({
-      ...CSV_OPTIONS,
-      on_record: (record: string[]) => {
-        if (row++ === -1) return null;
-        const cells: Record<string, unknown> = {};
-        for (let i = 0; i < header.length; i++) cells[header[i]!] = record[i];
-        rows.push({ row, cells });
-        return null;
-      },
+    // Records are taken as the parser hands them on ('data'): an on_record hook would cost the parser an
+    // object of context per record, about a third of its time.
+    const parser = parse(CSV_OPTIONS);
+    parser.on('data', (record: string[]) => {
+      if (row++ === -1) return;
+      const cells: Record<string, unknown> = {};
+      for (let i = 0; i < header.length; i++) cells[header[i]!] = record[i];
+      rows.push({ row, cells });
     });
     parser.on('error', (error: Error) => (failure ??= error));
     const check = () => {
@@ -107,7 +105,11 @@ export class BatchInput {
           rows = [];
         }
       }
-      await new Promise<void>((resolve) => parser.end(resolve));
+      // 'end' once the last record has been handed on, not 'finish' (the last text taken).
+      await new Promise<void>((resolve) => {
+        for (const event of ['end', 'error', 'close']) parser.once(event, () => resolve());
+        parser.end();
+      });
       check();
       if (rows.length > 0) yield rows;
     } finally {

@@ -7,7 +7,7 @@
 // written just before a row's request is sent: a row whose last line is
 // "started" was in flight when the previous run died, which is the one case
 // where the service may have generated (and charged) an image we never saw.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { closeSync, createReadStream, fdatasync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -15,6 +15,7 @@ import type { GenerationRequest } from '../api/schema.js';
 import { hexKey, WordTable } from './compact.js';
 import { notRegular } from './files.js';
 import { lines } from './input.js';
+import { scanLine } from './manifest-lines.js';
 
 export type RowStatus = 'started' | 'done' | 'failed';
 
@@ -42,7 +43,8 @@ export interface ManifestRecord {
 export const DEFAULT_MANIFEST_NAME = 'aerial-batch-manifest.jsonl';
 
 export function rowKey(request: GenerationRequest | unknown, file: string): string {
-  return createHash('sha256').update(JSON.stringify(request)).update('\n').update(file).digest('hex').slice(0, 32);
+  // One call rather than a Hash object per row (the same bytes: JSON text never ends in half a surrogate pair).
+  return hash('sha256', `${JSON.stringify(request)}\n${file}`).slice(0, 32);
 }
 
 /**
@@ -64,20 +66,29 @@ export async function* manifestRecords(path: string): AsyncGenerator<ManifestRec
     if (!info.isFile()) throw notRegular(path, info.isDirectory());
     for await (const texts of lines(createReadStream('', { fd: handle.fd, autoClose: false, encoding: 'utf8', highWaterMark: 256 * 1024 }))) {
       for (const line of texts) {
-        if (!line.trim()) continue;
-        let record: ManifestRecord;
-        try {
-          record = JSON.parse(line) as ManifestRecord;
-        } catch {
-          continue;
-        }
-        if (record && typeof record.key === 'string' && STATUS_CODES[record.status] !== undefined) yield record;
+        const record = parseRecord(line);
+        if (record) yield record;
       }
     }
   } finally {
     await handle.close();
   }
 }
+
+/** A line's record, or undefined for a blank line, one that does not parse, or one that is not a record. */
+function parseRecord(line: string): ManifestRecord | undefined {
+  if (!line.trim()) return undefined;
+  let record: ManifestRecord;
+  try {
+    record = JSON.parse(line) as ManifestRecord;
+  } catch {
+    return undefined;
+  }
+  return record && typeof record.key === 'string' && STATUS_CODES[record.status] !== undefined ? record : undefined;
+}
+
+/** Bytes read at a time from a manifest: lines of a few hundred bytes. */
+const READ_BYTES = 1024 * 1024;
 
 const STATUS_CODES: Record<string, number> = { started: 1, done: 2, failed: 3 };
 const STATUS_NAMES: RowStatus[] = ['started', 'started', 'done', 'failed'];
@@ -95,10 +106,62 @@ export interface ManifestEntry {
 export class ManifestIndex {
   private readonly table = new WordTable(4, 2);
 
+  /**
+   * The index of a manifest (none when there is no file). Lines are read from
+   * their bytes (scanLine); one the scan leaves aside is parsed as
+   * manifestRecords parses it, and one that does not parse is skipped.
+   */
   static async read(path: string): Promise<ManifestIndex> {
     const index = new ManifestIndex();
-    for await (const record of manifestRecords(path)) index.add(record);
-    return index;
+    let handle;
+    try {
+      handle = await open(path, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return index;
+      throw error;
+    }
+    try {
+      const info = await handle.stat();
+      if (!info.isFile()) throw notRegular(path, info.isDirectory());
+      let buffer = Buffer.allocUnsafe(READ_BYTES);
+      let filled = 0;
+      for (;;) {
+        if (filled === buffer.length) {
+          // A line longer than the buffer: room for it.
+          const larger = Buffer.allocUnsafe(buffer.length * 2);
+          buffer.copy(larger, 0, 0, filled);
+          buffer = larger;
+        }
+        const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, null);
+        const end = filled + bytesRead;
+        let start = 0;
+        for (let newline = buffer.indexOf(0x0a, 0); newline !== -1 && newline < end; newline = buffer.indexOf(0x0a, start)) {
+          index.addLine(buffer, start, newline);
+          start = newline + 1;
+        }
+        if (bytesRead === 0) {
+          // The last line, without its line break.
+          if (start < end) index.addLine(buffer, start, end);
+          return index;
+        }
+        buffer.copy(buffer, 0, start, end);
+        filled = end - start;
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Adds the line bytes[start, end) (without its line break; a CR before it is dropped). */
+  private addLine(bytes: Buffer, start: number, end: number): void {
+    if (end > start && bytes[end - 1] === 0x0d) end--;
+    const facts = scanLine(bytes, start, end);
+    if (facts) {
+      this.set(facts.key, facts.status, facts.bytes);
+      return;
+    }
+    const record = parseRecord(bytes.toString('utf8', start, end));
+    if (record) this.add(record);
   }
 
   get size(): number {
@@ -108,10 +171,15 @@ export class ManifestIndex {
   add(record: ManifestRecord): void {
     const key = hexKey(record.key);
     if (!key) return;
+    this.set(key, STATUS_CODES[record.status]!, typeof record.bytes === 'number' && record.bytes >= 0 ? record.bytes : -1);
+  }
+
+  /** A key's last status code, and its bytes (-1 for none). */
+  private set(key: ArrayLike<number>, code: number, size: number): void {
     const { slot } = this.table.slotFor(key);
     const [status, bytes] = this.table.columns;
-    status![slot] = STATUS_CODES[record.status]!;
-    bytes![slot] = typeof record.bytes === 'number' && record.bytes >= 0 ? Math.min(record.bytes, 0xffffffff) + 1 : 0;
+    status![slot] = code;
+    bytes![slot] = size >= 0 ? Math.min(size, 0xffffffff) + 1 : 0;
   }
 
   get(key: string | undefined): ManifestEntry | undefined {

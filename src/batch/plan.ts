@@ -64,6 +64,9 @@ export function builtinValue(name: string, row: number, request: GenerationReque
   return undefined;
 }
 
+/** A path with an empty, '.' or '..' name in it: left to relative(). */
+const UNNORMAL = /(^|\/)\.{0,2}(\/|$)/;
+
 export const BUILTIN_NAMES = ['row', 'lat', 'lng', ...SCENE_ENUM_FIELDS];
 const BUILTINS = new Set<string>([...BUILTIN_NAMES, ...SCENE_ENUM_FIELDS.map(flagName)]);
 
@@ -109,12 +112,14 @@ interface DraftRow extends PlannedRow {
 export class RowPlanner {
   readonly manifestPath: string;
   readonly manifestDir: string;
+  private readonly manifestDirSlash: string;
   readonly columns = new ColumnMap();
 
   constructor(private readonly options: PlannerOptions) {
     const { cwd, template } = options;
     this.manifestPath = options.manifestPath ? resolve(cwd, options.manifestPath) : defaultManifestPath(template, cwd);
     this.manifestDir = dirname(this.manifestPath);
+    this.manifestDirSlash = this.manifestDir.endsWith(sep) ? this.manifestDir : this.manifestDir + sep;
     for (const column of options.header) this.columns.add(column);
     if (options.header.length > 0) this.checkPlaceholders();
   }
@@ -160,9 +165,17 @@ export class RowPlanner {
     planned.request = entry.request;
     planned.target = target;
     planned.credits = entry.credits;
-    planned.file = relative(this.manifestDir, target).split(sep).join('/');
+    planned.file = this.manifestFile(target);
     if (withKey) planned.key = rowKey(planned.request, planned.file);
     return planned;
+  }
+
+  /** An output path as the manifest records it: relative to its directory, with '/' between names. */
+  manifestFile(target: string): string {
+    // Most targets lie under the manifest's directory: the rest of the path, as relative() would give it, without its work.
+    const under = target.startsWith(this.manifestDirSlash) ? target.slice(this.manifestDirSlash.length) : undefined;
+    if (under !== undefined && sep === '/' && under !== '' && !UNNORMAL.test(under)) return under;
+    return relative(this.manifestDir, target).split(sep).join('/');
   }
 
   /** Where the template's expansion for a row lands, as the collision check shows it. */

@@ -146,6 +146,32 @@ describe('batch', () => {
     expect(sandbox.requests()).toEqual([]);
   });
 
+  it('sends rows whose names were told apart after the first pass under their final names, each once, and resumes them', async () => {
+    const sandbox = await sandboxFor();
+    // 'Tower' and 'tower' are one file on macOS and Windows: one keeps its name, the other gets a tag.
+    const list = [{ id: 'Tower', lat: 1, lng: 2 }, { id: 'tower', lat: 3, lng: 4 }, ...rows(3)];
+    const csv = writeCsv('clash.csv', list);
+    const first = await cli(sandbox, [csv, ...CHEAP, '--output-template', 'out/{id}.jpg', '--json']);
+    expect(first.exitCode).toBe(0);
+    expect([...(await generatedPerRow(sandbox)).values()]).toEqual([1, 1, 1, 1, 1]);
+    const images = () => outFiles().filter((name) => name.endsWith('.jpg'));
+    const files = images();
+    expect(files).toHaveLength(5);
+    const done = manifestLines().filter((l) => l.status === 'done');
+    expect(done.map((l) => l.file).sort()).toEqual(files);
+    expect(new Set(done.map((l) => (l.file as string).toLowerCase())).size).toBe(5);
+
+    sandbox.clearRequests();
+    writeFileSync(csv, `${readFileSync(csv, 'utf8')}TOWER,5,6\n`);
+    const again = await cli(sandbox, [csv, ...CHEAP, '--output-template', 'out/{id}.jpg', '--json']);
+    expect(again.exitCode).toBe(0);
+    const summary = JSON.parse(again.stdout) as { total: number; succeeded: number; rows: Array<{ previously?: boolean }> };
+    expect(summary).toMatchObject({ total: 6, succeeded: 6 });
+    expect(summary.rows.map((r) => Boolean(r.previously))).toEqual([true, true, true, true, true, false]);
+    expect(generations(sandbox).map((entry) => coordinatesKey(entry.body))).toEqual(['5,6']);
+    expect(images()).toHaveLength(6);
+  });
+
   it('removes the temp file a run killed between placing a row\'s image and removing its temp, and sends nothing for that row', async () => {
     const sandbox = await sandboxFor();
     const [row] = rows(1);

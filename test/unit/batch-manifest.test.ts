@@ -29,6 +29,11 @@ describe('rowKey', () => {
     expect(rowKey(request, 'a.jpg')).not.toBe(rowKey({ ...request, zoom: 'Low' }, 'a.jpg'));
     expect(rowKey(request, 'a.jpg')).toMatch(/^[0-9a-f]{32}$/);
   });
+
+  it('stays what earlier versions wrote, so their manifests resume', () => {
+    expect(rowKey({ coordinates: { lat: 48.85, lng: 2.29 }, zoom: 'High', prompt: 'caf\u00e9 \u2615 \ud800' }, 'out/\udc00r1.jpg')).toBe('8dc30cb7f04a6e987eb847a472742b35');
+    expect(rowKey({ coordinates: { lat: 48.85, lng: 2.29 }, zoom: 'High', prompt: 'caf\u00e9 \u2615' }, 'out/r1.jpg')).toBe('fa32de30f8c12c6b15e5be4585d5f2d6');
+  });
 });
 
 describe('manifest', () => {

@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { resolveSettings } from '../../src/config.js';
 import { isCompleteJpeg, removeStaleParts } from '../../src/batch/files.js';
 import { isPartFileOf } from '../../src/file-names.js';
-import { defaultManifestPath, planBatch, type PlannedRow } from '../../src/batch/plan.js';
+import { defaultManifestPath, planBatch, RowPlanner, type PlannedRow } from '../../src/batch/plan.js';
 import { resumeEntry } from '../../src/batch/resume.js';
 import { ManifestIndex, rowKey } from '../../src/batch/manifest.js';
 import { batchExitCode, summarize } from '../../src/batch/summary.js';
@@ -100,6 +100,17 @@ describe('planBatch', () => {
     expect(defaultManifestPath(compileTemplate('{id}.jpg'), '/w')).toBe('/w/aerial-batch-manifest.jsonl');
     expect(defaultManifestPath(compileTemplate('/data/img-{id}.jpg'), '/w')).toBe('/data/aerial-batch-manifest.jsonl');
     expect((await plan('{"lat":1,"lng":2}', 'out/{row}.jpg', { manifestPath: 'm/x.jsonl' })).manifestPath).toBe('/work/m/x.jsonl');
+  });
+});
+
+describe('manifest files', () => {
+  it('are the output paths relative to the manifest, as relative() makes them', () => {
+    for (const manifestPath of ['/work/out/m.jsonl', '/m.jsonl', '/work/out/sub/m.jsonl']) {
+      const planner = new RowPlanner({ header: ['lat', 'lng'], flags: {}, sceneDefaults, template: compileTemplate('out/{row}.jpg'), cwd: '/work', manifestPath });
+      for (const target of ['/work/out/1.jpg', '/work/out/a/b/2.jpg', '/work/outer/3.jpg', '/elsewhere/4.jpg', '/work/out/..jpg', '/work/out/.x/5.jpg', '/work/out//6.jpg', '/work/out/a/../7.jpg', '/work/out']) {
+        expect(planner.manifestFile(target), `${manifestPath} ${target}`).toBe(relative(planner.manifestDir, target));
+      }
+    }
   });
 });
 

@@ -48,6 +48,14 @@ describe('reading files', () => {
     await expect(batchFile('lat,lat\n1,2\n', 'p.csv')).rejects.toThrow(/p\.csv: column 'lat' appears twice in the header row$/);
   });
 
+  it('refuses a quote left open at the end of a CSV file, and reads every row of a long one', async () => {
+    await expect(batchFile('lat,lng\n1,2\n3,"4\n', 'p.csv').then(readRows)).rejects.toThrow(/p\.csv is not valid CSV: Quote Not Closed/);
+    const many = Array.from({ length: 3000 }, (_, i) => `${i},${i % 90},0`);
+    const rows = await readRows(await batchFile(`id,lat,lng\n${many.join('\n')}`, 'p.csv'));
+    expect(rows.map((r) => r.row)).toEqual(Array.from({ length: 3000 }, (_, i) => i + 1));
+    expect(rows.at(-1)).toEqual({ row: 3000, cells: { id: '2999', lat: '29', lng: '0' } });
+  });
+
   it('reads JSON Lines, skipping blank lines, and names the line of a bad one', async () => {
     const file = await batchFile('{"lat":1,"lng":2}\n\n{"lat":3,"lng":4,"id":"x"}\n', 'p.jsonl');
     expect(file.format).toBe('jsonl');
