@@ -26,7 +26,6 @@ import { plannedRows, RowPlanner, surveyBatch, type PlannedRow, type Survey, typ
 import { createProgress, type Progress } from './progress.js';
 import { displayPath, printDryRun, printJsonSummary, printSummary } from './report.js';
 import { resumeEntry, ResumeTable } from './resume.js';
-import { FileLooker, lookAt, type FileLook } from './file-looks.js';
 import { RowRunner, type Job, type RowProducer } from './row-runner.js';
 import { resolveShard, type Shard } from './shard.js';
 import { exitCodeOf } from './summary.js';
@@ -37,8 +36,6 @@ export const DEFAULT_CONCURRENCY = 4;
 export const MAX_CONCURRENCY = 256;
 /** Rows to send kept whole from the first pass (see `early`): a few hundred objects, whatever the batch's size. */
 const EARLY_ROWS = 256;
-/** Rows from which a batch looks at its output files on a second thread (file-looks.ts): below, starting one costs more than it saves. */
-const LOOK_AHEAD_ROWS = 2048;
 /** Per row in flight: an HD image fits, so its connection is free as soon as it has arrived. */
 const DISK_BUFFER_BYTES = 1024 * 1024;
 
@@ -136,43 +133,27 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   // The first rows to send, kept from the first pass as they were planned, so that sending starts
   // without waiting for the second pass to reach them (a resumed batch's first pending row may be its last).
   const early = new Map<number, ValidRow>();
-  // A row told again (its name changed after the pass) is decided again.
-  const decide = (row: ValidRow, look: FileLook) => {
-    forget(row.row);
-    early.delete(row.row);
-    const entry = resumeEntry(row.target, manifest.get(row.key), force, look);
-    resume.set(row.row, row.target, entry);
-    if (entry.action === 'done') outcomes.record({ row: row.row, status: 'done', file: row.target, bytes: entry.bytes, attempts: 0, previously: true });
-    if (entry.action !== 'pending') return;
-    if (early.size < EARLY_ROWS) early.set(row.row, row);
-    const dir = dirname(row.target);
-    const name = basename(row.target);
-    if (Buffer.byteLength(name) > Buffer.byteLength(longestName.get(dir) ?? '')) longestName.set(dir, name);
-  };
-  const drop = (row: number) => {
-    forget(row);
-    early.delete(row);
-  };
-  // A long batch looks at its files on a second thread while this one plans the next rows; a
-  // dropped row takes its turn among the looks, after its earlier decision.
-  const looker =
-    input.lineBreaks >= LOOK_AHEAD_ROWS ? new FileLooker<ValidRow | number>((told, look) => (typeof told === 'number' ? drop(told) : decide(told, look))) : undefined;
-  let survey: Survey;
-  try {
-    survey = await surveyOrRefuseEmpty(input, planner, {
-      shard,
-      onRow: (row: ValidRow) => {
-        staleParts.add(row.target);
-        if (looker) looker.add(row, row.target);
-        else decide(row, lookAt(row.target));
-      },
-      onDropped: (row) => (looker ? looker.add(row, '') : drop(row)),
-    });
-  } catch (error) {
-    looker?.close();
-    throw error;
-  }
-  await looker?.finish();
+  const survey = await surveyOrRefuseEmpty(input, planner, {
+    shard,
+    onRow: (row: ValidRow) => {
+      // Told again when its name changed after the pass: decided again.
+      forget(row.row);
+      early.delete(row.row);
+      const entry = resumeEntry(row.target, manifest.get(row.key), force);
+      resume.set(row.row, row.target, entry);
+      staleParts.add(row.target);
+      if (entry.action === 'done') outcomes.record({ row: row.row, status: 'done', file: row.target, bytes: entry.bytes, attempts: 0, previously: true });
+      if (entry.action !== 'pending') return;
+      if (early.size < EARLY_ROWS) early.set(row.row, row);
+      const dir = dirname(row.target);
+      const name = basename(row.target);
+      if (Buffer.byteLength(name) > Buffer.byteLength(longestName.get(dir) ?? '')) longestName.set(dir, name);
+    },
+    onDropped: (row) => {
+      forget(row);
+      early.delete(row);
+    },
+  });
   const note = shardNote(shard, survey);
 
   // Every shard refuses the same file: a typo in another runner's row is still a typo in this batch.
