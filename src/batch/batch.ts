@@ -239,11 +239,18 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     let progress: Progress | undefined;
     wire = new WireLimiter(concurrency, { ratePerSecond });
     const room = wire;
+    // The in-flight limit as the progress lines last told it: a pause names it only when it changed.
+    let toldLimit = concurrency;
     // A 429 pauses every row, and halves the requests on the wire: they would only be refused too.
     const policy = persistentPolicy({
       ...retries,
       wire,
-      onPause: (ms) => progress?.log(`rate limited (429): pausing all requests for ${formatDuration(ms, 100)}; at most ${room.limit} in flight from now on`),
+      onPause: (ms) => {
+        const limit = room.limit;
+        const change = limit === toldLimit ? '' : `; at most ${limit} in flight from now on`;
+        toldLimit = limit;
+        progress?.log(`rate limited (429): pausing all requests for ${formatDuration(ms, 100)}${change}`);
+      },
     });
     const client = await ctx.client({ connections: concurrency, retry: policy });
     const { JpegFileDestination, saveImage } = await import('../jpeg-file.js');

@@ -121,6 +121,10 @@ describe('batches sharing a rate limit', () => {
     const human = await runCli([...batchArgs(writeCsv(workDir('limited-human'), 12)), '--concurrency', '8', '--retry-delay', '100ms'], { configDir: home.path, env: sandbox.env(), cwd: join(home.path, 'limited-human'), timeout: 60_000 });
     expect(human.exitCode, human.stderr).toBe(0);
     expect(human.stderr).toMatch(/rate limited \(429\): pausing all requests for [\d.]+m?s; at most \d+ in flight from now on/);
+    // A pause names the limit only when it changed since the last one named.
+    const told = [...human.stderr.matchAll(/at most (\d+) in flight from now on/g)].map((match) => Number(match[1]));
+    expect(told.every((limit, i) => i === 0 || limit !== told[i - 1])).toBe(true);
+    expect(told[0]).toBeLessThan(8);
     expect(human.stderr).toMatch(/12 of 12 rows done \(12 generated\) in [\d.]+m?s; \d+ requests at [\d.]+\/s, \d+ rate limited \(429\)/);
   }, 90_000);
 
