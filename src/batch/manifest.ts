@@ -34,6 +34,12 @@ export interface ManifestRecord {
   rateLimited?: number;
   /** The exit code class of a failure (6 generation, 7 network, 8 rate limited, …). */
   exitCode?: number;
+  /**
+   * A digest of everything the row was planned from (RowPlanner.inputDigest):
+   * a re-run that meets the row unchanged takes its key and file from this
+   * record instead of planning it again.
+   */
+  input?: string;
   /** With --async: the request whose callback delivered the image, and the image's id. */
   requestId?: string;
   imageId?: string;
@@ -87,6 +93,9 @@ function parseRecord(line: string): ManifestRecord | undefined {
   return record && typeof record.key === 'string' && STATUS_CODES[record.status] !== undefined ? record : undefined;
 }
 
+/** About how many bytes of manifest a row makes: a "started" and a "done" line, 120-160 bytes each. */
+const BYTES_PER_ROW = 280;
+
 /** Bytes read at a time from a manifest: lines of a few hundred bytes. */
 const READ_BYTES = 1024 * 1024;
 
@@ -99,12 +108,32 @@ export interface ManifestEntry {
   bytes?: number;
 }
 
+/** A row a manifest remembers by its input digest. */
+export interface RecalledRow {
+  /** Its output file, relative to the manifest's directory. */
+  file: string;
+  /** What the last record of its key says. */
+  last?: ManifestEntry;
+}
+
 /**
  * The last record of each key, in a few words per key: a 200,000-row
  * manifest costs megabytes, not the hundreds a map of records would.
+ * Done records that carry an input digest are also found by it (recall).
  */
 export class ManifestIndex {
-  private readonly table = new WordTable(4, 2);
+  private readonly table: WordTable;
+  /** Input digest → the record's key (four words) and where its file's name lies in `files`. */
+  private readonly inputs: WordTable;
+  /** The file names of `inputs`, as UTF-8, one after another. */
+  private files = Buffer.allocUnsafe(64 * 1024);
+  private filesEnd = 0;
+
+  /** `expectedRows`: room made at once for about that many rows, rather than by doubling. */
+  constructor(expectedRows?: number) {
+    this.table = new WordTable(4, 2, expectedRows);
+    this.inputs = new WordTable(4, 6, expectedRows);
+  }
 
   /**
    * The index of a manifest (none when there is no file). Lines are read from
@@ -112,17 +141,17 @@ export class ManifestIndex {
    * manifestRecords parses it, and one that does not parse is skipped.
    */
   static async read(path: string): Promise<ManifestIndex> {
-    const index = new ManifestIndex();
     let handle;
     try {
       handle = await open(path, 'r');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return index;
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new ManifestIndex();
       throw error;
     }
     try {
       const info = await handle.stat();
       if (!info.isFile()) throw notRegular(path, info.isDirectory());
+      const index = new ManifestIndex(Math.ceil(info.size / BYTES_PER_ROW));
       let buffer = Buffer.allocUnsafe(READ_BYTES);
       let filled = 0;
       for (;;) {
@@ -158,6 +187,7 @@ export class ManifestIndex {
     const facts = scanLine(bytes, start, end);
     if (facts) {
       this.set(facts.key, facts.status, facts.bytes);
+      if (facts.status === STATUS_CODES.done && facts.input && facts.file) this.remember(facts.input, facts.key, bytes.subarray(facts.file.start, facts.file.end));
       return;
     }
     const record = parseRecord(bytes.toString('utf8', start, end));
@@ -172,6 +202,37 @@ export class ManifestIndex {
     const key = hexKey(record.key);
     if (!key) return;
     this.set(key, STATUS_CODES[record.status]!, typeof record.bytes === 'number' && record.bytes >= 0 ? record.bytes : -1);
+    const input = typeof record.input === 'string' ? hexKey(record.input) : undefined;
+    if (record.status === 'done' && input && typeof record.file === 'string') this.remember(input, key, Buffer.from(record.file));
+  }
+
+  private remember(input: ArrayLike<number>, key: ArrayLike<number>, file: Uint8Array): void {
+    if (this.filesEnd + file.length > this.files.length) {
+      const larger = Buffer.allocUnsafe(Math.max(this.files.length * 2, this.filesEnd + file.length));
+      this.files.copy(larger, 0, 0, this.filesEnd);
+      this.files = larger;
+    }
+    this.files.set(file, this.filesEnd);
+    const { slot } = this.inputs.slotFor(input);
+    const columns = this.inputs.columns;
+    for (let w = 0; w < 4; w++) columns[w]![slot] = key[w]!;
+    columns[4]![slot] = this.filesEnd;
+    columns[5]![slot] = file.length;
+    this.filesEnd += file.length;
+  }
+
+  /**
+   * The row a done record with this input digest was for: its file, and
+   * what its key's last record says now (a later run may have started it
+   * again, or failed it).
+   */
+  recall(input: string): RecalledRow | undefined {
+    const words = hexKey(input);
+    const slot = words ? this.inputs.find(words) : -1;
+    if (slot === -1) return undefined;
+    const columns = this.inputs.columns;
+    const start = columns[4]![slot]!;
+    return { file: this.files.toString('utf8', start, start + columns[5]![slot]!), last: this.entry([columns[0]![slot]!, columns[1]![slot]!, columns[2]![slot]!, columns[3]![slot]!]) };
   }
 
   /** A key's last status code, and its bytes (-1 for none). */
@@ -184,7 +245,11 @@ export class ManifestIndex {
 
   get(key: string | undefined): ManifestEntry | undefined {
     const words = key === undefined ? undefined : hexKey(key);
-    const slot = words ? this.table.find(words) : -1;
+    return words ? this.entry(words) : undefined;
+  }
+
+  private entry(words: ArrayLike<number>): ManifestEntry | undefined {
+    const slot = this.table.find(words);
     if (slot === -1) return undefined;
     const [status, bytes] = this.table.columns;
     const size = bytes![slot]!;
