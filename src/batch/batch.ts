@@ -168,7 +168,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     // A row an earlier run finished from these very inputs is taken from the manifest without being
     // planned again (what most of a long resumed batch is); any other row is planned in full.
     recall: (row, digest, mine) => {
-      const memory = manifest.recall(digest);
+      const memory = manifest.recall(row.row, digest);
       if (!memory) return undefined;
       const target = planner.targetOf(memory.file);
       if (!mine) return target;

@@ -31,7 +31,8 @@ const BATCH = 2048;
 
 export interface SizeRequest {
   id: number;
-  paths: string[];
+  /** The paths, each followed by a NUL (which no path can hold): one string clones far faster than thousands. */
+  paths: string;
 }
 export interface SizeReply {
   id: number;
@@ -59,6 +60,8 @@ export class FileSizes {
   ) {}
 
   look(tag: number, path: string): void {
+    // A path with a NUL names no file (the system calls refuse it), and would break the list it is sent in.
+    if (path.includes('\0')) return this.onSize(tag, path, NO_FILE);
     this.paths.push(path);
     this.tags.push(tag);
     if (this.paths.length >= BATCH) this.hand();
@@ -86,7 +89,7 @@ export class FileSizes {
     if (!worker) return this.answer(batch.paths.map(fileSize), batch);
     const id = this.nextId++;
     this.sent.set(id, batch);
-    worker.postMessage({ id, paths: batch.paths } satisfies SizeRequest);
+    worker.postMessage({ id, paths: `${batch.paths.join('\0')}\0` } satisfies SizeRequest);
   }
 
   private thread(): Worker | undefined {

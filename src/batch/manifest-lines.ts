@@ -17,6 +17,8 @@ export interface LineFacts {
   bytes: number;
   /** The digest of what the row was planned from (32 hex digits, as four words), when the line has one. */
   input?: [number, number, number, number];
+  /** The row number, when the line has a whole one (-1 otherwise). */
+  row: number;
   /** Where the file's name lies in the bytes (between its quotes; it has no escapes), when the line has one and a digest. */
   file?: { start: number; end: number };
 }
@@ -46,13 +48,14 @@ function spells(bytes: Uint8Array, start: number, end: number, text: string): bo
   return true;
 }
 
-/** The names the scan reads: 1 key, 2 status, 3 bytes, 4 input, 5 file; any other name is 0. */
+/** The names the scan reads: 1 key, 2 status, 3 bytes, 4 input, 5 file, 6 row; any other name is 0. */
 function nameCode(bytes: Uint8Array, start: number, end: number): number {
   if (spells(bytes, start, end, 'key')) return 1;
   if (spells(bytes, start, end, 'status')) return 2;
   if (spells(bytes, start, end, 'bytes')) return 3;
   if (spells(bytes, start, end, 'input')) return 4;
-  return spells(bytes, start, end, 'file') ? 5 : 0;
+  if (spells(bytes, start, end, 'file')) return 5;
+  return spells(bytes, start, end, 'row') ? 6 : 0;
 }
 
 /** The end of the JSON string whose opening quote is at `at` (just past its closing quote), or -1 when it is not a valid string. */
@@ -88,6 +91,7 @@ export function scanLine(bytes: Uint8Array, start: number, end: number): LineFac
   let inputAt = -1;
   let file: LineFacts['file'];
   let fileEscaped = false;
+  let row = -1;
   let status = 0;
   let size = -1;
   let seenBytes = false;
@@ -115,7 +119,7 @@ export function scanLine(bytes: Uint8Array, start: number, end: number): LineFac
         if (status !== 0) return undefined;
         status = spells(bytes, i + 1, valueEnd - 1, 'started') ? 1 : spells(bytes, i + 1, valueEnd - 1, 'done') ? 2 : spells(bytes, i + 1, valueEnd - 1, 'failed') ? 3 : 0;
         if (status === 0) return undefined;
-      } else if (name === 3) return undefined;
+      } else if (name === 3 || name === 6) return undefined;
       else if (name === 4) {
         if (inputAt !== -1 || valueEnd - i !== 34) return undefined;
         inputAt = i + 1;
@@ -134,11 +138,14 @@ export function scanLine(bytes: Uint8Array, start: number, end: number): LineFac
       while (at < end && bytes[at]! >= 0x30 && bytes[at]! <= 0x39) value = value * 10 + (bytes[at++]! - 0x30);
       const digits = at - digitsStart;
       if (digits === 0 || digits > 15 || (digits > 1 && bytes[digitsStart] === 0x30)) return undefined;
-      if (name !== 0 && name !== 3) return undefined;
+      if (name !== 0 && name !== 3 && name !== 6) return undefined;
       if (name === 3) {
         if (seenBytes || negative) return undefined;
         seenBytes = true;
         size = value;
+      } else if (name === 6) {
+        if (row !== -1 || negative) return undefined;
+        row = value;
       }
       i = at;
     } else if (spells(bytes, i, Math.min(i + 4, end), 'true') || spells(bytes, i, Math.min(i + 4, end), 'null')) {
@@ -158,7 +165,7 @@ export function scanLine(bytes: Uint8Array, start: number, end: number): LineFac
   if (keyAt === -1 || status === 0) return undefined;
   const key = hexWords(bytes, keyAt);
   if (!key) return undefined;
-  const facts: LineFacts = { key, status, bytes: size };
+  const facts: LineFacts = { key, status, bytes: size, row };
   if (inputAt !== -1) {
     const input = hexWords(bytes, inputAt);
     if (!input) return undefined;

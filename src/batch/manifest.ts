@@ -93,6 +93,9 @@ function parseRecord(line: string): ManifestRecord | undefined {
   return record && typeof record.key === 'string' && STATUS_CODES[record.status] !== undefined ? record : undefined;
 }
 
+/** Words per row in ManifestIndex's recalls. */
+const RECALL_WORDS = 10;
+
 /** About how many bytes of manifest a row makes: a "started" and a "done" line, 120-160 bytes each. */
 const BYTES_PER_ROW = 280;
 
@@ -123,17 +126,25 @@ export interface RecalledRow {
  */
 export class ManifestIndex {
   private readonly table: WordTable;
-  /** Input digest → the record's key (four words) and where its file's name lies in `files`. */
-  private readonly inputs: WordTable;
-  /** The file names of `inputs`, as UTF-8, one after another. */
+  /**
+   * Per row number, its last done record with an input digest, in RECALL_WORDS
+   * words: the digest, the key, and where the file's name lies in `files`
+   * (its length plus one; 0 for a row with none). By row, since rows are
+   * recalled in row order, as the manifest mostly lists them.
+   */
+  private recalls: Uint32Array;
+  /** The file names of `recalls`, as UTF-8, one after another. */
   private files = Buffer.allocUnsafe(64 * 1024);
   private filesEnd = 0;
 
   /** `expectedRows`: room made at once for about that many rows, rather than by doubling. */
-  constructor(expectedRows?: number) {
+  constructor(expectedRows = 768) {
     this.table = new WordTable(4, 2, expectedRows);
-    this.inputs = new WordTable(4, 6, expectedRows);
+    this.recalls = new Uint32Array((expectedRows + 1) * RECALL_WORDS);
+    // Rows past this are planned in full: a stray row number in a short manifest cannot make the index huge.
+    this.lastRecalledRow = Math.max(1 << 20, expectedRows * 4);
   }
+  private readonly lastRecalledRow: number;
 
   /**
    * The index of a manifest (none when there is no file). Lines are read from
@@ -187,7 +198,9 @@ export class ManifestIndex {
     const facts = scanLine(bytes, start, end);
     if (facts) {
       this.set(facts.key, facts.status, facts.bytes);
-      if (facts.status === STATUS_CODES.done && facts.input && facts.file) this.remember(facts.input, facts.key, bytes.subarray(facts.file.start, facts.file.end));
+      if (facts.status === STATUS_CODES.done && facts.row >= 0) {
+        this.remember(facts.row, facts.input, facts.key, facts.file && bytes.subarray(facts.file.start, facts.file.end));
+      }
       return;
     }
     const record = parseRecord(bytes.toString('utf8', start, end));
@@ -203,36 +216,53 @@ export class ManifestIndex {
     if (!key) return;
     this.set(key, STATUS_CODES[record.status]!, typeof record.bytes === 'number' && record.bytes >= 0 ? record.bytes : -1);
     const input = typeof record.input === 'string' ? hexKey(record.input) : undefined;
-    if (record.status === 'done' && input && typeof record.file === 'string') this.remember(input, key, Buffer.from(record.file));
+    const row = Number.isInteger(record.row) && record.row >= 0 ? record.row : -1;
+    if (record.status === 'done' && row >= 0) this.remember(row, input, key, typeof record.file === 'string' ? Buffer.from(record.file) : undefined);
   }
 
-  private remember(input: ArrayLike<number>, key: ArrayLike<number>, file: Uint8Array): void {
+  /** A row's done record: recalled by its digest from now on, or (without a digest or file) no longer recalled by an earlier one. */
+  private remember(row: number, input: ArrayLike<number> | undefined, key: ArrayLike<number>, file: Uint8Array | undefined): void {
+    if (row > this.lastRecalledRow) return;
+    if (!input || !file) {
+      if ((row + 1) * RECALL_WORDS <= this.recalls.length) this.recalls[row * RECALL_WORDS + 9] = 0;
+      return;
+    }
+    if ((row + 1) * RECALL_WORDS > this.recalls.length) {
+      const larger = new Uint32Array(Math.max(this.recalls.length * 2, (row + 1) * RECALL_WORDS));
+      larger.set(this.recalls);
+      this.recalls = larger;
+    }
     if (this.filesEnd + file.length > this.files.length) {
       const larger = Buffer.allocUnsafe(Math.max(this.files.length * 2, this.filesEnd + file.length));
       this.files.copy(larger, 0, 0, this.filesEnd);
       this.files = larger;
     }
     this.files.set(file, this.filesEnd);
-    const { slot } = this.inputs.slotFor(input);
-    const columns = this.inputs.columns;
-    for (let w = 0; w < 4; w++) columns[w]![slot] = key[w]!;
-    columns[4]![slot] = this.filesEnd;
-    columns[5]![slot] = file.length;
+    const at = row * RECALL_WORDS;
+    for (let w = 0; w < 4; w++) {
+      this.recalls[at + w] = input[w]!;
+      this.recalls[at + 4 + w] = key[w]!;
+    }
+    this.recalls[at + 8] = this.filesEnd;
+    this.recalls[at + 9] = file.length + 1;
     this.filesEnd += file.length;
   }
 
   /**
-   * The row a done record with this input digest was for: its file, and
-   * what its key's last record says now (a later run may have started it
-   * again, or failed it).
+   * The row `row` as the last done record for it with this input digest
+   * has it: its file, and what its key's last record says now (a later run
+   * may have started it again, or failed it). Undefined when its last done
+   * record has another digest, or none.
    */
-  recall(input: string): RecalledRow | undefined {
+  recall(row: number, input: string): RecalledRow | undefined {
+    const at = row * RECALL_WORDS;
+    if (!(row >= 0 && at < this.recalls.length) || this.recalls[at + 9] === 0) return undefined;
     const words = hexKey(input);
-    const slot = words ? this.inputs.find(words) : -1;
-    if (slot === -1) return undefined;
-    const columns = this.inputs.columns;
-    const start = columns[4]![slot]!;
-    return { file: this.files.toString('utf8', start, start + columns[5]![slot]!), last: this.entry([columns[0]![slot]!, columns[1]![slot]!, columns[2]![slot]!, columns[3]![slot]!]) };
+    if (!words) return undefined;
+    for (let w = 0; w < 4; w++) if (this.recalls[at + w] !== words[w]) return undefined;
+    const start = this.recalls[at + 8]!;
+    const key = this.recalls.subarray(at + 4, at + 8);
+    return { file: this.files.toString('utf8', start, start + this.recalls[at + 9]! - 1), last: this.entry(key) };
   }
 
   /** A key's last status code, and its bytes (-1 for none). */

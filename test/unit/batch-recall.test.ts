@@ -40,7 +40,7 @@ describe("a row's input digest", () => {
       planner().inputDigest(row(2, { id: 'r1', lat: '1', lng: '2' })),
       planner().inputDigest(row(1, { id: 'r1', lat: '1', lng: '2.0' })),
       planner({ flags: { zoom: 'High' } }).inputDigest(row(1)),
-      planner({ sceneDefaults: { ...sceneDefaults, resolution: 'UHD' } }).inputDigest(row(1)),
+      planner({ sceneDefaults: { ...sceneDefaults, resolution: { value: 'UHD', source: 'profile' } } }).inputDigest(row(1)),
       planner({ template: compileTemplate('out/{id}-{zoom}.jpg') }).inputDigest(row(1)),
       planner({ cwd: '/elsewhere' }).inputDigest(row(1)),
       planner({ manifestPath: '/work/m.jsonl' }).inputDigest(row(1)),
@@ -88,28 +88,45 @@ describe("the manifest's recall of rows by their input digest", () => {
     }
   });
 
-  it('finds a done row by its digest with what its key last said, read from the bytes or by JSON.parse alike', async () => {
+  it('finds a done row by its number and digest with what its key last said, read from the bytes or by JSON.parse alike', async () => {
     const dir = scratch();
     const path = join(dir, 'm.jsonl');
-    // Row 1 was started again later and the run died: its key's last word is "started".
-    writeFileSync(path, [...lines, `{"row":3,"key":"${D}","status":"failed","file":"f.jpg","input":"${K}"}`, `{"row":1,"key":"${K}","status":"started","file":"r1.jpg"}`].join('\n'));
+    // Row 1 was started again later and the run died: its key's last word is "started". Row 4's
+    // later done record has no digest (written by an older aerial): its earlier one no longer counts.
+    writeFileSync(
+      path,
+      [
+        ...lines,
+        `{"row":3,"key":"${D}","status":"failed","file":"f.jpg","input":"${K}"}`,
+        `{"row":1,"key":"${K}","status":"started","file":"r1.jpg"}`,
+        `{"row":4,"key":"${D}","status":"done","file":"g.jpg","bytes":3,"input":"${K}"}`,
+        `{"row":4,"key":"${D}","status":"done","file":"g.jpg","bytes":3}`,
+        `{"row":5,"key":"${D}","status":"done","file":"h.jpg","bytes":3,"input":"${K}"}`,
+      ].join('\n'),
+    );
     const scanned = await ManifestIndex.read(path);
     const parsed = new ManifestIndex();
     for await (const record of manifestRecords(path)) parsed.add(record);
     for (const index of [scanned, parsed]) {
-      expect(index.recall(D)).toEqual({ file: 'r1.jpg', last: { status: 'started' } });
-      expect(index.recall(E)).toEqual({ file: 'a "q" ü.jpg', last: { status: 'done', bytes: 5 } });
-      // Only done records are remembered by their digest.
-      expect(index.recall(K)).toBeUndefined();
-      expect(index.recall('nothing')).toBeUndefined();
+      expect(index.recall(1, D)).toEqual({ file: 'r1.jpg', last: { status: 'started' } });
+      expect(index.recall(2, E)).toEqual({ file: 'a "q" ü.jpg', last: { status: 'done', bytes: 5 } });
+      expect(index.recall(5, K)).toEqual({ file: 'h.jpg', last: { status: 'done', bytes: 3 } });
+      // Another row's digest, a failed row, a digest superseded, rows never seen.
+      expect(index.recall(2, D)).toBeUndefined();
+      expect(index.recall(3, K)).toBeUndefined();
+      expect(index.recall(4, K)).toBeUndefined();
+      expect(index.recall(6, K)).toBeUndefined();
+      expect(index.recall(1_000_000_000, K)).toBeUndefined();
+      expect(index.recall(1, 'nothing')).toBeUndefined();
     }
   });
 
   it('keeps file names of any length across many rows', () => {
     const index = new ManifestIndex();
+    const digest = (i: number) => `b${(i + 7).toString(16).padStart(31, '0')}`;
     const names = Array.from({ length: 5_000 }, (_, i) => `${'d/'.repeat(i % 40)}${'n'.repeat(i % 300)}-${i}.jpg`);
-    names.forEach((file, i) => index.add({ row: i + 1, key: (i + 1).toString(16).padStart(32, '0'), status: 'done', file, bytes: i, input: `b${(i + 7).toString(16).padStart(31, '0')}` }));
-    names.forEach((file, i) => expect(index.recall(`b${(i + 7).toString(16).padStart(31, '0')}`)).toEqual({ file, last: { status: 'done', bytes: i } }));
+    names.forEach((file, i) => index.add({ row: i + 1, key: (i + 1).toString(16).padStart(32, '0'), status: 'done', file, bytes: i, input: digest(i) }));
+    names.forEach((file, i) => expect(index.recall(i + 1, digest(i))).toEqual({ file, last: { status: 'done', bytes: i } }));
   });
 });
 
@@ -160,6 +177,9 @@ describe('file sizes', () => {
     work = projectScratchDir('aerial-file-sizes-');
     worker = await bundleForNode({ file: join(process.cwd(), 'src/batch/file-sizes-worker.ts') }, join(work, 'file-sizes-worker.mjs'));
     const { paths, expected } = files();
+    // A path with a NUL names no file, and does not shift the answers of the paths sent with it.
+    paths.splice(100, 0, `${paths[101]}\0x`);
+    expected.splice(100, 0, NO_FILE);
     for (const script of [worker, undefined]) {
       const told = await sizesOf(paths, script);
       expect(told.size).toBe(paths.length);
