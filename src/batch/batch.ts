@@ -24,7 +24,7 @@ import { BatchInput } from './input.js';
 import { ManifestIndex, ManifestWriter } from './manifest.js';
 import { parseProgressInterval, parseRetryDelay } from './options.js';
 import { OutcomeLog } from './outcomes.js';
-import { plannedRows, RowPlanner, surveyBatch, type PlannedRow, type Survey, type ValidRow } from './plan.js';
+import { plannedRows, RowPlanner, surveyBatch, type PlannedRow, type Survey, type SurveyOptions, type ValidRow } from './plan.js';
 import { createProgress, type Progress } from './progress.js';
 import { displayPath, printDryRun, printJsonSummary, printSummary } from './report.js';
 import { resumeBySize, resumeEntry, ResumeTable, type ResumeEntry } from './resume.js';
@@ -163,20 +163,22 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     settle(row, target, entry);
   });
   ctx.onCleanup(() => sizes.close());
+  // A row an earlier run finished from these very inputs is taken from the manifest without being
+  // planned again (what most of a long resumed batch is); any other row is planned in full.
+  const recall: SurveyOptions['recall'] = (row, digest, mine) => {
+    const memory = manifest.recall(row.row, digest);
+    if (!memory) return undefined;
+    const target = planner.targetOf(memory.file);
+    if (!mine) return target;
+    if (memory.last?.status !== 'done') return undefined;
+    recordedBytes.set(row.row, memory.last.bytes ?? -1);
+    sizes.look(row.row, target);
+    return target;
+  };
   const survey = await surveyOrRefuseEmpty(input, planner, {
     shard,
-    // A row an earlier run finished from these very inputs is taken from the manifest without being
-    // planned again (what most of a long resumed batch is); any other row is planned in full.
-    recall: (row, digest, mine) => {
-      const memory = manifest.recall(row.row, digest);
-      if (!memory) return undefined;
-      const target = planner.targetOf(memory.file);
-      if (!mine) return target;
-      if (memory.last?.status !== 'done') return undefined;
-      recordedBytes.set(row.row, memory.last.bytes ?? -1);
-      sizes.look(row.row, target);
-      return target;
-    },
+    // Without a manifest there is nothing to recall, and no digest to work out in this pass.
+    recall: manifest.size > 0 ? recall : undefined,
     firstPassDone: () => sizes.settled(),
     onRow: (row: ValidRow) => {
       // Told again when its name changed after the pass: decided again.
