@@ -48,8 +48,9 @@ const builtinShims = {
 
 await build({
   plugins: [builtinShims],
-  // The sandbox's render worker threads load their own script (see src/sandbox/render-pool.ts).
-  entryPoints: { cli: 'src/cli.ts', 'render-worker': 'src/sandbox/render-worker.ts' },
+  // Worker threads load scripts of their own (src/bundled-script.ts): the sandbox's renderers, and
+  // the file-size lookups of a resumed batch (src/batch/file-sizes.ts).
+  entryPoints: { cli: 'src/cli.ts', 'render-worker': 'src/sandbox/render-worker.ts', 'file-sizes-worker': 'src/batch/file-sizes-worker.ts' },
   // sharp loads libvips, a native addon installed from npm for the platform: it cannot be bundled.
   external: ['sharp'],
   outdir: staging.pathname,

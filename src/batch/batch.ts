@@ -17,15 +17,17 @@ import { formatDuration } from '../duration.js';
 import { parseCount, parseRate } from '../flags.js';
 import type { JpegFileOptions } from '../jpeg-file.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
+import { RowArray } from './compact.js';
+import { FileSizes } from './file-sizes.js';
 import { StaleParts } from './files.js';
 import { BatchInput } from './input.js';
 import { ManifestIndex, ManifestWriter } from './manifest.js';
 import { parseProgressInterval, parseRetryDelay } from './options.js';
 import { OutcomeLog } from './outcomes.js';
-import { plannedRows, RowPlanner, surveyBatch, type PlannedRow, type Survey, type ValidRow } from './plan.js';
+import { plannedRows, RowPlanner, surveyBatch, type PlannedRow, type Survey, type SurveyOptions, type ValidRow } from './plan.js';
 import { createProgress, type Progress } from './progress.js';
 import { displayPath, printDryRun, printJsonSummary, printSummary } from './report.js';
-import { resumeEntry, ResumeTable } from './resume.js';
+import { resumeBySize, resumeEntry, ResumeTable, type ResumeEntry } from './resume.js';
 import { RowRunner, type Job, type RowProducer } from './row-runner.js';
 import { resolveShard, type Shard } from './shard.js';
 import { exitCodeOf } from './summary.js';
@@ -93,7 +95,15 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
 
   const input = await BatchInput.open(path, { format: options.format, stdin: io.stdin });
   ctx.onCleanup(() => input.close());
-  const planner = new RowPlanner({ header: input.header, flags: options.scene, sceneDefaults, template, manifestPath: options.manifest, cwd: process.cwd() });
+  const planner = new RowPlanner({
+    header: input.header,
+    flags: options.scene,
+    sceneDefaults,
+    template,
+    manifestPath: options.manifest,
+    cwd: process.cwd(),
+    inputDigests: !options.dryRun,
+  });
 
   if (options.dryRun) {
     const survey = await surveyOrRefuseEmpty(input, planner, { shard });
@@ -133,21 +143,50 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   // The first rows to send, kept from the first pass as they were planned, so that sending starts
   // without waiting for the second pass to reach them (a resumed batch's first pending row may be its last).
   const early = new Map<number, ValidRow>();
+  let recalled = 0;
+  /** Records a decided row; a pending one's name counts towards the longest its directory must take. */
+  const settle = (row: number, target: string, entry: ResumeEntry): void => {
+    resume.set(row, target, entry);
+    staleParts.add(target);
+    if (entry.action === 'done') outcomes.record({ row, status: 'done', file: target, bytes: entry.bytes, attempts: 0, previously: true });
+    if (entry.action !== 'pending') return;
+    const dir = dirname(target);
+    const name = basename(target);
+    if (Buffer.byteLength(name) > Buffer.byteLength(longestName.get(dir) ?? '')) longestName.set(dir, name);
+  };
+  // Recalled rows are decided as their files' sizes come back from another thread.
+  const recordedBytes = new RowArray((n) => new Float64Array(n));
+  const sizes = new FileSizes((row, target, size) => {
+    const bytes = recordedBytes.get(row);
+    const entry = resumeBySize(target, { status: 'done', bytes: bytes < 0 ? undefined : bytes }, size, force);
+    if (entry.action === 'done') recalled++;
+    settle(row, target, entry);
+  });
+  ctx.onCleanup(() => sizes.close());
+  // A row an earlier run finished from these very inputs is taken from the manifest without being
+  // planned again (what most of a long resumed batch is); any other row is planned in full.
+  const recall: SurveyOptions['recall'] = (row, digest, mine) => {
+    const memory = manifest.recall(row.row, digest);
+    if (!memory) return undefined;
+    const target = planner.targetOf(memory.file);
+    if (!mine) return target;
+    if (memory.last?.status !== 'done') return undefined;
+    recordedBytes.set(row.row, memory.last.bytes ?? -1);
+    sizes.look(row.row, target);
+    return target;
+  };
   const survey = await surveyOrRefuseEmpty(input, planner, {
     shard,
+    // Without a manifest there is nothing to recall, and no digest to work out in this pass.
+    recall: manifest.size > 0 ? recall : undefined,
+    firstPassDone: () => sizes.settled(),
     onRow: (row: ValidRow) => {
       // Told again when its name changed after the pass: decided again.
       forget(row.row);
       early.delete(row.row);
       const entry = resumeEntry(row.target, manifest.get(row.key), force);
-      resume.set(row.row, row.target, entry);
-      staleParts.add(row.target);
-      if (entry.action === 'done') outcomes.record({ row: row.row, status: 'done', file: row.target, bytes: entry.bytes, attempts: 0, previously: true });
-      if (entry.action !== 'pending') return;
-      if (early.size < EARLY_ROWS) early.set(row.row, row);
-      const dir = dirname(row.target);
-      const name = basename(row.target);
-      if (Buffer.byteLength(name) > Buffer.byteLength(longestName.get(dir) ?? '')) longestName.set(dir, name);
+      settle(row.row, row.target, entry);
+      if (entry.action === 'pending' && early.size < EARLY_ROWS) early.set(row.row, row);
     },
     onDropped: (row) => {
       forget(row);
@@ -155,6 +194,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     },
   });
   const note = shardNote(shard, survey);
+  if (recalled > 0) io.debug(`${recalled} row${recalled > 1 ? 's' : ''} taken as done from the manifest's record of ${recalled > 1 ? 'their' : 'its'} inputs, without planning ${recalled > 1 ? 'them' : 'it'} again`);
 
   // Every shard refuses the same file: a typo in another runner's row is still a typo in this batch.
   // --skip-invalid lets bad rows fail alone; clashing names would still lose images, so they always stop the batch.
@@ -219,7 +259,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
       const valid = row as ValidRow;
       const entry = resume.get(row.row)!;
       if (entry.action === 'adopt') {
-        writer!.append({ row: row.row, key: valid.key, status: 'done', file: valid.file, bytes: entry.bytes, attempts: 0, adopted: true }, false);
+        writer!.append({ row: row.row, key: valid.key, status: 'done', file: valid.file, bytes: entry.bytes, attempts: 0, adopted: true, input: valid.input }, false);
       }
       if (entry.action === 'done' || entry.action === 'adopt') {
         outcomes.record({ row: row.row, status: 'done', file: valid.target, bytes: entry.bytes, attempts: 0, previously: true, adopted: entry.action === 'adopt' || undefined });

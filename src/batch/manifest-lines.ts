@@ -1,4 +1,5 @@
-// What the index needs of a manifest line (its key, status and bytes), read
+// What the index needs of a manifest line (its key, status, bytes and, for a
+// row a resumed batch can take without planning it again, its input digest and file), read
 // straight from the line's bytes when the line is a flat JSON object such as
 // ManifestWriter writes: no string, no object, no garbage per line. A
 // resumed batch reads its whole manifest (two lines per row) before its first
@@ -14,6 +15,12 @@ export interface LineFacts {
   status: number;
   /** -1 when the line has no usable byte count. */
   bytes: number;
+  /** The digest of what the row was planned from (32 hex digits, as four words), when the line has one. */
+  input?: [number, number, number, number];
+  /** The row number, when the line has a whole one (-1 otherwise). */
+  row: number;
+  /** Where the file's name lies in the bytes (between its quotes; it has no escapes), when the line has one and a digest. */
+  file?: { start: number; end: number };
 }
 
 const QUOTE = 0x22;
@@ -39,6 +46,16 @@ function spells(bytes: Uint8Array, start: number, end: number, text: string): bo
   if (end - start !== text.length) return false;
   for (let i = 0; i < text.length; i++) if (bytes[start + i] !== text.charCodeAt(i)) return false;
   return true;
+}
+
+/** The names the scan reads: 1 key, 2 status, 3 bytes, 4 input, 5 file, 6 row; any other name is 0. */
+function nameCode(bytes: Uint8Array, start: number, end: number): number {
+  if (spells(bytes, start, end, 'key')) return 1;
+  if (spells(bytes, start, end, 'status')) return 2;
+  if (spells(bytes, start, end, 'bytes')) return 3;
+  if (spells(bytes, start, end, 'input')) return 4;
+  if (spells(bytes, start, end, 'file')) return 5;
+  return spells(bytes, start, end, 'row') ? 6 : 0;
 }
 
 /** The end of the JSON string whose opening quote is at `at` (just past its closing quote), or -1 when it is not a valid string. */
@@ -71,6 +88,10 @@ function skipString(bytes: Uint8Array, at: number, end: number): number {
 export function scanLine(bytes: Uint8Array, start: number, end: number): LineFacts | undefined {
   if (bytes[start] !== OPEN) return undefined;
   let keyAt = -1;
+  let inputAt = -1;
+  let file: LineFacts['file'];
+  let fileEscaped = false;
+  let row = -1;
   let status = 0;
   let size = -1;
   let seenBytes = false;
@@ -86,7 +107,7 @@ export function scanLine(bytes: Uint8Array, start: number, end: number): LineFac
     i = nameEnd + 1;
     if (bytes[i] !== COLON) return undefined;
     i++;
-    const name = spells(bytes, nameStart, nameEnd, 'key') ? 1 : spells(bytes, nameStart, nameEnd, 'status') ? 2 : spells(bytes, nameStart, nameEnd, 'bytes') ? 3 : 0;
+    const name = nameCode(bytes, nameStart, nameEnd);
     const c = bytes[i];
     if (c === QUOTE) {
       const valueEnd = skipString(bytes, i, end);
@@ -98,7 +119,15 @@ export function scanLine(bytes: Uint8Array, start: number, end: number): LineFac
         if (status !== 0) return undefined;
         status = spells(bytes, i + 1, valueEnd - 1, 'started') ? 1 : spells(bytes, i + 1, valueEnd - 1, 'done') ? 2 : spells(bytes, i + 1, valueEnd - 1, 'failed') ? 3 : 0;
         if (status === 0) return undefined;
-      } else if (name === 3) return undefined;
+      } else if (name === 3 || name === 6) return undefined;
+      else if (name === 4) {
+        if (inputAt !== -1 || valueEnd - i !== 34) return undefined;
+        inputAt = i + 1;
+      } else if (name === 5) {
+        if (file) return undefined;
+        file = { start: i + 1, end: valueEnd - 1 };
+        for (let n = file.start; n < file.end; n++) if (bytes[n] === BACKSLASH) fileEscaped = true;
+      }
       i = valueEnd;
     } else if (c !== undefined && ((c >= 0x30 && c <= 0x39) || c === 0x2d)) {
       // A whole number: -?(0|[1-9][0-9]*), at most 15 digits; anything else is left to JSON.parse.
@@ -109,11 +138,14 @@ export function scanLine(bytes: Uint8Array, start: number, end: number): LineFac
       while (at < end && bytes[at]! >= 0x30 && bytes[at]! <= 0x39) value = value * 10 + (bytes[at++]! - 0x30);
       const digits = at - digitsStart;
       if (digits === 0 || digits > 15 || (digits > 1 && bytes[digitsStart] === 0x30)) return undefined;
-      if (name === 1 || name === 2) return undefined;
+      if (name !== 0 && name !== 3 && name !== 6) return undefined;
       if (name === 3) {
         if (seenBytes || negative) return undefined;
         seenBytes = true;
         size = value;
+      } else if (name === 6) {
+        if (row !== -1 || negative) return undefined;
+        row = value;
       }
       i = at;
     } else if (spells(bytes, i, Math.min(i + 4, end), 'true') || spells(bytes, i, Math.min(i + 4, end), 'null')) {
@@ -131,15 +163,33 @@ export function scanLine(bytes: Uint8Array, start: number, end: number): LineFac
     return undefined;
   }
   if (keyAt === -1 || status === 0) return undefined;
-  const key: [number, number, number, number] = [0, 0, 0, 0];
+  const key = hexWords(bytes, keyAt);
+  if (!key) return undefined;
+  const facts: LineFacts = { key, status, bytes: size, row };
+  if (inputAt !== -1) {
+    const input = hexWords(bytes, inputAt);
+    if (!input) return undefined;
+    facts.input = input;
+  }
+  if (file && facts.input) {
+    // The name is wanted (a done line with a digest) but has an escape: left to JSON.parse, which undoes it.
+    if (fileEscaped) return undefined;
+    facts.file = file;
+  }
+  return facts;
+}
+
+/** The four words of the 32 lowercase hex digits at `at`, or undefined when they are not that. */
+function hexWords(bytes: Uint8Array, at: number): [number, number, number, number] | undefined {
+  const words: [number, number, number, number] = [0, 0, 0, 0];
   for (let w = 0; w < 4; w++) {
     let word = 0;
     for (let d = 0; d < 8; d++) {
-      const digit = hexDigit(bytes[keyAt + w * 8 + d]!);
+      const digit = hexDigit(bytes[at + w * 8 + d]!);
       if (digit === -1) return undefined;
       word = word * 16 + digit;
     }
-    key[w] = word;
+    words[w] = word;
   }
-  return { key, status, bytes: size };
+  return words;
 }

@@ -34,6 +34,12 @@ export interface ManifestRecord {
   rateLimited?: number;
   /** The exit code class of a failure (6 generation, 7 network, 8 rate limited, …). */
   exitCode?: number;
+  /**
+   * A digest of everything the row was planned from (RowPlanner.inputDigest):
+   * a re-run that meets the row unchanged takes its key and file from this
+   * record instead of planning it again.
+   */
+  input?: string;
   /** With --async: the request whose callback delivered the image, and the image's id. */
   requestId?: string;
   imageId?: string;
@@ -87,6 +93,12 @@ function parseRecord(line: string): ManifestRecord | undefined {
   return record && typeof record.key === 'string' && STATUS_CODES[record.status] !== undefined ? record : undefined;
 }
 
+/** Words per row in ManifestIndex's recalls. */
+const RECALL_WORDS = 10;
+
+/** About how many bytes of manifest a row makes: a "started" and a "done" line, 120-160 bytes each. */
+const BYTES_PER_ROW = 280;
+
 /** Bytes read at a time from a manifest: lines of a few hundred bytes. */
 const READ_BYTES = 1024 * 1024;
 
@@ -99,12 +111,40 @@ export interface ManifestEntry {
   bytes?: number;
 }
 
+/** A row a manifest remembers by its input digest. */
+export interface RecalledRow {
+  /** Its output file, relative to the manifest's directory. */
+  file: string;
+  /** What the last record of its key says. */
+  last?: ManifestEntry;
+}
+
 /**
  * The last record of each key, in a few words per key: a 200,000-row
  * manifest costs megabytes, not the hundreds a map of records would.
+ * Done records that carry an input digest are also found by it (recall).
  */
 export class ManifestIndex {
-  private readonly table = new WordTable(4, 2);
+  private readonly table: WordTable;
+  /**
+   * Per row number, its last done record with an input digest, in RECALL_WORDS
+   * words: the digest, the key, and where the file's name lies in `files`
+   * (its length plus one; 0 for a row with none). By row, since rows are
+   * recalled in row order, as the manifest mostly lists them.
+   */
+  private recalls: Uint32Array;
+  /** The file names of `recalls`, as UTF-8, one after another. */
+  private files = Buffer.allocUnsafe(64 * 1024);
+  private filesEnd = 0;
+
+  /** `expectedRows`: room made at once for about that many rows, rather than by doubling. */
+  constructor(expectedRows = 768) {
+    this.table = new WordTable(4, 2, expectedRows);
+    this.recalls = new Uint32Array((expectedRows + 1) * RECALL_WORDS);
+    // Rows past this are planned in full: a stray row number in a short manifest cannot make the index huge.
+    this.lastRecalledRow = Math.max(1 << 20, expectedRows * 4);
+  }
+  private readonly lastRecalledRow: number;
 
   /**
    * The index of a manifest (none when there is no file). Lines are read from
@@ -112,17 +152,17 @@ export class ManifestIndex {
    * manifestRecords parses it, and one that does not parse is skipped.
    */
   static async read(path: string): Promise<ManifestIndex> {
-    const index = new ManifestIndex();
     let handle;
     try {
       handle = await open(path, 'r');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return index;
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new ManifestIndex();
       throw error;
     }
     try {
       const info = await handle.stat();
       if (!info.isFile()) throw notRegular(path, info.isDirectory());
+      const index = new ManifestIndex(Math.ceil(info.size / BYTES_PER_ROW));
       let buffer = Buffer.allocUnsafe(READ_BYTES);
       let filled = 0;
       for (;;) {
@@ -158,6 +198,9 @@ export class ManifestIndex {
     const facts = scanLine(bytes, start, end);
     if (facts) {
       this.set(facts.key, facts.status, facts.bytes);
+      if (facts.status === STATUS_CODES.done && facts.row >= 0) {
+        this.remember(facts.row, facts.input, facts.key, facts.file && bytes.subarray(facts.file.start, facts.file.end));
+      }
       return;
     }
     const record = parseRecord(bytes.toString('utf8', start, end));
@@ -172,6 +215,54 @@ export class ManifestIndex {
     const key = hexKey(record.key);
     if (!key) return;
     this.set(key, STATUS_CODES[record.status]!, typeof record.bytes === 'number' && record.bytes >= 0 ? record.bytes : -1);
+    const input = typeof record.input === 'string' ? hexKey(record.input) : undefined;
+    const row = Number.isInteger(record.row) && record.row >= 0 ? record.row : -1;
+    if (record.status === 'done' && row >= 0) this.remember(row, input, key, typeof record.file === 'string' ? Buffer.from(record.file) : undefined);
+  }
+
+  /** A row's done record: recalled by its digest from now on, or (without a digest or file) no longer recalled by an earlier one. */
+  private remember(row: number, input: ArrayLike<number> | undefined, key: ArrayLike<number>, file: Uint8Array | undefined): void {
+    if (row > this.lastRecalledRow) return;
+    if (!input || !file) {
+      if ((row + 1) * RECALL_WORDS <= this.recalls.length) this.recalls[row * RECALL_WORDS + 9] = 0;
+      return;
+    }
+    if ((row + 1) * RECALL_WORDS > this.recalls.length) {
+      const larger = new Uint32Array(Math.max(this.recalls.length * 2, (row + 1) * RECALL_WORDS));
+      larger.set(this.recalls);
+      this.recalls = larger;
+    }
+    if (this.filesEnd + file.length > this.files.length) {
+      const larger = Buffer.allocUnsafe(Math.max(this.files.length * 2, this.filesEnd + file.length));
+      this.files.copy(larger, 0, 0, this.filesEnd);
+      this.files = larger;
+    }
+    this.files.set(file, this.filesEnd);
+    const at = row * RECALL_WORDS;
+    for (let w = 0; w < 4; w++) {
+      this.recalls[at + w] = input[w]!;
+      this.recalls[at + 4 + w] = key[w]!;
+    }
+    this.recalls[at + 8] = this.filesEnd;
+    this.recalls[at + 9] = file.length + 1;
+    this.filesEnd += file.length;
+  }
+
+  /**
+   * The row `row` as the last done record for it with this input digest
+   * has it: its file, and what its key's last record says now (a later run
+   * may have started it again, or failed it). Undefined when its last done
+   * record has another digest, or none.
+   */
+  recall(row: number, input: string): RecalledRow | undefined {
+    const at = row * RECALL_WORDS;
+    if (!(row >= 0 && at < this.recalls.length) || this.recalls[at + 9] === 0) return undefined;
+    const words = hexKey(input);
+    if (!words) return undefined;
+    for (let w = 0; w < 4; w++) if (this.recalls[at + w] !== words[w]) return undefined;
+    const start = this.recalls[at + 8]!;
+    const key = this.recalls.subarray(at + 4, at + 8);
+    return { file: this.files.toString('utf8', start, start + this.recalls[at + 9]! - 1), last: this.entry(key) };
   }
 
   /** A key's last status code, and its bytes (-1 for none). */
@@ -184,7 +275,11 @@ export class ManifestIndex {
 
   get(key: string | undefined): ManifestEntry | undefined {
     const words = key === undefined ? undefined : hexKey(key);
-    const slot = words ? this.table.find(words) : -1;
+    return words ? this.entry(words) : undefined;
+  }
+
+  private entry(words: ArrayLike<number>): ManifestEntry | undefined {
+    const slot = this.table.find(words);
     if (slot === -1) return undefined;
     const [status, bytes] = this.table.columns;
     const size = bytes![slot]!;

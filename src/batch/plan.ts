@@ -7,6 +7,7 @@
 // collision check; later passes (plannedRows) plan the rows again one at a
 // time, as they are sent or printed. Only rows whose names clash are kept
 // whole, in a pass of their own, to tell them apart.
+import { hash } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { flagName, SANDBOX_PRICE, SCENE_ENUM_FIELDS } from '../api/enums.js';
 import { UsageError } from '../errors.js';
@@ -15,6 +16,7 @@ import type { Settings } from '../config.js';
 import { fitName, fitPath, foldName, MAX_PATH_BYTES, nameTag, separateNames, splitExtension, utf8Length } from '../file-names.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
 import { LOCATION_FIELDS } from '../scene-vocabulary.js';
+import { VERSION } from '../version.js';
 import { RowArray, textKey, WordTable } from './compact.js';
 import { DEFAULT_MANIFEST_NAME, rowKey } from './manifest.js';
 import { ColumnMap, rowSceneInput, type BatchRow } from './rows.js';
@@ -31,6 +33,8 @@ export interface PlannedRow {
   /** Output path relative to the manifest's directory (what the manifest records). */
   file?: string;
   key?: string;
+  /** The digest of what the row was planned from (RowPlanner.inputDigest), for the manifest; absent for a row whose name was changed to tell it from another. */
+  input?: string;
   /** Credits at the sandbox's prices; the real service does not publish its prices. */
   credits?: number;
   /** Why the row cannot be sent, already prefixed with its row number. */
@@ -97,11 +101,25 @@ export interface PlannerOptions {
   template: OutputTemplate;
   manifestPath?: string;
   cwd: string;
+  /** Give each planned row with a key the digest of what it was planned from (the manifest records it). */
+  inputDigests?: boolean;
 }
 
 /** A row as planned before its name is final (names that clash are changed after the first pass). */
 interface DraftRow extends PlannedRow {
   name?: ExpandedTemplate;
+}
+
+/**
+ * Everything a row's plan is made from besides its number and cells: the
+ * version of the rules, the template, the flags, the config defaults and the
+ * directories. The cells' columns map to fields by their names alone (two
+ * columns for one field are refused), so the cells themselves say which
+ * columns a row's values came from.
+ */
+function planningContext(options: PlannerOptions, manifestDir: string): string {
+  // Hashed once: each row's digest then hashes a few dozen bytes of it, not the whole text.
+  return hash('sha256', JSON.stringify([VERSION, options.template.source, options.flags, options.sceneDefaults, options.cwd, manifestDir]));
 }
 
 /**
@@ -114,12 +132,14 @@ export class RowPlanner {
   readonly manifestDir: string;
   private readonly manifestDirSlash: string;
   readonly columns = new ColumnMap();
+  private readonly context: string;
 
   constructor(private readonly options: PlannerOptions) {
     const { cwd, template } = options;
     this.manifestPath = options.manifestPath ? resolve(cwd, options.manifestPath) : defaultManifestPath(template, cwd);
     this.manifestDir = dirname(this.manifestPath);
     this.manifestDirSlash = this.manifestDir.endsWith(sep) ? this.manifestDir : this.manifestDir + sep;
+    this.context = planningContext(options, this.manifestDir);
     for (const column of options.header) this.columns.add(column);
     if (options.header.length > 0) this.checkPlaceholders();
   }
@@ -129,10 +149,34 @@ export class RowPlanner {
     checkPlaceholders(this.options.template, (name) => BUILTINS.has(name) || this.columns.has(name), [...BUILTIN_NAMES, ...this.columns.columns]);
   }
 
-  /** The row's request and output name (final unless the name clashes with another row's), or why it is invalid. */
-  draft({ row, cells }: BatchRow): DraftRow {
+  /** Learns the row's columns (JSON Lines rows may bring new ones). */
+  private learnColumns(cells: BatchRow['cells']): void {
     for (const column in cells) if (!this.columns.has(column)) this.columns.add(column);
+  }
+
+  /**
+   * A digest of everything the row's plan is made from: equal digests make
+   * equal plans, so a row whose digest a manifest's done record carries has
+   * that record's key and file (and was valid), without planning it again.
+   */
+  inputDigest(row: BatchRow): string {
+    this.learnColumns(row.cells);
+    return hash('sha256', `${this.context}\n${row.row}\n${JSON.stringify(row.cells)}`).slice(0, 32);
+  }
+
+  /** A file as the manifest records it, back to its absolute path (manifestFile's inverse). */
+  targetOf(file: string): string {
+    // What manifestFile gives most targets, a plain path under the directory, is put back without resolve()'s work.
+    if (sep === '/' && file !== '' && !file.startsWith('/') && !UNNORMAL.test(file)) return this.manifestDirSlash + file;
+    return resolve(this.manifestDir, file);
+  }
+
+  /** The row's request and output name (final unless the name clashes with another row's), or why it is invalid. */
+  draft(batchRow: BatchRow, input?: string): DraftRow {
+    const { row, cells } = batchRow;
+    this.learnColumns(cells);
     const entry: DraftRow = { row, cells };
+    if (input !== undefined) entry.input = input;
     try {
       const { input, columnOf } = rowSceneInput({ cells }, this.columns.byField, this.options.flags);
       const label = (field: string) => {
@@ -167,6 +211,10 @@ export class RowPlanner {
     planned.credits = entry.credits;
     planned.file = this.manifestFile(target);
     if (withKey) planned.key = rowKey(planned.request, planned.file);
+    // Only a row under the name its values make can be recalled by them; the file must also lead back to the target.
+    if (withKey && this.options.inputDigests && target === entry.target && this.targetOf(planned.file) === target) {
+      planned.input = entry.input ?? this.inputDigest(entry);
+    }
     return planned;
   }
 
@@ -307,7 +355,7 @@ export interface Survey {
   firstErrors: string[];
   /** Some rows are alike to earlier ones in every templated value: never sent, even with --skip-invalid. */
   collisions: boolean;
-  /** This shard's rows: all, valid, and their credits at the sandbox's prices. */
+  /** This shard's rows: all, valid, and the credits of those planned at the sandbox's prices (recalled rows are not priced; a dry run recalls none). */
   shard: { rows: number; valid: number; credits: number };
   names: NameRegistry;
 }
@@ -322,6 +370,15 @@ export interface SurveyOptions {
   onRow?: (row: ValidRow) => void;
   /** Told of a row of the shard it was told of, found after the first pass to be alike to an earlier row: it is invalid after all. */
   onDropped?: (row: number) => void;
+  /**
+   * Asked first of every row, with its input digest (RowPlanner.inputDigest)
+   * and whether it is the shard's: the output path of a row that needs no
+   * plan (an earlier run did it, from these very inputs), which is then
+   * valid and not told to onRow; undefined to plan the row.
+   */
+  recall?: (row: BatchRow, input: string, mine: boolean) => string | undefined;
+  /** Awaited once every row has been met, before rows whose names clash are looked at again. */
+  firstPassDone?: () => Promise<void>;
 }
 
 /**
@@ -334,9 +391,17 @@ export async function surveyBatch(source: RowSource, planner: RowPlanner, option
   for await (const batch of source.rows()) {
     for (const batchRow of batch) {
       survey.rows++;
-      const draft = planner.draft(batchRow);
-      const mine = inShard(draft.row, options.shard);
+      const mine = inShard(batchRow.row, options.shard);
       if (mine) survey.shard.rows++;
+      const input = options.recall ? planner.inputDigest(batchRow) : undefined;
+      const recalled = input === undefined ? undefined : options.recall!(batchRow, input, mine);
+      if (recalled !== undefined) {
+        // Not priced: credits are what a dry run reports, and a dry run recalls nothing.
+        names.add(recalled);
+        if (mine) survey.shard.valid++;
+        continue;
+      }
+      const draft = planner.draft(batchRow, input);
       if (draft.error) {
         survey.invalid++;
         if (survey.firstErrors.length < 3) survey.firstErrors.push(draft.error);
@@ -351,6 +416,7 @@ export async function surveyBatch(source: RowSource, planner: RowPlanner, option
     }
   }
   if (source.format === 'jsonl') planner.checkPlaceholders();
+  await options.firstPassDone?.();
   if (!names.clashing) return survey;
 
   // The clash pass: the rows whose names were met more than once, whole.

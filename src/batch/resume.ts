@@ -47,6 +47,16 @@ export function resumeEntry(target: string, previous: ManifestEntry | undefined,
   return { action: force ? 'pending' : 'conflict', previous, bytes: onDisk.bytes };
 }
 
+/**
+ * What a row an earlier run finished needs, given the size now found at its
+ * target (fileSize): done when its file is there at the size recorded; any
+ * other case is looked at in full, as resumeEntry does.
+ */
+export function resumeBySize(target: string, previous: ManifestEntry, size: number, force: boolean): ResumeEntry {
+  if (previous.status === 'done' && size >= 0 && previous.bytes === size) return { action: 'done', previous, bytes: size };
+  return resumeEntry(target, previous, force);
+}
+
 const ACTIONS: ResumeAction[] = ['pending', 'done', 'adopt', 'conflict', 'blocked'];
 
 /**

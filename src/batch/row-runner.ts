@@ -168,7 +168,7 @@ export class RowRunner {
     const met = () => (rateLimited > 0 ? rateLimited : undefined);
     try {
       const { bytes } = await this.options.produce(job, hooks, this.signal, notes);
-      manifest.append({ row, key, status: 'done', file, bytes, attempts, rateLimited: met(), requestId: notes.requestId, imageId: notes.imageId }, true);
+      manifest.append({ row, key, status: 'done', file, bytes, attempts, rateLimited: met(), requestId: notes.requestId, imageId: notes.imageId, input: job.plan.input }, true);
       this.finish({ row, status: 'done', file: target, bytes, attempts, requestId: notes.requestId });
       return;
     } catch (error) {

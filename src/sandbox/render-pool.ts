@@ -6,13 +6,12 @@
 // and hold the event loop open only while they render: an idle pool never
 // keeps a process alive. close() terminates them.
 //
-// A worker needs a JavaScript file to run. The bundle has one
-// (dist/render-worker.js, its own esbuild entry point); the TypeScript sources
-// that vitest runs have none, so there the sandbox renders on the main thread
+// A worker needs a JavaScript file to run (src/bundled-script.ts): from the
+// TypeScript sources that vitest runs, the sandbox renders on the main thread
 // unless a test passes a worker script it built (see startSandbox's renderWorker).
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { bundledScript, RUNNING_FROM_SOURCES } from '../bundled-script.js';
 import type { GenerationRequest } from '../api/schema.js';
 import type { FrameSize } from './render.js';
 import type { RenderJob, RenderReply } from './render-worker.js';
@@ -41,18 +40,11 @@ export const WARM_UP_REQUEST: GenerationRequest = {
 };
 export const WARM_UP_SIZE: FrameSize = { width: 64, height: 36 };
 
-/** True when this module runs from its TypeScript source (vitest), not from the bundle. */
-export const RUNNING_FROM_SOURCES = import.meta.url.endsWith('.ts');
+export { RUNNING_FROM_SOURCES };
 
-/**
- * The bundled worker script: dist/render-worker.js beside cli.js. This module is
- * bundled into dist/chunks/ (the sandbox is loaded on demand) or, should that
- * change, into dist/ itself; both places are looked at. Undefined when running
- * from the sources, or when the file is missing.
- */
+/** The bundled worker script, dist/render-worker.js (see bundledScript). */
 export function bundledRenderWorker(): URL | undefined {
-  if (RUNNING_FROM_SOURCES) return undefined;
-  return ['./render-worker.js', '../render-worker.js'].map((path) => new URL(path, import.meta.url)).find((url) => existsSync(url));
+  return bundledScript('render-worker.js');
 }
 
 interface Job extends RenderJob {

@@ -2,7 +2,7 @@
 // account's rate limit. `aerial batch` (bin/aerial.js) runs in a child
 // process against a server that answers at once (bench/instant-server.mjs)
 // or against a sandbox with its rate limit on.
-import { appendFileSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { smallJpeg, startInstantServer, type InstantServer } from '../../bench/instant-server.mjs';
@@ -91,6 +91,46 @@ describe('a batch far past 200,000 rows', () => {
     expect(summary.rows.every((row, i) => row.row === i + 1 && row.status === 'done' && Boolean(row.previously) === i < DONE_BEFORE)).toBe(true);
     const recorded = readFileSync(plan.manifest, 'utf8').trimEnd().split('\n');
     expect(recorded.filter((line) => line.includes('"status":"done"'))).toHaveLength(ROWS);
+  }, 240_000);
+
+  it("takes the rows an earlier run finished from the manifest's record of their inputs, and plans any other row in full", async () => {
+    const ROWS = 6_000;
+    const dir = workDir('recall');
+    const csv = writeCsv(dir, ROWS);
+    const env = { AERIAL_BASE_URL: server.url, AERIAL_API_KEY: 'instant-key' };
+    const args = ['batch', csv, '--output-template', 'out/{id}.jpg', '--json', '--concurrency', '32'];
+    server.reset();
+    const first = await runCli(args, { configDir: home.path, env, cwd: dir, timeout: 120_000 });
+    expect(first.exitCode).toBe(0);
+    expect(server.answered()).toBe(ROWS);
+    const manifest = join(dir, 'out', 'aerial-batch-manifest.jsonl');
+    const done = readFileSync(manifest, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { status: string; input?: string }).filter((record) => record.status === 'done');
+    expect(done).toHaveLength(ROWS);
+    expect(done.every((record) => /^[0-9a-f]{32}$/.test(record.input ?? ''))).toBe(true);
+
+    // Row 10's image is gone and row 3000's was replaced by another whole JPEG; one row is added.
+    rmSync(join(dir, 'out', 'r10.jpg'));
+    writeFileSync(join(dir, 'out', 'r3000.jpg'), Buffer.concat([smallJpeg().subarray(0, -2), Buffer.alloc(100), Buffer.from([0xff, 0xd9])]));
+    appendFileSync(csv, 'r6001,10.00,10.00\n');
+    server.reset();
+    const resumed = await runCli([...args, '--verbose'], { configDir: home.path, env, cwd: dir, timeout: 120_000 });
+    expect(resumed.exitCode).toBe(0);
+    expect(resumed.stderr).toMatch(`${ROWS - 1} rows taken as done from the manifest's record of their inputs`);
+    expect(resumed.stderr).toMatch(`${ROWS - 1} rows already done by an earlier run`);
+    expect(server.answered()).toBe(2);
+    const summary = JSON.parse(resumed.stdout) as { succeeded: number; requests: number; rows: Array<{ row: number; status: string; previously?: boolean; bytes?: number }> };
+    expect(summary).toMatchObject({ succeeded: ROWS + 1, requests: 2 });
+    expect(summary.rows.filter((row) => !row.previously).map((row) => row.row)).toEqual([10, ROWS + 1]);
+    expect(summary.rows[2999]).toMatchObject({ status: 'done', previously: true, bytes: smallJpeg().length + 100 });
+
+    // Another flag (even one that leaves every request as it was) is another planning: every row is
+    // planned in full, and found done by its key.
+    server.reset();
+    const replanned = await runCli([...args, '--verbose', '--zoom', 'Medium'], { configDir: home.path, env, cwd: dir, timeout: 120_000 });
+    expect(replanned.exitCode).toBe(0);
+    expect(replanned.stderr).not.toMatch('taken as done from the manifest');
+    expect(replanned.stderr).toMatch(`${ROWS + 1} rows already done by an earlier run`);
+    expect(server.answered()).toBe(0);
   }, 240_000);
 });
 

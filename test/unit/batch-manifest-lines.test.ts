@@ -34,6 +34,13 @@ const written = [
   `{"row":2,"key":"${L}","status":"done","file":"ü/☕.jpg","bytes":0,"attempts":0,"adopted":true,"time":"t"}`,
   `{"row":3,"key":"${L}","status":"done","file":"x","bytes":4294967296,"rateLimited":2,"requestId":"q","imageId":null}`,
 ];
+const D = '00112233445566778899aabbccddeeff';
+/** Done lines with an input digest: the scan also reads their file's name. */
+const withDigest = [
+  `{"row":4,"key":"${K}","status":"done","file":"x/ü ☕.jpg","bytes":9,"attempts":1,"input":"${D}","time":"t"}`,
+  `{"row":5,"input":"${D}","file":"","key":"${L}","status":"done"}`,
+  `{"row":6,"key":"${L}","status":"failed","file":"f.jpg","input":"${D}"}`,
+];
 const unusual = [
   `{"key":"${K}","status":"done","bytes":12.5}`,
   `{"key":"${K}","status":"done","bytes":-0}`,
@@ -87,19 +94,23 @@ describe('manifest lines read from their bytes', () => {
   });
 
   it('agrees with JSON.parse whenever it answers: on every line and every torn prefix of one', () => {
-    const cases = [...written, ...unusual].flatMap((line) => [line, ...Array.from({ length: line.length }, (_, n) => line.slice(0, n))]);
+    const cases = [...written, ...withDigest, ...unusual].flatMap((line) => [line, ...Array.from({ length: line.length }, (_, n) => line.slice(0, n))]);
     let answered = 0;
     for (const line of cases) {
       const facts = scanLine(Buffer.from(line), 0, Buffer.byteLength(line));
       if (!facts) continue;
       answered++;
       // What the index takes from JSON.parse of the line (ManifestIndex.add).
-      const record = JSON.parse(line) as { key: string; status: string; bytes?: unknown };
-      expect(facts.key.map((w) => w.toString(16).padStart(8, '0')).join(''), line).toBe(record.key);
+      const record = JSON.parse(line) as { key: string; status: string; bytes?: unknown; input?: string; file?: string };
+      const hex = (words: number[]) => words.map((w) => w.toString(16).padStart(8, '0')).join('');
+      expect(hex(facts.key), line).toBe(record.key);
       expect(['', 'started', 'done', 'failed'][facts.status], line).toBe(record.status);
       expect(facts.bytes, line).toBe(typeof record.bytes === 'number' && record.bytes >= 0 ? record.bytes : -1);
+      expect(facts.input && hex(facts.input), line).toBe(record.input);
+      const file = facts.file && Buffer.from(line).toString('utf8', facts.file.start, facts.file.end);
+      expect(file, line).toBe(record.input === undefined ? undefined : record.file);
     }
-    expect(answered).toBe(written.length + 2);
+    expect(answered).toBe(written.length + withDigest.length + 2);
   });
 
   it('reads a manifest as JSON.parse of each line does, with LF, CRLF or no final line break', async () => {
