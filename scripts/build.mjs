@@ -26,16 +26,15 @@ const retired = new URL(`../dist.${process.pid}.old`, import.meta.url);
  * Node built-ins that dependencies load eagerly but aerial rarely or never
  * uses get lazy stand-ins in the bundle (see scripts/shims/): startup is a goal.
  * Each pays (measured against a build without them, interleaved, CPU time:
- * about 7 ms of `list --json` for undici's http2 and assert, 2-3 ms more for
- * its fs/promises and 1-2 ms for its zlib, 3 ms of every command for
- * commander's), and test/unit/bundle-shims.test.ts holds each to the real module.
+ * about 7 ms of `list --json` for undici's http2 and assert, 3 ms of every
+ * command for commander's), and test/unit/bundle-shims.test.ts holds each to
+ * the real module. (undici's fs/promises and zlib needed stand-ins too while all
+ * of undici was bundled; what remains of it loads neither: see below.)
  */
 const SHIMS = [
   { importer: /[\\/]commander[\\/]/, module: 'node:child_process', shim: 'commander-child-process.cjs' },
   { importer: /[\\/]undici[\\/]/, module: 'node:http2', shim: 'undici-http2.cjs' },
   { importer: /[\\/]undici[\\/]/, module: 'node:assert', shim: 'undici-assert.cjs' },
-  { importer: /[\\/]undici[\\/]/, module: 'node:fs/promises', shim: 'undici-fs-promises.cjs' },
-  { importer: /[\\/]undici[\\/]/, module: 'node:zlib', shim: 'undici-zlib.cjs' },
 ];
 const builtinShims = {
   name: 'builtin-shims',
