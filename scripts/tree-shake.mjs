@@ -76,7 +76,10 @@ export async function treeShakenEntry({ specifier, names, sideEffectFree, pure =
  * level, such a read is the value set there: this plugin binds that value to a
  * variable and reads the variable, so the file converts export by export. It
  * fails the build on any other use of `module` or `exports` in that file rather
- * than guess.
+ * than guess. (A top-level write into an export, `module.exports.a.b = x`, is
+ * such a read too, and keeps `x` even when `a` goes unused: Rollup cannot drop
+ * a write into an object the module exports. undici's SqliteCacheStore class
+ * stays in the bundle that way, defined but never used; node:sqlite stays unloaded.)
  */
 function selfReferencesAsBindings(file) {
   return {
@@ -84,7 +87,9 @@ function selfReferencesAsBindings(file) {
     transform(code, id) {
       if (id !== file) return null;
       const ast = this.parse(code);
-      const unexpected = (node) => new Error(`${file}: cannot read its own exports here: ${code.slice(node.start, node.end)}`);
+      let statement;
+      /** The error for a use it does not handle, naming the statement around it (its first line). */
+      const unexpected = (node) => new Error(`${file}: cannot read its own exports here: ${code.slice(statement.start, statement.end).split('\n')[0]} (${code.slice(node.start, node.end)})`);
       const setAtTop = new Map();
       const reads = [];
       const visit = (node, parent, topLevel) => {
@@ -98,14 +103,14 @@ function selfReferencesAsBindings(file) {
           return;
         }
         if (node.type === 'Identifier' && (node.name === 'module' || node.name === 'exports') && !(parent?.type === 'MemberExpression' && parent.property === node && !parent.computed)) {
-          throw unexpected(parent ?? node);
+          throw unexpected(node);
         }
         for (const [key, value] of Object.entries(node)) {
           if (key === 'type' || key === 'start' || key === 'end') continue;
           for (const child of Array.isArray(value) ? value : [value]) visit(child, node, false);
         }
       };
-      for (const statement of ast.body) {
+      for (statement of ast.body) {
         if (statement.type === 'ExpressionStatement' && statement.expression.type === 'AssignmentExpression') {
           visit(statement.expression.left, statement.expression, true);
           visit(statement.expression.right, statement.expression, false);
@@ -116,7 +121,11 @@ function selfReferencesAsBindings(file) {
       const binding = (name) => `selfExport$${name}`;
       for (const name of new Set(reads.map((read) => read.name))) {
         const assignment = setAtTop.get(name);
-        if (!assignment) throw unexpected(reads.find((read) => read.name === name).node);
+        if (!assignment) {
+          const read = reads.find((candidate) => candidate.name === name);
+          statement = ast.body.find((candidate) => candidate.start <= read.node.start && read.node.end <= candidate.end);
+          throw unexpected(read.node);
+        }
         if (code.includes(binding(name))) throw new Error(`${file}: already uses the name ${binding(name)}`);
         source.overwrite(assignment.left.start, assignment.right.start, `var ${binding(name)} = `);
         source.appendLeft(assignment.end, `; module.exports.${name} = ${binding(name)}`);
