@@ -1,16 +1,13 @@
 // undici's public entry point, as the rest of aerial takes it: import undici's
-// values from here, not from 'undici'.
+// values from here, not from 'undici'; elsewhere only its types.
 //
-// As it loads, undici's cookie helpers look up globalThis.Headers, and on
-// Node 20 the first use of that global loads Node's own, internal copy of
-// undici (its fetch, web streams and more): about 20 ms more CPU at start-up for
-// every command that makes a request, for a class aerial never uses. So the
-// global is hidden while undici's entry point loads (./web-headers-hidden.ts
-// is evaluated first) and put back, untouched, right after. undici's cookie
-// helpers, which aerial does not call, then recognise only undici's own Headers.
+// The entry point requires all of undici as it loads (fetch, WebSocket, mocks,
+// cache stores and the Node built-ins they take), where aerial needs only its
+// dispatchers. So the build (scripts/build.mjs) bundles 'undici' as its entry
+// point tree-shaken down to the names exported here: name a new one here and
+// the build takes it in. That leaves out undici's cookie helpers too, which
+// looked up globalThis.Headers as they loaded and so made Node 20 load its own,
+// internal copy of undici (test/e2e/undici-entry.test.ts holds both).
 // Commands that send no request never load this module (context.ts imports the
 // client on first use).
-import { restoreWebHeaders } from './web-headers-hidden.js';
 export { Agent, EnvHttpProxyAgent, errors, Pool, type Dispatcher } from 'undici';
-
-restoreWebHeaders();

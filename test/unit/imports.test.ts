@@ -123,7 +123,7 @@ describe('dependencies', () => {
     expect(silenced).toEqual([]);
   });
 
-  it('undici’s values come through src/api/undici.ts alone (it loads undici with the web Headers hidden); elsewhere only its types', () => {
+  it('undici’s values come through src/api/undici.ts alone (the build tree-shakes undici down to the names it exports); elsewhere only its types', () => {
     const direct = files.filter((file) => file !== 'api/undici.ts' && /^\s*import\s+(?!type\b)[^;]*from\s*['"]undici['"]|import\(\s*['"]undici['"]/m.test(readFileSync(join(SRC, file), 'utf8')));
     expect(direct).toEqual([]);
   });
