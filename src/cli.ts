@@ -5,7 +5,7 @@
 import { Command, CommanderError, Option, type OutputConfiguration } from 'commander';
 import { asCliError, BrokenPipeError, CliError, ExitCode, FileSystemError, fileSystemFailure, InterruptedError, UsageError } from './errors.js';
 import { DEFAULT_BASE_URL } from './config.js';
-import { openContext, type ActionFactory, type CommandBody, type Context, type GlobalOptions, type Process } from './context.js';
+import { openContext, type ActionFactory, type CommandBody, type CommandRegistration, type Context, type GlobalOptions, type Process } from './context.js';
 import { fitHelpText, formatItem } from './help-layout.js';
 import { Terminal } from './io.js';
 import { registrations } from './commands/index.js';
@@ -56,12 +56,24 @@ export function renderHelpTexts(): Record<string, string> {
 }
 
 /**
- * The program with every command registered, their actions made by `action`
+ * The command a command line runs, when its first word names one (by name or
+ * alias) that needs no other: the program is then built with that command
+ * alone (setting up every command's options is a good part of start-up).
+ * Anything else (options first, `help`, an unknown word) gets them all.
+ */
+export function commandToRun(argv: string[]): CommandRegistration | undefined {
+  const word = argv[2];
+  const found = registrations.find((registration) => registration.name === word || registration.aliases?.includes(word ?? ''));
+  return found?.needsWholeProgram ? undefined : found;
+}
+
+/**
+ * The program with every command registered (or only `only`), their actions made by `action`
  * (by default ones that do nothing: a program to look at, not to run). Help
  * is written through `output`, fitted to its width (by default 80 columns,
  * narrower only on a narrower terminal).
  */
-export function buildProgram(action: ActionFactory = IGNORE_ACTION, output: OutputConfiguration = {}): Command {
+export function buildProgram(action: ActionFactory = IGNORE_ACTION, output: OutputConfiguration = {}, only?: CommandRegistration): Command {
   const program = new Command('aerial')
     .description('Generate AI aerial images of any coordinates with the GenAerial v1 API')
     .version(`aerial ${VERSION} (node ${process.version})`, '-V, --version', 'print the version of aerial and Node.js')
@@ -101,7 +113,11 @@ written, 3 auth, 4 credits, 5 not found, 6 generation/server error,
     // Help, with its examples and notes, laid out for the terminal's width.
     writeOut: (text) => writeOut(fitHelpText(text, width())),
   });
-  for (const register of registrations) register(program, action);
+  for (const registration of only ? [only] : registrations) {
+    const command = program.command(registration.name);
+    for (const alias of registration.aliases ?? []) command.alias(alias);
+    registration.register(command, action);
+  }
   // commander's own help command looks one level deep (`aerial help config set` showed
   // the help of `config`); this one follows the whole path. It joins the Setup group.
   program
@@ -174,7 +190,7 @@ export async function main(argv: string[], proc: Process = process): Promise<num
     };
 
   const helpWidth = () => helpWidthFor(proc.stdout);
-  const program = buildProgram(action, {
+  const output: OutputConfiguration = {
     writeOut: (text) => proc.stdout.write(text),
     writeErr: (text) => proc.stderr.write(text),
     getOutHelpWidth: helpWidth,
@@ -183,7 +199,8 @@ export async function main(argv: string[], proc: Process = process): Promise<num
       if (jsonErrors) write(`${JSON.stringify(new UsageError(text.replace(/^error:\s*/, '').trim()).toJSON())}\n`);
       else write(text);
     },
-  });
+  };
+  const program = buildProgram(action, output, commandToRun(argv));
 
   /** Says what went wrong, once; nothing when the reader is gone (there may be nobody left to tell). */
   let reported: CliError | undefined;

@@ -38,7 +38,19 @@ export type CommandBody<O> = (ctx: Context, options: O, args: string[]) => Promi
 export type ActionFactory = <O>(body: CommandBody<O>) => (...args: unknown[]) => Promise<void>;
 
 /** How a command joins the program: it adds itself to `program`, its action made by `action`. */
-export type CommandRegistration = (program: Command, action: ActionFactory) => void;
+/**
+ * A command of the program: its name and aliases, known before anything is
+ * set up, and what sets it up on the Command the program makes for it. A run
+ * sets up only the command it runs (see buildProgram), unless that command
+ * needs every other one there too.
+ */
+export interface CommandRegistration {
+  readonly name: string;
+  readonly aliases?: readonly string[];
+  /** Its run looks at the whole program (completion describes every command). */
+  readonly needsWholeProgram?: boolean;
+  register(command: Command, action: ActionFactory): void;
+}
 
 export interface GlobalOptions {
   apiKey?: string;

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import type { BatchOptions } from '../batch/batch.js';
 import type { BatchStatusOptions } from '../batch/batch-status.js';
-import type { ActionFactory, Context } from '../context.js';
+import type { ActionFactory, CommandRegistration, Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { DEFAULT_LISTEN_HOST } from '../flags.js';
 import { CALLBACK_WAIT_HELP } from './generate-async.js';
@@ -22,9 +22,10 @@ interface BatchCommandOptions {
   [option: string]: unknown;
 }
 
-export function register(program: Command, action: ActionFactory): void {
-  const command = program
-    .command('batch')
+export const registration: CommandRegistration = { name: 'batch', register };
+
+function register(command: Command, action: ActionFactory): void {
+  command
     .argument('<file>', 'CSV with a header row, or JSON Lines; "-" reads stdin')
     .helpGroup('Images:')
     .description('generate one image per row of a CSV or JSON Lines file, resumably')

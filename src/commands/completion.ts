@@ -1,13 +1,14 @@
 // `aerial completion <shell>`: prints the completion script for bash, zsh or
 // fish, generated from this very program so it always matches the CLI.
 import { Argument, type Command } from 'commander';
-import type { ActionFactory } from '../context.js';
+import type { ActionFactory, CommandRegistration } from '../context.js';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
 
-export function register(program: Command, action: ActionFactory): void {
-  program
-    .command('completion')
+export const registration: CommandRegistration = { name: 'completion', needsWholeProgram: true, register };
+
+function register(command: Command, action: ActionFactory): void {
+  command
     .helpGroup('Setup:')
     .description('print the shell completion script for bash, zsh or fish')
     .addArgument(new Argument('<shell>', 'the shell to complete for').choices(SHELLS))
@@ -24,7 +25,7 @@ Examples:
       action(async (ctx, _options, args) => {
         const { completionScript } = await import('../completion.js');
         // The whole program, not this subcommand: completions cover every command.
-        ctx.io.out(completionScript(program, args[0] as (typeof SHELLS)[number]));
+        ctx.io.out(completionScript(command.parent!, args[0] as (typeof SHELLS)[number]));
       }),
     );
 }

@@ -18,12 +18,13 @@ import {
   type ConfigKey,
   type ProfileData,
 } from '../config.js';
-import type { ActionFactory, Context } from '../context.js';
+import type { ActionFactory, CommandRegistration, Context } from '../context.js';
 import { MESSAGE_MAX, printable } from '../printable.js';
 
-export function register(program: Command, action: ActionFactory): void {
-  const config = program
-    .command('config')
+export const registration: CommandRegistration = { name: 'config', register };
+
+function register(command: Command, action: ActionFactory): void {
+  const config = command
     .helpGroup('Setup:')
     .description('show and change settings: api-key, base-url, defaults.<scene flag>, defaults.preview')
     .addHelpText(

@@ -1,17 +1,17 @@
 // `aerial delete <id...>`: permanent deletion, confirmed on a terminal.
 import type { Command } from 'commander';
 import { asCliError, CliError, ExitCode, UsageError } from '../errors.js';
-import type { ActionFactory, Context } from '../context.js';
+import type { ActionFactory, CommandRegistration, Context } from '../context.js';
 import { printable } from '../printable.js';
 
 interface DeleteOptions {
   yes?: boolean;
 }
 
-export function register(program: Command, action: ActionFactory): void {
-  program
-    .command('delete')
-    .alias('rm')
+export const registration: CommandRegistration = { name: 'delete', aliases: ['rm'], register };
+
+function register(command: Command, action: ActionFactory): void {
+  command
     .helpGroup('Images:')
     .description('delete images from your history permanently')
     .argument('<id...>', 'image ids (see aerial list)')

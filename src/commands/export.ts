@@ -2,12 +2,13 @@
 // two hours after listing). The work lives in ../batch/export.ts.
 import type { Command } from 'commander';
 import type { ExportOptions } from '../batch/export.js';
-import type { ActionFactory, Context } from '../context.js';
+import type { ActionFactory, CommandRegistration, Context } from '../context.js';
 import { PROGRESS_INTERVAL_HELP, RETRY_DELAY_HELP } from './batch.js';
 
-export function register(program: Command, action: ActionFactory): void {
-  program
-    .command('export')
+export const registration: CommandRegistration = { name: 'export', register };
+
+function register(command: Command, action: ActionFactory): void {
+  command
     .argument('<dir>', 'directory to write <id>.jpg files, index.jsonl, index.html and index.geojson into (created if missing)')
     .helpGroup('Images:')
     .description('download every image in your history, with an index, an HTML report and GeoJSON')

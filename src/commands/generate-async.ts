@@ -6,7 +6,7 @@ import { UsageError } from '../errors.js';
 import type { GenerationRequest } from '../api/schema.js';
 import type { ListenPlan } from '../async-generation.js';
 import { formatBytes } from '../bytes.js';
-import type { ActionFactory, Context } from '../context.js';
+import type { ActionFactory, CommandRegistration, Context } from '../context.js';
 import { DEFAULT_LISTEN_HOST } from '../flags.js';
 import type { Spinner } from '../io.js';
 import { printable } from '../printable.js';
@@ -35,9 +35,10 @@ interface GenerateAsyncOptions {
  */
 export const CALLBACK_WAIT_HELP = '90s, 10m, 1h; a bare number is seconds, at most 600 (default 10m, up to 24h)';
 
-export function register(program: Command, action: ActionFactory): void {
-  const command = program
-    .command('generate-async')
+export const registration: CommandRegistration = { name: 'generate-async', register };
+
+function register(command: Command, action: ActionFactory): void {
+  command
     .helpGroup('Images:')
     .description('start a generation whose result is POSTed to a webhook (or caught here with --listen)');
   addLocationOptions(command);

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { BrokenPipeError, UsageError } from '../errors.js';
 import { formatBytes } from '../bytes.js';
-import type { ActionFactory, Context } from '../context.js';
+import type { ActionFactory, CommandRegistration, Context } from '../context.js';
 import { VERSION } from '../version.js';
 import { addLocationOptions, addSceneOptions, sceneInputFrom } from './scene-options.js';
 
@@ -17,9 +17,10 @@ interface GenerateOptions {
   [scene: string]: unknown;
 }
 
-export function register(program: Command, action: ActionFactory): void {
-  const command = program
-    .command('generate')
+export const registration: CommandRegistration = { name: 'generate', register };
+
+function register(command: Command, action: ActionFactory): void {
+  command
     .description('generate an aerial image and save it as a JPEG')
     .helpGroup('Images:');
   addLocationOptions(command);

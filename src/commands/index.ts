@@ -2,17 +2,17 @@
 // --help. A new command is a file of its own in this directory (its options and
 // a CommandBody, see context.ts) and one line here.
 import type { CommandRegistration } from '../context.js';
-import { register as batch } from './batch.js';
-import { register as completion } from './completion.js';
-import { register as config } from './config.js';
-import { register as del } from './delete.js';
-import { register as exportImages } from './export.js';
-import { register as generateAsync } from './generate-async.js';
-import { register as generate } from './generate.js';
-import { register as init } from './init.js';
-import { register as list } from './list.js';
-import { register as sandbox } from './sandbox.js';
-import { register as view } from './view.js';
+import { registration as batch } from './batch.js';
+import { registration as completion } from './completion.js';
+import { registration as config } from './config.js';
+import { registration as del } from './delete.js';
+import { registration as exportImages } from './export.js';
+import { registration as generateAsync } from './generate-async.js';
+import { registration as generate } from './generate.js';
+import { registration as init } from './init.js';
+import { registration as list } from './list.js';
+import { registration as sandbox } from './sandbox.js';
+import { registration as view } from './view.js';
 
 export const registrations: CommandRegistration[] = [
   generate,

@@ -5,11 +5,12 @@ import type { Command } from 'commander';
 import { ApiError } from '../api/errors.js';
 import { asCliError, CliError, ExitCode } from '../errors.js';
 import type { Network } from '../api/network.js';
-import { formatTrace, type ActionFactory, type Context } from '../context.js';
+import { formatTrace, type ActionFactory, type CommandRegistration, type Context } from '../context.js';
 
-export function register(program: Command, action: ActionFactory): void {
-  program
-    .command('init')
+export const registration: CommandRegistration = { name: 'init', register };
+
+function register(command: Command, action: ActionFactory): void {
+  command
     .helpGroup('Setup:')
     .description('set up aerial step by step: service URL, API key, defaults, and a test call')
     .addHelpText(

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import type { ImageRecord, Page } from '../api/schema.js';
-import type { ActionFactory, Context } from '../context.js';
+import type { ActionFactory, CommandRegistration, Context } from '../context.js';
 import { parseWholeNumber } from '../flags.js';
 
 interface ListOptions {
@@ -20,10 +20,10 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-export function register(program: Command, action: ActionFactory): void {
-  program
-    .command('list')
-    .alias('ls')
+export const registration: CommandRegistration = { name: 'list', aliases: ['ls'], register };
+
+function register(command: Command, action: ActionFactory): void {
+  command
     .helpGroup('Images:')
     .description('list the images in your history')
     .option('--page <n>', 'page number, counted from 0 (default 0)')

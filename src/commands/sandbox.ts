@@ -3,7 +3,7 @@
 // imported only when the command runs.
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
-import type { ActionFactory, Context } from '../context.js';
+import type { ActionFactory, CommandRegistration, Context } from '../context.js';
 import { parseFraction, parseWholeNumber } from '../flags.js';
 import type { SandboxOptions } from '../sandbox/server.js';
 
@@ -33,9 +33,10 @@ export type SandboxFlags = Required<Pick<SandboxOptions, 'port' | 'host'>> &
 export const LATENCY_BARE_MAX_MS = 30_000;
 export const LATENCY_HELP = 'send no API answer (nor webhook) sooner than this: 250ms, 2s; a bare number is seconds, at most 30 (up to 10m)';
 
-export function register(program: Command, action: ActionFactory): void {
-  program
-    .command('sandbox')
+export const registration: CommandRegistration = { name: 'sandbox', register };
+
+function register(command: Command, action: ActionFactory): void {
+  command
     .helpGroup('Setup:')
     .description('run the bundled local GenAerial-compatible server (no real credits, fault knobs for tests)')
     .option('--port <n>', 'port to listen on; 0 picks a free one', '4010')

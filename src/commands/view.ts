@@ -2,16 +2,16 @@
 // terminal's own image protocol or in half-block characters. The work lives in
 // ../preview/; this file declares the interface, so that --help loads nothing heavy.
 import type { Command } from 'commander';
-import type { ActionFactory, Context } from '../context.js';
+import type { ActionFactory, CommandRegistration, Context } from '../context.js';
 import type { PreviewFlags } from '../preview/show.js';
 
 /** Largest image read from standard input, as from the service. */
 const MAX_STDIN_BYTES = 256 * 1024 * 1024;
 
-export function register(program: Command, action: ActionFactory): void {
-  program
-    .command('view')
-    .alias('show')
+export const registration: CommandRegistration = { name: 'view', aliases: ['show'], register };
+
+function register(command: Command, action: ActionFactory): void {
+  command
     .helpGroup('Images:')
     .description('show images in the terminal: JPEG files, or image ids from your history')
     .argument('<image...>', 'a JPEG file, "-" for standard input, or an image id (see aerial list)')
