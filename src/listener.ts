@@ -10,7 +10,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { formatBytes } from './bytes.js';
-import { WebhookPayloadSchema, WebhookSuccessSchema, type WebhookPayload, type WebhookSuccess } from './api/schema.js';
+import { webhookPayloadSchema, webhookSuccessSchema, type WebhookPayload, type WebhookSuccess } from './api/schema.js';
 
 /** Both documented payloads are a handful of short fields; anything near this is not one of them. */
 export const MAX_CALLBACK_BYTES = 64 * 1024;
@@ -106,7 +106,7 @@ export function callbackUrlFor(token: string, boundUrl: string, publicUrl?: stri
 
 /** Success and error payloads are told apart by the success fields, the way the schema's union does. */
 export function isSuccessPayload(payload: WebhookPayload): payload is WebhookSuccess {
-  return WebhookSuccessSchema.safeParse(payload).success;
+  return webhookSuccessSchema().safeParse(payload).success;
 }
 
 function sameText(a: string, b: string): boolean {
@@ -304,7 +304,7 @@ export class WebhookListener {
     } catch {
       return this.answer(res, 400, method, 'rejected', 'body is not JSON');
     }
-    const parsed = WebhookPayloadSchema.safeParse(json);
+    const parsed = webhookPayloadSchema().safeParse(json);
     if (!parsed.success) return this.answer(res, 400, method, 'rejected', 'not a success or error payload');
     const callback: Callback = { payload: parsed.data, res, method, bytes: body.length };
     if (this.refusingUnknown || this.expected.has(callback.payload.requestId)) return this.settle(callback);

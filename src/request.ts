@@ -2,7 +2,7 @@
 // a validated wire request. Every failure names the flag and what is allowed,
 // and nothing is sent until this has succeeded.
 import { UsageError } from './errors.js';
-import { describeIssues, GenerationRequestSchema, type GenerationRequest } from './api/schema.js';
+import { describeIssues, generationRequestSchema, type GenerationRequest } from './api/schema.js';
 import type { Settings } from './config.js';
 import {
   flagName,
@@ -140,7 +140,7 @@ export function buildGenerationRequest(
   }
 
   // The schema is the last word: anything the checks above missed is still caught before sending.
-  const checked = GenerationRequestSchema.safeParse(request);
+  const checked = generationRequestSchema().safeParse(request);
   if (!checked.success) throw new UsageError(describeIssues(checked.error), 'ValidationFailed');
   return checked.data;
 }

@@ -16,9 +16,9 @@ import { DEFAULT_RETRY_POLICY, withRetries, type Attempt, type RetryHooks, type 
 import { API_PATH } from './spec.js';
 import { CallBudget, DEFAULT_TIMEOUTS, type CallKind, type Timeouts } from './timeouts.js';
 import {
-  AsyncAcceptedSchema,
-  ErrorBodySchema,
-  PageSchema,
+  asyncAcceptedSchema,
+  errorBodySchema,
+  pageSchema,
   type AsyncAccepted,
   type GenerationRequest,
   type Page,
@@ -251,7 +251,7 @@ export class GenAerialClient {
   /** Asynchronous generation: the acceptance record; the image arrives by webhook. */
   generateAsync(body: GenerationRequest, callbackUrl: string, call: CallOptions = {}): Promise<AsyncAccepted> {
     const outgoing: Outgoing = { kind: 'generation', json: body, headers: { 'x-callback-url': callbackUrl }, withKey: true };
-    return this.request('POST', `${API_PATH}/async`, outgoing, call, (res) => this.jsonFrom(res, AsyncAcceptedSchema, 'acceptance record'));
+    return this.request('POST', `${API_PATH}/async`, outgoing, call, (res) => this.jsonFrom(res, asyncAcceptedSchema(), 'acceptance record'));
   }
 
   list(query: ListQuery = {}, call: CallOptions = {}): Promise<Page> {
@@ -260,7 +260,7 @@ export class GenAerialClient {
     if (query.size !== undefined) params.set('size', String(query.size));
     for (const sort of query.sort ?? []) params.append('sort', sort);
     const qs = params.toString();
-    return this.request('GET', `${API_PATH}${qs ? `?${qs}` : ''}`, { kind: 'lookup', withKey: true }, call, (res) => this.jsonFrom(res, PageSchema, 'page of images'));
+    return this.request('GET', `${API_PATH}${qs ? `?${qs}` : ''}`, { kind: 'lookup', withKey: true }, call, (res) => this.jsonFrom(res, pageSchema(), 'page of images'));
   }
 
   async delete(id: string, call: CallOptions = {}): Promise<void> {
@@ -470,7 +470,7 @@ export class GenAerialClient {
       } catch {
         parsedJson = undefined;
       }
-      const body = ErrorBodySchema.safeParse(parsedJson);
+      const body = errorBodySchema().safeParse(parsedJson);
       // Whatever the server says is shown on one line, without its control characters.
       if (body.success) {
         code = printable(body.data.error, 60) || code;

@@ -17,11 +17,22 @@ import {
 } from '../scene-vocabulary.js';
 import { CONTROL_CHARACTERS } from './image-id.js';
 
+/**
+ * A schema built on its first use: a command builds only the schemas it
+ * uses (building zod schemas is a measurable part of every start-up).
+ */
+function lazily<T>(build: () => T): () => T {
+  let built: T | undefined;
+  return () => (built ??= build());
+}
+
 /** Identifiers are printed and used in paths and file names: control characters in one mean a broken server. */
-const Identifier = z
-  .string()
-  .min(1, 'must be a non-empty identifier')
-  .refine((id) => !CONTROL_CHARACTERS.test(id), 'must be an identifier without control characters');
+const identifier = lazily(() =>
+  z
+    .string()
+    .min(1, 'must be a non-empty identifier')
+    .refine((id) => !CONTROL_CHARACTERS.test(id), 'must be an identifier without control characters'),
+);
 
 type Flatten<T> = { [K in keyof T]: T[K] };
 type Leaf<Path> = Path extends `coordinates.${infer Name}` ? Name : never;
@@ -74,62 +85,74 @@ function requestShape(): z.ZodRawShape {
   return shape;
 }
 
-export const GenerationRequestSchema = z.object(requestShape()).strict() as unknown as z.ZodType<GenerationRequest>;
+export const generationRequestSchema = lazily(() => z.object(requestShape()).strict() as unknown as z.ZodType<GenerationRequest>);
 
-export const ImageRecordSchema = z
-  .object({
-    id: Identifier,
-    url: z.string(),
-    coordinates: z.object({ latitude: z.number(), longitude: z.number() }).passthrough(),
-    resolution: z.string(),
-    createdAt: z.string(),
-  })
-  .passthrough();
+const buildImageRecord = () =>
+  z
+    .object({
+      id: identifier(),
+      url: z.string(),
+      coordinates: z.object({ latitude: z.number(), longitude: z.number() }).passthrough(),
+      resolution: z.string(),
+      createdAt: z.string(),
+    })
+    .passthrough();
+export const imageRecordSchema = lazily(buildImageRecord);
 
-export type ImageRecord = z.infer<typeof ImageRecordSchema>;
+export type ImageRecord = z.infer<ReturnType<typeof buildImageRecord>>;
 
-export const PageSchema = z
-  .object({
-    content: z.array(ImageRecordSchema),
-    totalElements: z.number().int(),
-    totalPages: z.number().int(),
-    page: z.number().int(),
-    size: z.number().int(),
-  })
-  .passthrough();
+const buildPage = () =>
+  z
+    .object({
+      content: z.array(imageRecordSchema()),
+      totalElements: z.number().int(),
+      totalPages: z.number().int(),
+      page: z.number().int(),
+      size: z.number().int(),
+    })
+    .passthrough();
+export const pageSchema = lazily(buildPage);
 
-export type Page = z.infer<typeof PageSchema>;
+export type Page = z.infer<ReturnType<typeof buildPage>>;
 
-export const AsyncAcceptedSchema = z
-  .object({ requestId: Identifier, status: z.string() })
-  .passthrough();
+const buildAsyncAccepted = () =>
+  z
+    .object({ requestId: identifier(), status: z.string() })
+    .passthrough();
+export const asyncAcceptedSchema = lazily(buildAsyncAccepted);
 
-export type AsyncAccepted = z.infer<typeof AsyncAcceptedSchema>;
+export type AsyncAccepted = z.infer<ReturnType<typeof buildAsyncAccepted>>;
 
-export const ErrorBodySchema = z
-  .object({ status: z.number().int().optional(), error: z.string(), message: z.string().optional() })
-  .passthrough();
+const buildErrorBody = () =>
+  z
+    .object({ status: z.number().int().optional(), error: z.string(), message: z.string().optional() })
+    .passthrough();
+export const errorBodySchema = lazily(buildErrorBody);
 
-export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+export type ErrorBody = z.infer<ReturnType<typeof buildErrorBody>>;
 
-export const WebhookSuccessSchema = z
-  .object({
-    requestId: Identifier,
-    signedUrl: z.string(),
-    generatedImageId: Identifier,
-    creditsUsed: z.number().int(),
-  })
-  .passthrough();
+const buildWebhookSuccess = () =>
+  z
+    .object({
+      requestId: identifier(),
+      signedUrl: z.string(),
+      generatedImageId: identifier(),
+      creditsUsed: z.number().int(),
+    })
+    .passthrough();
+export const webhookSuccessSchema = lazily(buildWebhookSuccess);
 
-export const WebhookErrorSchema = z
-  .object({ requestId: z.string(), errorCode: z.string(), errorMessage: z.string() })
-  .passthrough();
+const buildWebhookError = () =>
+  z
+    .object({ requestId: z.string(), errorCode: z.string(), errorMessage: z.string() })
+    .passthrough();
+export const webhookErrorSchema = lazily(buildWebhookError);
 
-export type WebhookSuccess = z.infer<typeof WebhookSuccessSchema>;
-export type WebhookError = z.infer<typeof WebhookErrorSchema>;
+export type WebhookSuccess = z.infer<ReturnType<typeof buildWebhookSuccess>>;
+export type WebhookError = z.infer<ReturnType<typeof buildWebhookError>>;
 
-export const WebhookPayloadSchema = z.union([WebhookSuccessSchema, WebhookErrorSchema]);
-export type WebhookPayload = z.infer<typeof WebhookPayloadSchema>;
+export const webhookPayloadSchema = lazily(() => z.union([webhookSuccessSchema(), webhookErrorSchema()]));
+export type WebhookPayload = WebhookSuccess | WebhookError;
 
 /** The range the spec sets for the coordinate at a wire path, if any. */
 function rangeAt(path: string): readonly [number, number] | undefined {

@@ -2,7 +2,7 @@
 // wire form, priced, and rendered into a real JPEG by render.ts (on worker
 // threads, see render-pool.ts).
 import { BEARING_ABBREVIATIONS, imageDimensions, SANDBOX_PRICE } from '../api/enums.js';
-import { describeIssues, GenerationRequestSchema, type GenerationRequest } from '../api/schema.js';
+import { describeIssues, generationRequestSchema, type GenerationRequest } from '../api/schema.js';
 import { HttpError, validationFailed } from './http-io.js';
 import { WARM_UP_REQUEST, WARM_UP_SIZE, type RenderPool } from './render-pool.js';
 import type { StoredScene } from './store.js';
@@ -13,7 +13,7 @@ import type { StoredScene } from './store.js';
  * names the field and says what the wire form is.
  */
 export function parseGenerationRequest(body: unknown): GenerationRequest {
-  const parsed = GenerationRequestSchema.safeParse(body);
+  const parsed = generationRequestSchema().safeParse(body);
   if (parsed.success) return parsed.data;
   const hints: string[] = [];
   const raw = body as { coordinates?: Record<string, unknown>; bearing?: unknown } | null;

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import jpeg from 'jpeg-js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GenerationRequestSchema, PageSchema } from '../../src/api/schema.js';
+import { generationRequestSchema, pageSchema } from '../../src/api/schema.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';
 
@@ -41,7 +41,7 @@ describe('generate', () => {
     expect([image.width, image.height]).toEqual([1280, 720]);
     const [sent] = apiRequests();
     expect(sent?.method).toBe('POST');
-    expect(GenerationRequestSchema.parse(sent?.body)).toMatchObject({
+    expect(generationRequestSchema().parse(sent?.body)).toMatchObject({
       coordinates: { lat: 48.8584, lng: 2.2945 },
       resolution: 'HD',
       bearing: 'NorthEast',
@@ -223,7 +223,7 @@ describe('list', () => {
   it('prints the API page object with --json', async () => {
     const result = await cli(['list', '--json', '--size', '2'], listEnv());
     expect(result.exitCode).toBe(0);
-    const page = PageSchema.parse(JSON.parse(result.stdout));
+    const page = pageSchema().parse(JSON.parse(result.stdout));
     expect(page).toMatchObject({ totalElements: 5, totalPages: 3, page: 0, size: 2 });
     expect(page.content).toHaveLength(2);
     expect(page.content[0]!.coordinates).toEqual({ latitude: 14, longitude: 24 });
@@ -233,7 +233,7 @@ describe('list', () => {
   it('walks every page with --all, and honours --sort', async () => {
     const result = await cli(['list', '--all', '--size', '2', '--sort', 'createdAt,asc', '--json'], listEnv());
     expect(result.exitCode).toBe(0);
-    const page = PageSchema.parse(JSON.parse(result.stdout));
+    const page = pageSchema().parse(JSON.parse(result.stdout));
     expect(page.content.map((r) => r.coordinates.latitude)).toEqual([10, 11, 12, 13, 14]);
     expect(apiRequests().filter((r) => r.method === 'GET')).toHaveLength(3);
   });
@@ -241,7 +241,7 @@ describe('list', () => {
   it('piped, prints one tab-separated line per image (the terminal table: list-output.test.ts)', async () => {
     const result = await cli(['list'], listEnv());
     expect(result.exitCode).toBe(0);
-    const page = PageSchema.parse(JSON.parse((await cli(['list', '--json'], listEnv())).stdout));
+    const page = pageSchema().parse(JSON.parse((await cli(['list', '--json'], listEnv())).stdout));
     expect(result.stdout.split('\n').filter(Boolean).map((line) => line.split('\t')[0])).toEqual(page.content.map((record) => record.id));
     expect(result.stdout).toContain('\tHD\t12\t22\n');
     expect(result.stdout).not.toMatch(/\u001b\[/);
@@ -269,7 +269,7 @@ describe('delete', () => {
   let account: { key: string };
   const as = () => ({ env: { AERIAL_API_KEY: account.key } });
   async function ids(): Promise<string[]> {
-    return PageSchema.parse(JSON.parse((await cli(['list', '--json'], as())).stdout)).content.map((r) => r.id);
+    return pageSchema().parse(JSON.parse((await cli(['list', '--json'], as())).stdout)).content.map((r) => r.id);
   }
 
   beforeAll(async () => {

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import stringWidth from 'string-width';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PageSchema, type ImageRecord } from '../../src/api/schema.js';
+import { pageSchema, type ImageRecord } from '../../src/api/schema.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 import { plain, spawnInPty } from '../helpers/pty.js';
@@ -36,7 +36,7 @@ beforeAll(async () => {
     expect(made.exitCode, made.stderr).toBe(0);
   }
   const listed = await runCli(['list', '--json'], { configDir: home.path, env: sandbox.env() });
-  records = PageSchema.parse(JSON.parse(listed.stdout)).content;
+  records = pageSchema().parse(JSON.parse(listed.stdout)).content;
   expect(records).toHaveLength(PLACES.length);
 });
 afterAll(async () => {

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliError, ExitCode } from '../../src/errors.js';
-import { GenerationRequestSchema } from '../../src/api/schema.js';
+import { generationRequestSchema } from '../../src/api/schema.js';
 import { resolveSettings } from '../../src/config.js';
 import { buildGenerationRequest } from '../../src/request.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
@@ -91,7 +91,7 @@ describe('aerial generate over generated command lines (spawned)', () => {
           expect(sent.url).toBe('/api/external/v1/image-generation');
           expect(sent.headers['content-type']).toBe('application/json');
           const body = JSON.parse(sent.body) as unknown;
-          expect(GenerationRequestSchema.safeParse(body).success).toBe(true);
+          expect(generationRequestSchema().safeParse(body).success).toBe(true);
           expect(body).toEqual(JSON.parse(JSON.stringify(built)));
           expect(body).toEqual(expectedBody(scene));
           expect(leftovers(work.path)).toEqual(['out.jpg']);

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseSceneEnum, SCENE_ENUMS, type SceneEnumField } from '../../src/api/enums.js';
 import { CliError, ExitCode } from '../../src/errors.js';
-import { GenerationRequestSchema } from '../../src/api/schema.js';
+import { generationRequestSchema } from '../../src/api/schema.js';
 import { resolveSettings } from '../../src/config.js';
 import { buildGenerationRequest, parseLocation } from '../../src/request.js';
 import { enumValue, expectedBody, invalidFlags, location, sceneCase, sceneInput } from './scene-model.js';
@@ -42,7 +42,7 @@ describe('buildGenerationRequest over generated scenes', () => {
           valid++;
           expect(result.ok, `should accept: ${result.ok ? '' : String((result as { error: unknown }).error)}`).toBe(true);
           const body = (result as { value: unknown }).value;
-          expect(GenerationRequestSchema.safeParse(body).success).toBe(true);
+          expect(generationRequestSchema().safeParse(body).success).toBe(true);
           expect(JSON.parse(JSON.stringify(body))).toEqual(expectedBody(scene));
         }
       }),
@@ -110,7 +110,7 @@ describe('buildGenerationRequest over generated scenes', () => {
         (raw) => {
           const input = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined));
           const result = attempt(() => buildGenerationRequest(input, defaults));
-          if (result.ok) expect(GenerationRequestSchema.safeParse(result.value).success).toBe(true);
+          if (result.ok) expect(generationRequestSchema().safeParse(result.value).success).toBe(true);
           else expect((result.error as CliError).exitCode).toBe(ExitCode.Usage);
         },
       ),

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { imageDimensions, parseSceneEnum, RESOLUTIONS, ASPECT_RATIOS } from '../../src/api/enums.js';
 import { nearest } from '../../src/suggest.js';
 import { UsageError } from '../../src/errors.js';
-import { GenerationRequestSchema } from '../../src/api/schema.js';
+import { generationRequestSchema } from '../../src/api/schema.js';
 import { resolveSettings } from '../../src/config.js';
 import { buildGenerationRequest, parseLocation } from '../../src/request.js';
 import { usageMessage } from '../helpers/usage-error.js';
@@ -79,7 +79,7 @@ describe('buildGenerationRequest', () => {
       epoch: 'Nowadays',
       tags: ['tower'],
     });
-    expect(GenerationRequestSchema.safeParse(request).success).toBe(true);
+    expect(generationRequestSchema().safeParse(request).success).toBe(true);
   });
 
   it('uses profile defaults when flags are absent, and flags over them', () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { describeIssues, GenerationRequestSchema, type GenerationRequest } from '../../src/api/schema.js';
+import { describeIssues, generationRequestSchema, type GenerationRequest } from '../../src/api/schema.js';
 import { planBatch } from '../../src/batch/plan.js';
 import { sceneFieldOf } from '../../src/batch/rows.js';
 import { compileTemplate } from '../../src/batch/template.js';
@@ -187,10 +187,10 @@ describe('every scene field', () => {
       if (path !== undefined) {
         it(`is known to the request schema at ${path}, which refuses a value of the wrong type`, () => {
           const body = JSON.parse(JSON.stringify(fullRequest())) as Record<string, unknown>;
-          expect(GenerationRequestSchema.safeParse(body).success).toBe(true);
+          expect(generationRequestSchema().safeParse(body).success).toBe(true);
           const wrongType = { coordinate: 'north', location: 0, enum: 'Sideways', boolean: 'yes', list: 'a;b', text: 5 }[spec.kind];
           writeWire(body, field, wrongType);
-          const result = GenerationRequestSchema.safeParse(body);
+          const result = generationRequestSchema().safeParse(body);
           expect(result.success).toBe(false);
           expect(describeIssues(result.error!)).toMatch(new RegExp(`^${path.replace('.', '\\.')}\\b`));
         });
