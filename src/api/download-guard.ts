@@ -6,7 +6,7 @@
 // before anything is sent, and by the address a name resolves to when the
 // socket connects (so a name cannot answer one address to a check and
 // another to the connection).
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import type { LookupAddress, LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { BadResponseError } from './errors.js';
 
@@ -49,7 +49,17 @@ type Lookup = (hostname: string, options: LookupOptions, callback: LookupCallbac
  * name resolves to a forbidden address. IP literals never reach a lookup;
  * checkDownloadHost covers them.
  */
-export function guardLookup(resolve: Lookup = dnsLookup as unknown as Lookup): Lookup {
+/** The system's resolver, node:dns, loaded for the first name looked up: a service reached by its IP address never needs it. */
+let systemResolver: Promise<Lookup> | undefined;
+const systemLookup: Lookup = (hostname, options, callback) => {
+  systemResolver ??= import('node:dns').then((dns) => dns.lookup as unknown as Lookup);
+  systemResolver.then(
+    (lookup) => lookup(hostname, options, callback),
+    (error: NodeJS.ErrnoException) => callback(error, [], undefined),
+  );
+};
+
+export function guardLookup(resolve: Lookup = systemLookup): Lookup {
   return (hostname, options, callback) => {
     resolve(hostname, options, (error, address, family) => {
       if (error) return callback(error, address, family);

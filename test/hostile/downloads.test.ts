@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GenAerialClient } from '../../src/api/client.js';
-import { ForbiddenDestinationError, guardLookup, isForbiddenAddress } from '../../src/api/download-guard.js';
+import { ForbiddenDestinationError, guardedLookup, guardLookup, isForbiddenAddress } from '../../src/api/download-guard.js';
 import { cliErrorOf } from '../../src/errors.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { memorySink } from '../helpers/client.js';
@@ -160,6 +160,14 @@ describe('names that resolve to a forbidden address, refused as the socket conne
     const result = await runCli(['list', '--json'], { configDir: home.path, env: { AERIAL_API_KEY: KEY, AERIAL_BASE_URL: `http://localhost:${service.port}` } });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(service.requests).toHaveLength(1);
+  });
+
+  it("looks names up with the system's resolver, loaded on first use", async () => {
+    const lookUp = (hostname: string) =>
+      new Promise<{ error: NodeJS.ErrnoException | null; address: unknown }>((resolve) => guardedLookup(hostname, { all: true }, (error, address) => resolve({ error, address })));
+    const local = await lookUp('localhost');
+    expect(local.error).toBeNull();
+    expect((local.address as Array<{ address: string }>).map((entry) => entry.address)).toEqual(expect.arrayContaining([expect.stringMatching(/^(127\.0\.0\.1|::1)$/)]));
   });
 
   it('the address rule covers link-local and metadata addresses in every family, and nothing ordinary', () => {
