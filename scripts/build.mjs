@@ -200,7 +200,7 @@ async function writeWorldData(dir) {
 function recordCodeCache(bundleDir) {
   const work = mkdtempSync(join(tmpdir(), 'aerial-code-cache-'));
   try {
-    const result = spawnSync(process.execPath, [fileURLToPath(new URL('./record-code-cache.cjs', import.meta.url)), bundleDir, work], {
+    const result = spawnSync(process.execPath, [fileURLToPath(new URL('./record-code-cache.cjs', import.meta.url)), bundleDir], {
       env: { ...process.env, AERIAL_CONFIG_DIR: join(work, 'config'), NO_COLOR: '1' },
       stdio: ['ignore', 'ignore', 'pipe'],
       encoding: 'utf8',
