@@ -1,6 +1,6 @@
 // The body of one render worker thread (see render-pool.ts): renders each
 // request it is sent and hands the JPEG's memory back to the main thread
-// (transferred, not copied). The bundle has it as its own entry point,
+// (copied into memory of its own, then transferred). The bundle has it as its own entry point,
 // dist/render-worker.js (scripts/build.mjs).
 import { parentPort } from 'node:worker_threads';
 import type { GenerationRequest } from '../api/schema.js';
@@ -15,12 +15,21 @@ export interface RenderJob {
 
 export type RenderReply = { id: number; jpeg: ArrayBuffer } | { id: number; error: string };
 
-/** The JPEG's bytes in an ArrayBuffer of their own, so it can be transferred without taking anything else along. */
-function ownArrayBuffer(bytes: Buffer): ArrayBuffer {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) return bytes.buffer;
+/**
+ * The JPEG's bytes copied into an ArrayBuffer of this thread's own, which can
+ * be transferred. sharp hands back memory it allocated itself (an external
+ * buffer); from Node 22 on such memory cannot be transferred (DataCloneError).
+ */
+function transferableCopy(bytes: Buffer): ArrayBuffer {
   const copy = new ArrayBuffer(bytes.byteLength);
   new Uint8Array(copy).set(bytes);
   return copy;
+}
+
+/** An error's reason as text that survives the trip to the main thread. */
+function reasonOf(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
 }
 
 if (parentPort) {
@@ -28,10 +37,15 @@ if (parentPort) {
   port.on('message', async ({ id, request, size }: RenderJob) => {
     let reply: RenderReply;
     try {
-      reply = { id, jpeg: ownArrayBuffer(await renderAerialJpeg(request, size)) };
+      reply = { id, jpeg: transferableCopy(await renderAerialJpeg(request, size)) };
     } catch (error) {
-      reply = { id, error: (error as Error)?.message ?? String(error) };
+      reply = { id, error: reasonOf(error) };
     }
-    port.postMessage(reply, 'jpeg' in reply ? [reply.jpeg] : []);
+    try {
+      port.postMessage(reply, 'jpeg' in reply ? [reply.jpeg] : []);
+    } catch (error) {
+      // The job must still end, with its reason, or the main thread would wait for it for ever.
+      port.postMessage({ id, error: `the render worker could not hand back the image: ${reasonOf(error)}` } satisfies RenderReply);
+    }
   });
 }
