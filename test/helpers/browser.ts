@@ -3,16 +3,17 @@
 // the background that talks to the network. Every request the page makes is
 // routed through the test and recorded, and any that is not file:// is refused;
 // console errors and page errors are collected.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { available, program } from './system-tools.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
 export function chromiumAvailable(): boolean {
-  return existsSync(CHROMIUM);
+  return available(program('chromium', CHROMIUM, 'apt-get install chromium'));
 }
 
 export interface OpenedPage {
