@@ -1,16 +1,14 @@
 // Runs the built CLI in this process exactly as bin/aerial.js does (the bundle
-// loaded through its V8 code caches, process.exit once the command is done),
+// imported with Node's compile cache on, process.exit once the command is done),
 // then records this process's peak RSS and CPU time to the file named by
 // AERIAL_BENCH_STATS. Benchmarks spawn this instead of bin/aerial.js when they
 // need figures a parent process cannot read from outside.
 import { writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import module from 'node:module';
 
-const require = createRequire(import.meta.url);
-const bundle = fileURLToPath(new URL('../dist', import.meta.url));
-require('../bin/code-cache.js').useCodeCache(bundle);
-const exitCode = await require('../dist/cli.js').main(process.argv);
+module.enableCompileCache?.();
+const { main } = await import('../dist/cli.js');
+const exitCode = await main(process.argv);
 const statsFile = process.env.AERIAL_BENCH_STATS;
 if (statsFile) {
   const cpu = process.cpuUsage();

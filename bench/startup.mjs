@@ -17,9 +17,9 @@ export function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-function timeOnce(args, env) {
+function timeOnce(node, args, env) {
   const started = process.hrtime.bigint();
-  const result = spawnSync(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const result = spawnSync(node, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   if (result.status !== 0) throw new Error(`${args.join(' ')} exited ${result.status}: ${result.stderr}`);
   return ms;
@@ -85,8 +85,10 @@ function startBigJpegServer(bytes) {
  * copy of the previous release) whose --version, --help and list --json are
  * measured in the same interleaved runs, without the variable: a change's
  * effect on start-up, told apart from the machine's noise.
+ * `node` is the Node binary every case runs on, the bare `node -e 0` included
+ * (a Node line from scripts/node-lines.mjs, say); the sandbox runs on this one.
  */
-export async function benchStartup({ runs = 15, against = [] } = {}) {
+export async function benchStartup({ runs = 15, against = [], node = process.execPath } = {}) {
   const configDir = mkdtempSync(join(tmpdir(), 'aerial-bench-'));
   const { NODE_EXTRA_CA_CERTS: extraCaCerts, ...withoutCa } = process.env;
   const clean = { ...withoutCa, AERIAL_CONFIG_DIR: configDir, NO_COLOR: '1' };
@@ -116,10 +118,11 @@ export async function benchStartup({ runs = 15, against = [] } = {}) {
       cases[`against${index}/listJson`] = [[bin, 'list', '--json'], listEnv];
     }
     const samples = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-    for (const [args, e] of Object.values(cases)) timeOnce(args, e); // warm the file cache
+    // Warms the file cache, and fills Node's compile cache as a user's first run does.
+    for (const [args, e] of Object.values(cases)) timeOnce(node, args, e);
     // Interleaved, so machine noise falls on every case alike.
     for (let i = 0; i < runs; i++) {
-      for (const [name, [args, e]] of Object.entries(cases)) samples[name].push(timeOnce(args, e));
+      for (const [name, [args, e]] of Object.entries(cases)) samples[name].push(timeOnce(node, args, e));
     }
     const figures = (variant) => {
       const m = (name) => median(samples[`${variant}/${name}`]);
@@ -136,6 +139,7 @@ export async function benchStartup({ runs = 15, against = [] } = {}) {
     const nodeMs = median(samples['clean/node']);
     return {
       runs,
+      node: spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim(),
       clean: figures('clean'),
       withExtraCaCerts: extraCaCerts ? { file: extraCaCerts, ...figures('withExtraCaCerts') } : null,
       against: against.map((dir, index) => {

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Kept tiny on purpose: startup time is a product goal. `--version` and the
 // plain `--help` pages are answered without loading the CLI bundle at all;
-// everything else loads the bundle through a code cache (code-cache.js): Node's
-// own from Node 22.1, the one the build recorded on Node 20.
-// CommonJS, like the bundle: Node starts its ES module loader only for ES modules.
+// everything else imports the bundle (ES modules, dist/cli.js) with Node's
+// compile cache on (from Node 22.1), so it is compiled once, not at every run.
+// CommonJS itself, so that the answers above never start the ES module loader.
 'use strict';
 const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
@@ -41,10 +41,12 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
 } else if (typeof help === 'string') {
   answer(help);
 } else {
-  const bundle = join(__dirname, '..', 'dist');
-  require('./code-cache.js').enableCodeCache(bundle);
-  require(join(bundle, 'cli.js'))
-    .main(process.argv)
+  // Where the cache lives and whether it is used at all follow Node's own
+  // NODE_COMPILE_CACHE and NODE_DISABLE_COMPILE_CACHE.
+  const { enableCompileCache } = require('node:module');
+  if (enableCompileCache) enableCompileCache();
+  import(require('node:url').pathToFileURL(join(__dirname, '..', 'dist', 'cli.js')).href)
+    .then(({ main }) => main(process.argv))
     // main resolves once the command has ended and stdout and stderr have handed their data to
     // the reader; exiting now skips only the wait for V8's background compile threads.
     .then((exitCode) => process.exit(exitCode));

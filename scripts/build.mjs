@@ -1,15 +1,10 @@
-// Bundles the CLI into dist/ with code splitting: the entry holds only what
-// `--help` and `--version` need; every heavy dependency sits in a chunk that
-// is loaded the first time a command reaches for it (startup is a goal).
-//
-// esbuild splits only ES modules, but Node 20 loads CommonJS faster and can
-// feed it V8 code caches (bin/code-cache.js): so the split ES modules are
-// turned into CommonJS files one by one (imports become require calls, source
-// maps carried through), and a few commands are run once to record the caches.
-import { build, transform } from 'esbuild';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+// Bundles the CLI into dist/ as ES modules with code splitting: the entry
+// holds only what `--help` and `--version` need; every heavy dependency sits
+// in a chunk that is loaded the first time a command reaches for it (startup
+// is a goal). bin/aerial.js turns on Node's own compile cache before it loads
+// the bundle, so later runs skip compiling it.
+import { build } from 'esbuild';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -103,8 +98,11 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  // Inline for now: the CommonJS pass below reads them and writes the final, linked ones.
-  sourcemap: 'inline',
+  // The CommonJS packages bundled here (commander, undici, …) call require() for Node's built-ins,
+  // which an ES module has no binding for: each file gets one of its own.
+  banner: { js: "import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);" },
+  // Stack traces name the bundle's files and lines; the maps that would point back to the
+  // TypeScript are left out, as they would only make the package larger.
   chunkNames: 'chunks/[name]-[hash]',
   legalComments: 'none',
   // Less to parse at every start; identifiers stay readable in stack traces.
@@ -114,49 +112,14 @@ await build({
   logLevel: 'warning',
 });
 
-/** Every .js file under `dir`, as paths relative to it. */
-function scripts(dir, prefix = '') {
-  return readdirSync(new URL(prefix, `${dir.href}/`), { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? scripts(dir, `${prefix}${entry.name}/`) : entry.name.endsWith('.js') ? [`${prefix}${entry.name}`] : [],
-  );
-}
-
-// ES modules to CommonJS, file by file: `import` becomes `require`, `import()` a
-// require in a promise (still loaded on first use), import.meta.url the file's URL.
-for (const name of scripts(staging)) {
-  const file = new URL(name, `${staging.href}/`);
-  const source = readFileSync(file, 'utf8');
-  const usesMetaUrl = source.includes('import.meta.url');
-  const { code, map } = await transform(source, {
-    loader: 'js',
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    supported: { 'dynamic-import': false },
-    define: usesMetaUrl ? { 'import.meta.url': '__aerialModuleUrl' } : {},
-    banner: usesMetaUrl ? "var __aerialModuleUrl=require('node:url').pathToFileURL(__filename).href;" : '',
-    sourcefile: fileURLToPath(file),
-    sourcemap: 'external',
-    minifyWhitespace: true,
-    logLevel: 'warning',
-  });
-  const base = name.split('/').pop();
-  writeFileSync(file, `${code}//# sourceMappingURL=${base}.map\n`);
-  writeFileSync(new URL(`${name}.map`, `${staging.href}/`), map);
-}
-// The root package.json says "module"; inside dist/, .js files are CommonJS.
-writeFileSync(new URL('package.json', `${staging.href}/`), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
-
 await writeWorldData(staging);
 // The sandbox serves the OpenAPI document as JSON (GET /openapi.json); docs/openapi.yaml is its source.
 writeFileSync(new URL('openapi.json', `${staging.href}/`), JSON.stringify(parseYaml(readFileSync(new URL('../docs/openapi.yaml', import.meta.url), 'utf8'))));
 
 // Precomputed help for bin/aerial.js (see renderHelpTexts in src/cli.ts), written
 // into the staged bundle so it always matches the code beside it.
-const { renderHelpTexts } = createRequire(import.meta.url)(fileURLToPath(new URL('cli.js', `${staging.href}/`)));
+const { renderHelpTexts } = await import(new URL('cli.js', `${staging.href}/`).href);
 writeFileSync(new URL('help.json', `${staging.href}/`), JSON.stringify(renderHelpTexts()));
-
-recordCodeCache(fileURLToPath(staging));
 
 try {
   renameSync(dist, retired);
@@ -186,26 +149,6 @@ async function writeWorldData(dir) {
     });
     const { compileWorld } = await import(pathToFileURL(compiler).href);
     writeFileSync(new URL('sandbox-world.bin', `${dir.href}/`), compileWorld(fileURLToPath(new URL('..', import.meta.url))));
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
-}
-
-/**
- * Runs the everyday commands once, in a child process that loads the staged
- * bundle as bin/aerial.js does, and saves V8's code caches for the files they
- * loaded (bin/code-cache.js). Against the in-process sandbox, in a throwaway
- * config directory: nothing of the user's is read or touched.
- */
-function recordCodeCache(bundleDir) {
-  const work = mkdtempSync(join(tmpdir(), 'aerial-code-cache-'));
-  try {
-    const result = spawnSync(process.execPath, [fileURLToPath(new URL('./record-code-cache.cjs', import.meta.url)), bundleDir], {
-      env: { ...process.env, AERIAL_CONFIG_DIR: join(work, 'config'), NO_COLOR: '1' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-      encoding: 'utf8',
-    });
-    if (result.status !== 0) throw new Error(`recording the code cache failed (${result.status ?? result.signal}): ${result.stderr}`);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
