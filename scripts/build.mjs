@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { thirdPartyNotices } from './third-party-notices.mjs';
 import { treeShakenEntry } from './tree-shake.mjs';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -85,8 +86,9 @@ const treeShakenUndici = {
   },
 };
 
-await build({
+const { metafile } = await build({
   plugins: [treeShakenUndici, builtinShims],
+  metafile: true,
   // Worker threads load scripts of their own (src/bundled-script.ts): the sandbox's renderers, and
   // the file-size lookups of a resumed batch (src/batch/file-sizes.ts).
   entryPoints: { cli: 'src/cli.ts', 'render-worker': 'src/sandbox/render-worker.ts', 'file-sizes-worker': 'src/batch/file-sizes-worker.ts' },
@@ -101,8 +103,9 @@ await build({
   // The CommonJS packages bundled here (commander, undici, …) call require() for Node's built-ins,
   // which an ES module has no binding for: each file gets one of its own.
   banner: { js: "import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);" },
-  // Stack traces name the bundle's files and lines; the maps that would point back to the
-  // TypeScript are left out, as they would only make the package larger.
+  // Maps back to the sources for development (NODE_OPTIONS=--enable-source-maps, and the tests
+  // that look inside the bundle); with no link in the files, and left out of the package.
+  sourcemap: 'external',
   chunkNames: 'chunks/[name]-[hash]',
   legalComments: 'none',
   // Less to parse at every start; identifiers stay readable in stack traces.
@@ -112,6 +115,7 @@ await build({
   logLevel: 'warning',
 });
 
+writeFileSync(new URL('THIRD-PARTY-NOTICES.md', `${staging.href}/`), thirdPartyNotices(metafile, fileURLToPath(new URL('..', import.meta.url))));
 await writeWorldData(staging);
 // The sandbox serves the OpenAPI document as JSON (GET /openapi.json); docs/openapi.yaml is its source.
 writeFileSync(new URL('openapi.json', `${staging.href}/`), JSON.stringify(parseYaml(readFileSync(new URL('../docs/openapi.yaml', import.meta.url), 'utf8'))));

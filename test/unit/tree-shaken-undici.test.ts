@@ -7,14 +7,13 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import * as undici from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
 
-const require = createRequire(import.meta.url);
 const CHUNKS = join(ROOT, 'dist', 'chunks');
 
 /** The bundle file that holds undici: the one whose source map names undici's entry point. */
@@ -36,8 +35,8 @@ type Bundled = { Agent: typeof undici.Agent; EnvHttpProxyAgent: typeof undici.En
 const declaredName = (value: { name: string }) => value.name.replace(/\$\d+$/, '');
 
 /** The chunk's exports, by what they are (the bundlers name the bindings as they like). */
-function bundled(): Bundled {
-  const exports = Object.values(require(undiciChunk().file) as Record<string, unknown>);
+async function bundled(): Promise<Bundled> {
+  const exports = Object.values((await import(pathToFileURL(undiciChunk().file).href)) as Record<string, unknown>);
   expect(exports).toHaveLength(4);
   const ofClass = (name: string) => exports.find((value) => typeof value === 'function' && declaredName(value) === name);
   const errors = exports.find((value) => typeof value === 'object' && value !== null && 'UndiciError' in value);
@@ -67,8 +66,8 @@ describe('undici as bundled, tree-shaken', () => {
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  it('gives each dispatcher the methods the real one has, the request, stream and pipeline the entry point adds among them', () => {
-    const { Agent, EnvHttpProxyAgent, Pool } = bundled();
+  it('gives each dispatcher the methods the real one has, the request, stream and pipeline the entry point adds among them', async () => {
+    const { Agent, EnvHttpProxyAgent, Pool } = await bundled();
     const dispatcherMethods = ['request', 'stream', 'pipeline', 'upgrade', 'connect'];
     for (const [mine, real] of [
       [Agent, undici.Agent],
@@ -81,8 +80,8 @@ describe('undici as bundled, tree-shaken', () => {
     expect(methodsAlong(Agent.prototype)).toEqual(expect.arrayContaining(dispatcherMethods.map((name) => `Dispatcher: ${name}`)));
   });
 
-  it('has the same errors: each class, its name and its code', () => {
-    const { errors } = bundled();
+  it('has the same errors: each class, its name and its code', async () => {
+    const { errors } = await bundled();
     expect(Object.keys(errors).sort()).toEqual(Object.keys(undici.errors).sort());
     const describeError = (Class: unknown) => {
       // Enough for every constructor: (message, status code, details with headers).
@@ -98,7 +97,7 @@ describe('undici as bundled, tree-shaken', () => {
   });
 
   it('requests and streams through a real socket with an Agent, a Pool and an EnvHttpProxyAgent', async () => {
-    const { Agent, EnvHttpProxyAgent, Pool, errors } = bundled();
+    const { Agent, EnvHttpProxyAgent, Pool, errors } = await bundled();
     for (const dispatcher of [new Agent(), new Pool(origin), new EnvHttpProxyAgent({ httpProxy: '', httpsProxy: '', noProxy: '' })]) {
       const response = await dispatcher.request({ origin, path: '/probe?x=1', method: 'GET' });
       expect([response.statusCode, await response.body.text()]).toEqual([200, 'GET /probe?x=1']);
@@ -132,9 +131,9 @@ describe('undici as bundled, tree-shaken', () => {
   it('loads none of the Node built-ins only those parts take, and keeps undici’s own lazy parts lazy', () => {
     // A fresh Node that loads only the chunk.
     const script = `
-      require(${JSON.stringify(undiciChunk().file)});
+      await import(${JSON.stringify(pathToFileURL(undiciChunk().file).href)});
       process.stdout.write(JSON.stringify(process.moduleLoadList));`;
-    const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as string[];
+    const loaded = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as string[];
     const builtin = (name: string) => loaded.includes(`NativeModule ${name}`);
     expect(builtin('http')).toBe(true);
     expect(['worker_threads', 'perf_hooks', 'console', 'crypto', 'dns', 'util/types', 'http2', 'zlib', 'fs/promises', 'assert'].filter(builtin)).toEqual([]);
