@@ -122,7 +122,9 @@ function certificateFailure(err: ErrorLike, code: string, scene: FailureScene): 
   const advice = scene.extraCaCerts
     ? `NODE_EXTRA_CA_CERTS (${scene.extraCaCerts}) does not hold the CA that signed it: add your company's CA certificate to that PEM file`
     : "if your company's CA signs it, set NODE_EXTRA_CA_CERTS to that CA's PEM file";
-  const what = oneLine(err.message ?? code, 160);
+  // Node 23 and later append advice of their own ("; if the root CA is installed locally, try running
+  // Node.js with --use-system-ca"), which names a flag a CLI's user cannot pass: this line gives its own.
+  const what = oneLine((err.message ?? code).replace(/;\s*if the root CA is installed locally.*$/s, ''), 160);
   return new NetworkError(`cannot verify the TLS certificate of ${scene.url.host}: ${what} (${code}); ${advice}`, code, false);
 }
 
