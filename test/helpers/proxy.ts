@@ -1,8 +1,10 @@
 // A real forward proxy for tests: Debian's tinyproxy, started on loopback with
-// a private config file and log in a temp dir (installed by .ci/run). Its log
-// tells which requests went through it: plain forwarded ones (GET http://…)
-// and CONNECT tunnels (CONNECT host:port). Also a bare CONNECT recorder, for
-// requests to hosts no test may reach: it notes the target and refuses.
+// a private config file and log in a temp dir (installed by .ci/run), or,
+// where tinyproxy is not installed, the npm package `proxy` (a forward proxy
+// written for Node) in this process. Each tells which requests went through
+// it: plain forwarded ones (GET http://…) and CONNECT tunnels (CONNECT
+// host:port). Also a bare CONNECT recorder, for requests to hosts no test may
+// reach: it notes the target and refuses.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -20,6 +22,10 @@ export interface ProxiedRequest {
 export interface RunningProxy {
   url: string;
   port: number;
+  /** Which proxy this is. */
+  kind: 'tinyproxy' | 'node';
+  /** The status a tunnel asked for with the wrong credentials gets: tinyproxy answers 401, the Node proxy 407. */
+  wrongCredentialsStatus: number;
   /** Requests the proxy took, in order, from its log. */
   requests(): ProxiedRequest[];
   /** The whole log, for failure messages and for checking what it recorded. */
@@ -116,6 +122,8 @@ export async function startTinyproxy(options: TinyproxyOptions = {}): Promise<Ru
     return {
       url: `http://127.0.0.1:${port}`,
       port,
+      kind: 'tinyproxy',
+      wrongCredentialsStatus: 401,
       log,
       requests: () => parseLog(log()),
       async close() {
@@ -125,6 +133,57 @@ export async function startTinyproxy(options: TinyproxyOptions = {}): Promise<Ru
       },
     };
   }
+}
+
+/**
+ * The npm package `proxy` on loopback, with tinyproxy's rules as the tests set
+ * them: CONNECT only to the ports listed (403 otherwise), and Basic
+ * credentials (407 when missing or wrong).
+ */
+export async function startNodeProxy(options: TinyproxyOptions = {}): Promise<RunningProxy> {
+  const { createProxy } = await import('proxy');
+  const server = createProxy(createServer());
+  const lines: string[] = [];
+  const requests: ProxiedRequest[] = [];
+  if (options.basicAuth) {
+    const expected = `Basic ${Buffer.from(`${options.basicAuth.user}:${options.basicAuth.password}`).toString('base64')}`;
+    server.authenticate = (req) => req.headers['proxy-authorization'] === expected;
+  }
+  server.prependListener('request', (req) => {
+    requests.push({ method: req.method ?? '', target: req.url ?? '' });
+    lines.push(`${req.method} ${req.url}`);
+  });
+  // The package's own CONNECT handler runs only for the ports allowed.
+  const [tunnel] = server.listeners('connect') as Array<(...args: unknown[]) => void>;
+  server.removeAllListeners('connect');
+  server.on('connect', (req, socket: Socket, head: Buffer) => {
+    requests.push({ method: 'CONNECT', target: req.url ?? '' });
+    lines.push(`CONNECT ${req.url}`);
+    const port = Number(/:(\d+)$/.exec(req.url ?? '')?.[1]);
+    if (options.connectPorts && !options.connectPorts.includes(port)) {
+      socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    tunnel!.call(server, req, socket, head);
+  });
+  const { port, close } = await serveOnLoopback(server);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    kind: 'node',
+    wrongCredentialsStatus: 407,
+    log: () => lines.join('\n'),
+    requests: () => [...requests],
+    close,
+  };
+}
+
+/**
+ * tinyproxy where it is installed (and always where CI requires the system
+ * tools), otherwise the Node proxy.
+ */
+export function startForwardProxy(options: TinyproxyOptions = {}): Promise<RunningProxy> {
+  return tinyproxyInstalled() || process.env.AERIAL_TEST_REQUIRE_TOOLS === '1' ? startTinyproxy(options) : startNodeProxy(options);
 }
 
 /**

@@ -1,10 +1,14 @@
-// A throw-away certificate authority made at test time with openssl, and a
-// server certificate it signs for 127.0.0.1 and localhost: what a company CA
-// that inspects TLS looks like to the CLI. Nothing is installed anywhere; the
-// CA is trusted only by pointing NODE_EXTRA_CA_CERTS at its file.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// A throw-away certificate authority made at test time in Node (@peculiar/x509
+// on WebCrypto), and a server certificate it signs for 127.0.0.1 and
+// localhost: what a company CA that inspects TLS looks like to the CLI.
+// Nothing is installed anywhere; the CA is trusted only by pointing
+// NODE_EXTRA_CA_CERTS at its file.
+import { webcrypto } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+// @peculiar/x509 resolves its parts through tsyringe, which needs the Reflect metadata API first.
+import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
 
 export interface TestCa {
   /** The CA's certificate (PEM file), for NODE_EXTRA_CA_CERTS. */
@@ -14,25 +18,61 @@ export interface TestCa {
   key: string;
 }
 
-function openssl(dir: string, args: string[]): void {
-  execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+/** EC keys: quick to make. */
+const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+const DAY = 24 * 60 * 60 * 1000;
+
+function serial(): string {
+  return Buffer.from(webcrypto.getRandomValues(new Uint8Array(12))).toString('hex').replace(/^[89a-f]/, '1');
 }
 
-/** Makes a CA and a server certificate in `dir` (EC keys: quick to make). */
-export function makeTestCa(dir: string, name = 'aerial throw-away test CA'): TestCa {
+async function pemKey(key: CryptoKey): Promise<string> {
+  const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', key));
+  return `-----BEGIN PRIVATE KEY-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END PRIVATE KEY-----\n`;
+}
+
+/** Makes a CA and a server certificate, and writes the CA's certificate to `dir`/ca.pem. */
+export async function makeTestCa(dir: string, name = 'aerial throw-away test CA'): Promise<TestCa> {
   mkdirSync(dir, { recursive: true });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(dir, ['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', `/CN=${name}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-  openssl(dir, ['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1']);
-  writeFileSync(
-    join(dir, 'server.ext'),
-    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n',
-  );
-  openssl(dir, ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'server.ext']);
-  return {
-    caFile: join(dir, 'ca.pem'),
-    cert: readFileSync(join(dir, 'server.pem'), 'utf8'),
-    key: readFileSync(join(dir, 'server.key'), 'utf8'),
-  };
+  const notBefore = new Date(Date.now() - DAY);
+  const notAfter = new Date(Date.now() + 2 * DAY);
+  const caKeys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const caCert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serial(),
+    name: `CN=${name}`,
+    notBefore,
+    notAfter,
+    keys: caKeys,
+    signingAlgorithm: EC,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey),
+    ],
+  });
+  const serverKeys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const serverCert = await x509.X509CertificateGenerator.create({
+    serialNumber: serial(),
+    subject: 'CN=127.0.0.1',
+    issuer: caCert.subject,
+    notBefore,
+    notAfter,
+    publicKey: serverKeys.publicKey,
+    signingKey: caKeys.privateKey,
+    signingAlgorithm: EC,
+    extensions: [
+      new x509.BasicConstraintsExtension(false),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.SubjectAlternativeNameExtension([
+        { type: 'ip', value: '127.0.0.1' },
+        { type: 'dns', value: 'localhost' },
+      ]),
+      await x509.AuthorityKeyIdentifierExtension.create(caCert),
+    ],
+  });
+  const caFile = join(dir, 'ca.pem');
+  writeFileSync(caFile, caCert.toString('pem'));
+  return { caFile, cert: serverCert.toString('pem'), key: await pemKey(serverKeys.privateKey) };
 }
