@@ -9,12 +9,13 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, ROOT, runCli, until } from '../helpers/cli.js';
-import { ptyAvailable, spawnInPty } from '../helpers/pty.js';
+import { ptyAvailable, scriptArgs, spawnInPty } from '../helpers/pty.js';
+import { available, command } from '../helpers/system-tools.js';
 import { API_PATH, jpegInfo, useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';
 import { blockLines, parseIterm, parseKitty, parseSixel, pngSize, withoutSgr } from '../helpers/terminal-graphics.js';
 
 function tmuxAvailable(): boolean {
-  return spawnSync('tmux', ['-V']).status === 0;
+  return available(command('tmux', ['-V'], 'apt-get install tmux'));
 }
 
 let sandbox: TestSandbox;
@@ -232,11 +233,13 @@ function viewInTmux(args: string[], passthrough: 'on' | 'off', env: Record<strin
   const inner = [process.execPath, join(ROOT, 'bin', 'aerial.js'), 'view', ...args].map(quote).join(' ');
   const tmux = `tmux -S ${quote(join(dir, 'socket'))} -f ${quote(conf)} new-session -x 80 -y 30 ${quote(`${inner}; sleep 1`)}`;
   try {
-    const result = spawnSync('script', ['-q', '-e', '-E', 'never', '-c', `stty cols 80 rows 30; ${tmux}`, '/dev/null'], {
+    const script = scriptArgs(['-q', '-e', '-E', 'never', '-c', `stty cols 80 rows 30; ${tmux}`]);
+    const result = spawnSync('script', script.args, {
       env: { ...cliEnv(home.path, { ...PLAIN_TERMINAL, ...env }), TMUX: undefined } as NodeJS.ProcessEnv,
       encoding: 'utf8',
       timeout: 30_000,
     });
+    script.done();
     return result.stdout;
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -4,7 +4,18 @@
 // pty — so isTTY is true, raw mode works, and Ctrl-C (\x03) outside raw mode
 // becomes a real SIGINT from the terminal driver.
 import { spawn, spawnSync } from 'node:child_process';
-import { assertNoSecrets, BIN, cliEnv } from './cli.js';
+import { join } from 'node:path';
+import { assertNoSecrets, BIN, cliEnv, tempDir } from './cli.js';
+import { available, command } from './system-tools.js';
+
+/**
+ * Runs `script` with `args`, then the file it keeps its record of the session
+ * in (a private temp file, removed when `done` is called; never a system path).
+ */
+export function scriptArgs(args: string[]): { args: string[]; done(): void } {
+  const dir = tempDir('aerial-script-');
+  return { args: [...args, join(dir.path, 'typescript')], done: () => dir.remove() };
+}
 
 export const KEYS = {
   enter: '\r',
@@ -15,7 +26,17 @@ export const KEYS = {
 } as const;
 
 export function ptyAvailable(): boolean {
-  return spawnSync('script', ['-q', '-e', '-c', 'true', '/dev/null']).status === 0;
+  return available({
+    ...command('script', [], 'apt-get install bsdutils'),
+    present: () => {
+      const probe = scriptArgs(['-q', '-e', '-c', 'true']);
+      try {
+        return spawnSync('script', probe.args).status === 0;
+      } finally {
+        probe.done();
+      }
+    },
+  });
 }
 
 /** Terminal output as a person reads it: no colour, cursor movement or carriage returns. */
@@ -57,7 +78,8 @@ export class PtySession {
       .map(shellQuote)
       .join(' ')}`;
     // -e: exit with the child's status; -E never: no echo of our keystrokes by script itself.
-    this.child = spawn('script', ['-q', '-e', '-E', 'never', '-c', command, '/dev/null'], {
+    const script = scriptArgs(['-q', '-e', '-E', 'never', '-c', command]);
+    this.child = spawn('script', script.args, {
       env: cliEnv(options.configDir, { TERM: 'xterm-256color', ...options.env }) as NodeJS.ProcessEnv,
       cwd: options.cwd ?? options.configDir,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -71,6 +93,7 @@ export class PtySession {
     this.exited = new Promise((resolve, reject) => {
       this.child.on('close', (code) => {
         clearTimeout(timer);
+        script.done();
         try {
           assertNoSecrets(this.output, `terminal output of aerial ${args.join(' ')}`);
           resolve({ exitCode: code, output: this.output });

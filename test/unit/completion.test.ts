@@ -13,13 +13,14 @@ import { buildProgram } from '../../src/cli.js';
 import { completionScript, describeCommand, SHELLS, valueFlags, type Shell } from '../../src/completion.js';
 import { configKeys } from '../../src/config.js';
 import { ROOT } from '../helpers/cli.js';
+import { available, command } from '../helpers/system-tools.js';
 
 const FILES: Record<Shell, string> = { bash: 'aerial.bash', zsh: '_aerial', fish: 'aerial.fish' };
 const program = buildProgram();
 const scripts = Object.fromEntries(SHELLS.map((shell) => [shell, completionScript(program, shell)])) as Record<Shell, string>;
 
 function hasShell(name: string): boolean {
-  return spawnSync(name, ['-c', 'exit 0']).status === 0;
+  return available(command(name, ['-c', 'exit 0'], `apt-get install ${name}`));
 }
 
 /** Every command under the program with its path, e.g. [['generate'], ['config', 'set'], …]. */
