@@ -96,7 +96,7 @@ describe('batch names from hostile cells', () => {
 
   it('refuses an output directory it cannot write into before sending (run as an unprivileged user)', async () => {
     const { execa } = await import('execa');
-    const { BIN, cliEnv } = await import('../helpers/cli.js');
+    const { AS_UNPRIVILEGED_USER, BIN, cliEnv } = await import('../helpers/cli.js');
     const locked = join(work, 'locked');
     mkdirSync(locked);
     chmodSync(work, 0o777);
@@ -104,7 +104,7 @@ describe('batch names from hostile cells', () => {
     chmodSync(locked, 0o555);
     const file = join(work, 'one.csv');
     writeFileSync(file, 'lat,lng\n1,2\n');
-    const result = await execa('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, 'batch', file, '--output-template', 'locked/{row}.jpg'], {
+    const result = await execa('setpriv', [...AS_UNPRIVILEGED_USER, process.execPath, BIN, 'batch', file, '--output-template', 'locked/{row}.jpg'], {
       env: cliEnv(home.path, sandbox.env()),
       extendEnv: false,
       cwd: work,

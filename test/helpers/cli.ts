@@ -17,6 +17,15 @@ export function registerSecret(key: string): void {
   secrets.add(key);
 }
 
+/**
+ * `setpriv` arguments that run a command as the unprivileged user nobody
+ * (65534), to see what a user without root meets (a directory they may not
+ * write). It keeps one capability, to read and search any directory: so it
+ * reaches bin/aerial.js and node in a checkout under a private home (0700),
+ * and still may write nowhere that nobody may not.
+ */
+export const AS_UNPRIVILEGED_USER = ['--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=+dac_read_search', '--ambient-caps=+dac_read_search'];
+
 export function tempDir(prefix = 'aerial-test-'): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };

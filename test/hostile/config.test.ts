@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { checkProfileName } from '../../src/config.js';
-import { BIN, cliEnv, runCli, spawnCli, tempDir } from '../helpers/cli.js';
+import { AS_UNPRIVILEGED_USER, BIN, cliEnv, runCli, spawnCli, tempDir } from '../helpers/cli.js';
 
 let home: ReturnType<typeof tempDir>;
 beforeAll(() => {
@@ -171,7 +171,7 @@ describe('places the config cannot be written', () => {
     const dir = freshDir('read-only');
     chmodSync(home.path, 0o755);
     chmodSync(dir, 0o755);
-    const result = await execa('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, 'config', 'set', 'defaults.zoom', 'High'], {
+    const result = await execa('setpriv', [...AS_UNPRIVILEGED_USER, process.execPath, BIN, 'config', 'set', 'defaults.zoom', 'High'], {
       env: cliEnv(dir),
       extendEnv: false,
       cwd: dir,
