@@ -1,8 +1,10 @@
 // How `aerial list` shows images. On a terminal: a table that fits the
 // terminal's width, its columns narrowed or dropped by priority, ids always
-// whole. Piped: one plain tab-separated line per image, as gh does, so cut and
+// whole; this file chooses the columns and their widths, and cli-table3 draws
+// them, borderless. Piped: one plain tab-separated line per image, as gh does, so cut and
 // awk get fields, not borders. Every cell the server controls goes through
 // printable(): no escape codes, tabs or line breaks reach the output.
+import Table from 'cli-table3';
 import stringWidth from 'string-width';
 import type { ImageRecord } from './api/schema.js';
 import { URL_LIFETIME_MS } from './api/spec.js';
@@ -129,8 +131,28 @@ export function renderTable(records: readonly ImageRecord[], options: TableOptio
     else chosen.set(name, chosen.get(name)! + 1);
   }
   const laid = layout();
-  const row = (cells: string[]) =>
-    cells.map((cell, i) => (i === cells.length - 1 ? cell : cell + ' '.repeat(laid[i]!.width - stringWidth(cell)))).join(GAP);
-  const header = options.style.bold(row(laid.map((column) => column.header)));
-  return [header, ...records.map((_, r) => row(laid.map((column) => column.cells[r]!)))].map((line) => `${line}\n`).join('');
+  const table = new Table({ chars: BORDERLESS, style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 }, colWidths: laid.map((column) => column.width), wordWrap: false });
+  table.push(laid.map((column) => column.header), ...records.map((_, r) => laid.map((column) => column.cells[r]!)));
+  // cli-table3 pads the last column too: a line ends where its text does.
+  const lines = table.toString().split('\n').map((line) => line.trimEnd());
+  return [options.style.bold(lines[0]!), ...lines.slice(1)].map((line) => `${line}\n`).join('');
 }
+
+/** No borders, no rules: columns apart by GAP, as gh and kubectl draw theirs. */
+const BORDERLESS = {
+  top: '',
+  'top-mid': '',
+  'top-left': '',
+  'top-right': '',
+  bottom: '',
+  'bottom-mid': '',
+  'bottom-left': '',
+  'bottom-right': '',
+  left: '',
+  'left-mid': '',
+  mid: '',
+  'mid-mid': '',
+  right: '',
+  'right-mid': '',
+  middle: GAP,
+};
