@@ -43,6 +43,24 @@ const builtinShims = {
 };
 
 /**
+ * An ES module that imports one of Node's built-ins gets its namespace, and
+ * making that namespace reads every export: `import … from 'node:fs'` loads
+ * fs/promises, readline, the fs streams and watchers, for a command that reads
+ * one file (measured on Node 24: about 30 built-in modules more than
+ * `require('node:fs')`). So the bundle takes every built-in with require(),
+ * whose lazy properties stay lazy until used; esbuild turns the ES imports of
+ * it into property reads of that object.
+ */
+const builtinsByRequire = {
+  name: 'builtins-by-require',
+  setup(build) {
+    // Static imports only: `await import('node:…')` stays Node's own, as code that waits for it expects a namespace.
+    build.onResolve({ filter: /^node:/ }, (args) => (args.kind === 'import-statement' ? { path: args.path, namespace: 'node-builtin' } : undefined));
+    build.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+  },
+};
+
+/**
  * undici's entry point requires, and so runs at load, all of undici: fetch,
  * WebSocket, EventSource, mocks, cache stores, interceptors, cookies, and the
  * Node built-ins they take (dns, worker_threads, perf_hooks, console, web
@@ -87,7 +105,7 @@ const treeShakenUndici = {
 };
 
 const { metafile } = await build({
-  plugins: [treeShakenUndici, builtinShims],
+  plugins: [treeShakenUndici, builtinShims, builtinsByRequire],
   metafile: true,
   // Worker threads load scripts of their own (src/bundled-script.ts): the sandbox's renderers, and
   // the file-size lookups of a resumed batch (src/batch/file-sizes.ts).

@@ -51,7 +51,10 @@ async function runReporting(args: string[], name: string, env: Record<string, st
     });`,
   );
   // An empty args list is a bare `node -e 0` with the same preload: what Node itself loads, to compare with.
-  const result = args.length > 0 ? await runCli(args, { configDir: home.path, env: { NODE_OPTIONS: `--require ${preload}`, ...env } }) : await execa('node', ['--require', preload, '-e', '0']);
+  const result =
+    args.length > 0
+      ? await runCli(args, { configDir: home.path, env: { NODE_OPTIONS: `--require ${preload}`, ...env } })
+      : await execa('node', ['--require', preload, '-e', env.IMPORT ? `import(${JSON.stringify(env.IMPORT)})` : '0']);
   return { result, report: JSON.parse(readFileSync(report, 'utf8')) as { lazy: boolean; loaded: string[]; builtins: string[]; undici: number | null; probe: string; native: string } };
 }
 
@@ -95,5 +98,18 @@ describe('undici through its public entry point', () => {
     const node = (await bare()).report;
     expect(report.loaded).toEqual(node.loaded);
     expect(report.lazy).toBe(node.lazy);
+  });
+});
+
+describe('Node built-ins, taken with require() by the bundle', () => {
+  it('config path loads none of what an ES import of node:fs would (fs/promises, readline, the fs streams and watchers)', async () => {
+    const { result, report } = await runReporting(['config', 'path'], 'config-builtins');
+    expect(result.exitCode).toBe(0);
+    // What Node's own ES module loader takes to import a module (on Node 20, fs/promises among them).
+    const empty = join(work.path, 'empty.mjs');
+    writeFileSync(empty, 'export {};\n');
+    const node = new Set((await runReporting([], 'bare-esm', { IMPORT: empty })).report.builtins);
+    const eager = ['internal/fs/promises', 'internal/readline/interface', 'internal/fs/streams', 'internal/fs/watchers'];
+    expect(report.builtins.filter((name) => !node.has(name) && eager.includes(name))).toEqual([]);
   });
 });
