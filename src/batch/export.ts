@@ -216,6 +216,8 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   }
   spinner.stop();
   remember(listing);
+  // The first walk's images, before any re-listing for expired URLs changes `listing`: the check proves this walk.
+  const firstWalk = new Set(listing.keys());
 
   const outcomes = new Map<string, ExportOutcome>();
   /** Looks on disk for the images of `ids` not yet looked at: a whole file there is kept. */
@@ -307,7 +309,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   let checkListings = 0;
   let missed = 0;
   let confirmed = false;
-  let previousWalk = new Set(listing.keys());
+  let previousWalk = firstWalk;
   const failedSoFar = () => [...outcomes.values()].some((o) => o.status === 'failed');
   while (!interrupted && !failedSoFar() && checkListings < MAX_CHECK_LISTINGS) {
     if (ctx.stopSignal.aborted) {
