@@ -53,6 +53,8 @@ export interface BatchOptions {
   rate?: string;
   dryRun?: boolean;
   force?: boolean;
+  /** --wait-for-lock: wait for another run of this batch to end rather than refuse. */
+  waitForLock?: boolean;
   skipInvalid?: boolean;
   progressInterval?: string;
   /** false with --no-metadata. */
@@ -123,6 +125,26 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   };
   // Read before the rows, to decide each row as it is checked; a problem with it is reported after theirs.
   let manifestProblem: unknown;
+  let lockProblem: unknown;
+  // One run of this batch (of this shard) at a time, taken before the manifest is read: a run that waited
+  // reads what the other one recorded. A path where no lock can be made is the manifest's problem.
+  const { batchLockPath, batchLocksMeet, takeRunLock } = await import('./run-lock.js');
+  const lock = await takeRunLock({
+    path: batchLockPath(planner.manifestPath, shard),
+    meets: batchLocksMeet(planner.manifestPath, shard),
+    command: `aerial batch ${path === '-' ? '-' : basename(path)}${shard ? ` --shard ${shard.index}/${shard.count}` : ''}`,
+    other: 'another run of this batch',
+    wait: Boolean(options.waitForLock),
+    signal: ctx.signal,
+    display: displayPath,
+    onWait: (message) => io.info(message),
+  }).catch((error: unknown) => {
+    // Said after the outputs' own problems, as the manifest writer's would be: a directory that takes no files is the template's to fix first.
+    if (!fileSystemProblem(error)) throw error;
+    lockProblem = manifestUnusable(error);
+    return undefined;
+  });
+  if (lock) ctx.onCleanup(() => lock.release());
   const manifest = await ManifestIndex.read(planner.manifestPath).catch((error: unknown) => {
     manifestProblem = manifestUnusable(error);
     return new ManifestIndex();
@@ -239,6 +261,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   // created (read-only, full, no permission, names too long), stops the batch with nothing sent.
   const { checkOutputDirectory } = await import('../jpeg-file.js');
   for (const [dir, name] of longestName) await checkOutputDirectory(dir, name, '--output-template');
+  if (lockProblem) throw lockProblem;
   let writer: ManifestWriter | undefined;
   if (pending > 0 || adopted > 0) {
     writer = await ManifestWriter.open(planner.manifestPath).catch((error: unknown) => {

@@ -33,6 +33,8 @@ const EXPIRY_MARGIN_MS = 5 * 60 * 1000;
 const PAGE_SIZE = 50;
 /** Re-listings one image may cause before it is given up (a URL refused right after refreshing is not an expiry). */
 const MAX_REFRESHES_PER_IMAGE = 2;
+/** Listings the end-of-export check makes at most before it says it could not confirm the export whole. */
+export const MAX_CHECK_LISTINGS = 3;
 
 export interface ExportOptions {
   concurrency?: string;
@@ -40,6 +42,8 @@ export interface ExportOptions {
   retryDelay?: string;
   pageSize?: string;
   progressInterval?: string;
+  /** --wait-for-lock: wait for another export into the directory to end rather than refuse. */
+  waitForLock?: boolean;
 }
 
 export interface ExportOutcome {
@@ -75,9 +79,13 @@ function taggedFileName(id: string, attempt: number): string {
   return fitName(safeNamePart(id), '.jpg', nameTag(id, attempt));
 }
 
-/** Every id's file name; ids whose names are one file where case does not count (macOS, Windows) are all tagged. */
-export function imageFileNames(ids: Iterable<string>): Map<string, string> {
-  return separateNames([...ids], imageFileName, taggedFileName, () => false);
+/**
+ * Every id's file name; ids whose names are one file where case does not count
+ * (macOS, Windows) are all tagged, except an id that already has a name
+ * (`named`): it keeps it, and the others are the ones tagged.
+ */
+export function imageFileNames(ids: Iterable<string>, named: (id: string) => string | undefined = () => undefined): Map<string, string> {
+  return separateNames([...ids], (id) => named(id) ?? imageFileName(id), taggedFileName, (id) => named(id) !== undefined);
 }
 
 /**
@@ -113,6 +121,18 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   // Made if missing, and a file created there and removed: a read-only or full disk stops the export before it starts.
   const { checkOutputDirectory } = await import('../jpeg-file.js');
   await checkOutputDirectory(dir, INDEX_NAME, 'export');
+  // One export into a directory at a time: another would sweep this one's downloads as a dead run's temp files.
+  const { EXPORT_LOCK_NAME, takeRunLock } = await import('./run-lock.js');
+  const lock = await takeRunLock({
+    path: join(dir, EXPORT_LOCK_NAME),
+    command: `aerial export ${dirArg}`,
+    other: 'another export into this directory',
+    wait: Boolean(options.waitForLock),
+    signal: ctx.signal,
+    display: (path) => path,
+    onWait: (message) => io.info(message),
+  });
+  ctx.onCleanup(() => lock.release());
   const indexPath = join(dir, INDEX_NAME);
   // Whatever stands where the index, the report and the GeoJSON go must be them: found now, not after the downloads.
   for (const name of [INDEX_NAME, REPORT_NAME, GEOJSON_NAME]) {
@@ -149,18 +169,37 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const client = await ctx.client({ connections: concurrency, retry: policy });
   const checks = pLimit(32);
 
+  // Every record listed during this export, the latest of each: what the index is written from (an
+  // image downloaded and then deleted from the account stays backed up, and indexed).
+  const known = new Map<string, Listed>();
+  const remember = (walk: Map<string, Listed>): Map<string, Listed> => {
+    for (const [id, listed] of walk) known.set(id, listed);
+    nameNewIds();
+    return walk;
+  };
+  // Names are given as ids are first listed and kept for the run; an id listed later that would
+  // share a file with one already named (made safe, cut, differing only in case) is the one tagged.
+  const names = new Map<string, string>();
+  const nameNewIds = (): void => {
+    const fresh = [...known.keys()].filter((id) => !names.has(id));
+    if (fresh.length === 0) return;
+    const separated = imageFileNames([...names.keys(), ...fresh], (id) => names.get(id));
+    for (const id of fresh) names.set(id, separated.get(id)!);
+  };
+  const fileOf = (id: string): string => join(dir, names.get(id)!);
+
   /** Rewrites the index from what is on disk; the way out when listing or downloading stops with an error. */
   const indexWhatIsThere = async (listing: Map<string, Listed>): Promise<void> => {
-    const names = imageFileNames(listing.keys());
+    const fileNames = imageFileNames(listing.keys(), (id) => names.get(id));
     const whole = new Set<string>();
     await Promise.all(
       [...listing.keys()].map((id) =>
         checks(async () => {
-          if ((await isCompleteJpeg(join(dir, names.get(id)!))).ok) whole.add(id);
+          if ((await isCompleteJpeg(join(dir, fileNames.get(id)!))).ok) whole.add(id);
         }),
       ),
     );
-    await writeIndex(indexPath, dir, listing, (id) => whole.has(id), (id) => names.get(id)!).catch((error: Error) => {
+    await writeIndex(indexPath, dir, listing, (id) => whole.has(id), (id) => fileNames.get(id)!).catch((error: Error) => {
       io.warn(`${INDEX_NAME} could not be rewritten: ${error.message}`);
     });
   };
@@ -172,92 +211,153 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   } catch (error) {
     spinner.stop();
     // A walk the server will not let end (or any other failure) keeps the images already here indexed.
-    if (!ctx.signal.aborted) await indexWhatIsThere(listing);
+    if (!ctx.signal.aborted) await indexWhatIsThere(remember(listing));
     throw error;
   }
   spinner.stop();
-
-  // Ids that would share a file (made safe, cut, or differing only in case) are told apart by a hash.
-  const names = imageFileNames(listing.keys());
-  const fileOf = (id: string): string => join(dir, names.get(id)!);
+  remember(listing);
+  // The first walk's images, before any re-listing for expired URLs changes `listing`: the check proves this walk.
+  const firstWalk = new Set(listing.keys());
 
   const outcomes = new Map<string, ExportOutcome>();
-  await Promise.all(
-    [...listing.keys()].map((id) =>
-      checks(async () => {
-        const file = fileOf(id);
-        const onDisk = await isCompleteJpeg(file);
-        if (onDisk.ok) outcomes.set(id, { id, status: 'done', file, bytes: onDisk.bytes, previously: true, attempts: 0 });
-      }),
-    ),
-  );
+  /** Looks on disk for the images of `ids` not yet looked at: a whole file there is kept. */
+  const lookOnDisk = (ids: string[]): Promise<unknown> =>
+    Promise.all(
+      ids.map((id) =>
+        checks(async () => {
+          const file = fileOf(id);
+          const onDisk = await isCompleteJpeg(file);
+          if (onDisk.ok) outcomes.set(id, { id, status: 'done', file, bytes: onDisk.bytes, previously: true, attempts: 0 });
+        }),
+      ),
+    );
+  await lookOnDisk([...listing.keys()]);
   const pending = [...listing.keys()].filter((id) => !outcomes.has(id));
+  // Safe under the lock: no other export is writing into this directory.
   await removeStaleParts(pending.map(fileOf));
   await removeStaleIndexTemps(dir);
 
   const previously = outcomes.size;
   if (previously > 0) io.info(`${previously} of ${listing.size} images already in ${dirArg}`);
-  const refresher = new UrlRefresher(() => listEverything(client, pageSize, ctx.signal), listing);
+  const refresher = new UrlRefresher(async () => remember(await listEverything(client, pageSize, ctx.signal)), listing);
 
   let interrupted = false;
   const started = Date.now();
-  if (pending.length > 0) {
-    const progress = await createProgress(io, { intervalMs: progressIntervalMs, noun: 'images' });
-    ctx.onCleanup(() => progress.stop());
-    const counts: ProgressCounts = { total: pending.length, done: 0, failed: 0, retrying: 0 };
+  let progress: Progress | undefined;
+  const counts: ProgressCounts = { total: 0, done: 0, failed: 0, retrying: 0 };
+  let inFlight = 0;
+  /** Downloads `ids` (none of them on disk); says whether the first signal stopped it. A failure of the run itself is thrown, after indexing what is there. */
+  const downloadAll = async (ids: string[]): Promise<boolean> => {
+    const bar = await createProgress(io, { intervalMs: progressIntervalMs, noun: 'images' });
+    if (!progress) {
+      ctx.onCleanup(() => progress?.stop());
+      // The first signal starts no new download and lets those under way finish and be indexed.
+      ctx.finishInFlightOnStop({ count: () => inFlight, noun: 'download', notice: (message) => (progress ?? bar).log(message) });
+    }
+    progress = bar;
+    Object.assign(counts, { total: ids.length, done: 0, failed: 0, retrying: 0 });
     const { JpegFileDestination, saveImage } = await import('../jpeg-file.js');
     const save: SaveImage = (file, transfer) => saveImage(new JpegFileDestination(file, { force: true }), transfer);
-    io.info(`Downloading ${pending.length} image${pending.length > 1 ? 's' : ''} to ${dirArg} with concurrency ${concurrency}…`);
-    let inFlight = 0;
-    // The first signal starts no new download and lets those under way finish and be indexed.
-    ctx.finishInFlightOnStop({ count: () => inFlight, noun: 'download', notice: (message) => progress.log(message) });
     const download = async (id: string): Promise<void> => {
       const file = fileOf(id);
       inFlight++;
       let outcome: ExportOutcome;
       try {
-        outcome = await downloadOne(id, file, { client, refresher, progress, counts, signal: ctx.signal, stopSignal: ctx.stopSignal, save });
+        outcome = await downloadOne(id, file, { client, refresher, progress: bar, counts, signal: ctx.signal, stopSignal: ctx.stopSignal, save });
       } finally {
         inFlight--;
       }
       outcomes.set(id, outcome);
       if (outcome.status === 'done') counts.done++;
       else if (outcome.status === 'failed') counts.failed++;
-      progress.update(counts);
+      bar.update(counts);
     };
     let failure: unknown;
+    let stopped = false;
     try {
-      progress.update(counts);
+      bar.update(counts);
       const downloads = pLimit(concurrency);
       // The first signal starts no new download: those not begun are left out of the outcomes.
-      const settled = await Promise.allSettled(pending.map((id) => downloads(() => (ctx.stopSignal.aborted ? undefined : download(id)))));
+      const settled = await Promise.allSettled(ids.map((id) => downloads(() => (ctx.stopSignal.aborted ? undefined : download(id)))));
       const rejected = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
       if (rejected) throw rejected.reason;
-      interrupted = ctx.stopSignal.aborted;
+      stopped = ctx.stopSignal.aborted;
     } catch (error) {
-      if (ctx.signal.aborted) interrupted = true;
+      if (ctx.signal.aborted) stopped = true;
       else failure = error;
     } finally {
-      progress.stop();
+      bar.stop();
     }
     if (failure !== undefined) {
       // A re-listing that failed (its paging, its key): what did download stays indexed.
-      await indexWhatIsThere(listing);
+      await indexWhatIsThere(known);
       throw failure;
     }
+    return stopped;
+  };
+
+  if (pending.length > 0) {
+    io.info(`Downloading ${pending.length} image${pending.length > 1 ? 's' : ''} to ${dirArg} with concurrency ${concurrency}…`);
+    interrupted = await downloadAll(pending);
   }
 
-  // The index lists what is on disk: this run's listing plus earlier records of images
-  // since deleted from the account (a backup keeps them). Rewritten whole, atomically.
-  const indexed = await writeIndexes(listing, (id) => outcomes.get(id)?.status === 'done', names, !interrupted);
+  // The check: the history is listed again and whatever that listing shows and the directory lacks is
+  // fetched. A walk while images are deleted passes over some (the pages shift under it); a walk is shown
+  // to have missed nothing by the next one still listing every image it listed (a walk can only skip
+  // an image when one it has already listed is deleted meanwhile). So it goes on until a listing is
+  // confirmed that way, at most MAX_CHECK_LISTINGS times.
+  let checkListings = 0;
+  let missed = 0;
+  let confirmed = false;
+  let previousWalk = firstWalk;
+  const failedSoFar = () => [...outcomes.values()].some((o) => o.status === 'failed');
+  while (!interrupted && !failedSoFar() && checkListings < MAX_CHECK_LISTINGS) {
+    if (ctx.stopSignal.aborted) {
+      interrupted = true;
+      break;
+    }
+    checkListings++;
+    let walk: Map<string, Listed>;
+    try {
+      walk = remember(await listEverything(client, pageSize, AbortSignal.any([ctx.signal, ctx.stopSignal])));
+    } catch (error) {
+      if (ctx.stopSignal.aborted) {
+        interrupted = true;
+        break;
+      }
+      await indexWhatIsThere(known);
+      throw error;
+    }
+    refresher.replace(walk);
+    const unseen = [...walk.keys()].filter((id) => !outcomes.has(id));
+    await lookOnDisk(unseen);
+    const missing = [...walk.keys()].filter((id) => outcomes.get(id)?.status !== 'done');
+    const vanished = [...previousWalk].some((id) => !walk.has(id));
+    io.debug(`check listing ${checkListings}: ${walk.size} images, ${missing.length} not saved, ${vanished ? 'some images of the previous listing deleted since' : 'every image of the previous listing still there'}`);
+    if (missing.length > 0) {
+      missed += missing.length;
+      io.info(`The check listing found ${missing.length} image${missing.length > 1 ? 's' : ''} not saved (added meanwhile, or passed over as the history changed); downloading…`);
+      interrupted = await downloadAll(missing);
+    }
+    if (!vanished) {
+      confirmed = true;
+      break;
+    }
+    previousWalk = new Set(walk.keys());
+  }
+
+  // The index lists what is on disk: every record listed during this export plus earlier records
+  // of images since deleted from the account (a backup keeps them). Rewritten whole, atomically.
+  const indexed = await writeIndexes(known, (id) => outcomes.get(id)?.status === 'done', names, !interrupted);
 
   const all = [...outcomes.values()];
   const failed = all.filter((o) => o.status === 'failed');
   const gone = all.filter((o) => o.status === 'skipped');
   const downloaded = all.filter((o) => o.status === 'done' && !o.previously).length;
+  const unconfirmed = !interrupted && failed.length === 0 && !confirmed;
   if (io.json) {
     io.outJson({
-      total: listing.size,
+      total: known.size,
       succeeded: all.filter((o) => o.status === 'done').length,
       failed: failed.length,
       skipped: gone.length,
@@ -268,11 +368,13 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
       report: join(dir, REPORT_NAME),
       geojson: join(dir, GEOJSON_NAME),
       indexed,
-      rows: [...listing.keys()].map((id) => outcomes.get(id) ?? { id, status: 'skipped', file: fileOf(id), attempts: 0, error: 'not started: interrupted' }),
+      check: { listings: checkListings, missed, confirmed },
+      rows: [...known.keys()].map((id) => outcomes.get(id) ?? { id, status: 'skipped', file: fileOf(id), attempts: 0, error: 'not started: interrupted' }),
     });
   } else {
-    const line = `${downloaded} downloaded, ${previously} already there${gone.length ? `, ${gone.length} deleted meanwhile` : ''}${failed.length ? `, ${failed.length} failed` : ''} — ${indexed} images in ${INDEX_NAME} (${formatDuration(Date.now() - started, 100)})`;
-    if (failed.length === 0 && !interrupted) io.success(line);
+    const found = missed ? `, ${missed} found by the check` : '';
+    const line = `${downloaded} downloaded, ${previously} already there${found}${gone.length ? `, ${gone.length} deleted meanwhile` : ''}${failed.length ? `, ${failed.length} failed` : ''} — ${indexed} images in ${INDEX_NAME} (${formatDuration(Date.now() - started, 100)})`;
+    if (failed.length === 0 && !interrupted && !unconfirmed) io.success(line);
     else {
       io.info(`${io.style.yellow('!')} ${line}`);
       for (const f of failed.slice(0, 20)) io.info(`  ${printable(f.id, 80)}: ${printable(f.error ?? 'failed', MESSAGE_MAX)}`);
@@ -282,7 +384,19 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   // Images deleted between listing and download are not failures: there is nothing left to back up.
   const exitCode = batchExitCode(failed.map((o) => ({ row: 0, status: 'failed', attempts: o.attempts, exitCode: o.exitCode })));
   if (exitCode !== ExitCode.Ok) {
-    throw new CliError(`${failed.length} of ${listing.size} images could not be downloaded; run the same command again to retry them`, exitCode as CliError['exitCode'], 'ExportIncomplete');
+    const ids = failed.slice(0, 3).map((f) => printable(f.id, 60)).join(', ');
+    throw new CliError(
+      `${failed.length} of ${known.size} images could not be downloaded (${ids}${failed.length > 3 ? ', …' : ''}); run the same command again to retry them`,
+      exitCode as CliError['exitCode'],
+      'ExportIncomplete',
+    );
+  }
+  if (unconfirmed) {
+    throw new CliError(
+      `images were deleted while each of ${checkListings + 1} listings was walked, so one passed over by a shifting page cannot be ruled out (every image the last listing showed is saved); run the same command again once the history is quieter`,
+      ExitCode.Server,
+      'ExportUnconfirmed',
+    );
   }
 }
 
@@ -311,6 +425,13 @@ export class UrlRefresher {
 
   expired(listed: Listed): boolean {
     return this.now() >= listed.listedAt + URL_LIFETIME_MS - EXPIRY_MARGIN_MS;
+  }
+
+  /** Takes a listing made elsewhere (the end-of-export check) as the fresh one. */
+  replace(fresh: Map<string, Listed>): void {
+    for (const id of [...this.listing.keys()]) if (!fresh.has(id)) this.listing.delete(id);
+    for (const [id, listed] of fresh) this.listing.set(id, listed);
+    this.generation++;
   }
 
   /** Re-lists unless a re-listing finished since `seenVersion` (then its URLs are already fresh). */

@@ -104,11 +104,21 @@ const READ_BYTES = 1024 * 1024;
 
 const STATUS_CODES: Record<string, number> = { started: 1, done: 2, failed: 3 };
 const STATUS_NAMES: RowStatus[] = ['started', 'started', 'done', 'failed'];
+/** Beside a key's status code: some record of it said it was sent. */
+const SENT = 4;
 
 /** What the manifest says of a row: its last record's status, and the bytes of its file when done. */
 export interface ManifestEntry {
   status: RowStatus;
   bytes?: number;
+  /**
+   * The bytes its last "done" record gave, even when later records started
+   * the row again or failed it: two runs that overlapped leave a row whose one
+   * run wrote the file and recorded it, while the other failed it afterwards.
+   */
+  doneBytes?: number;
+  /** Some run sent the row (a "started" or "done" record): a whole JPEG at its path is this batch's own. */
+  sent?: boolean;
 }
 
 /** A row a manifest remembers by its input digest. */
@@ -139,7 +149,7 @@ export class ManifestIndex {
 
   /** `expectedRows`: room made at once for about that many rows, rather than by doubling. */
   constructor(expectedRows = 768) {
-    this.table = new WordTable(4, 2, expectedRows);
+    this.table = new WordTable(4, 3, expectedRows);
     this.recalls = new Uint32Array((expectedRows + 1) * RECALL_WORDS);
     // Rows past this are planned in full: a stray row number in a short manifest cannot make the index huge.
     this.lastRecalledRow = Math.max(1 << 20, expectedRows * 4);
@@ -265,12 +275,18 @@ export class ManifestIndex {
     return { file: this.files.toString('utf8', start, start + this.recalls[at + 9]! - 1), last: this.entry(key) };
   }
 
-  /** A key's last status code, and its bytes (-1 for none). */
+  /**
+   * A key's last status code, and its bytes (-1 for none); the status word
+   * also keeps SENT once any record said the row was sent, and the third
+   * column the bytes of its last done record.
+   */
   private set(key: ArrayLike<number>, code: number, size: number): void {
     const { slot } = this.table.slotFor(key);
-    const [status, bytes] = this.table.columns;
-    status![slot] = code;
-    bytes![slot] = size >= 0 ? Math.min(size, 0xffffffff) + 1 : 0;
+    const [status, bytes, doneBytes] = this.table.columns;
+    const stored = size >= 0 ? Math.min(size, 0xffffffff) + 1 : 0;
+    status![slot] = code | (status![slot]! & SENT) | (code === STATUS_CODES.started || code === STATUS_CODES.done ? SENT : 0);
+    bytes![slot] = stored;
+    if (code === STATUS_CODES.done) doneBytes![slot] = stored;
   }
 
   get(key: string | undefined): ManifestEntry | undefined {
@@ -281,9 +297,14 @@ export class ManifestIndex {
   private entry(words: ArrayLike<number>): ManifestEntry | undefined {
     const slot = this.table.find(words);
     if (slot === -1) return undefined;
-    const [status, bytes] = this.table.columns;
+    const [status, bytes, doneBytes] = this.table.columns;
     const size = bytes![slot]!;
-    return { status: STATUS_NAMES[status![slot]!]!, bytes: size === 0 ? undefined : size - 1 };
+    const done = doneBytes![slot]!;
+    const code = status![slot]!;
+    const entry: ManifestEntry = { status: STATUS_NAMES[code & ~SENT]!, bytes: size === 0 ? undefined : size - 1 };
+    if (done !== 0) entry.doneBytes = done - 1;
+    if (code & SENT) entry.sent = true;
+    return entry;
   }
 }
 

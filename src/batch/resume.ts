@@ -1,8 +1,11 @@
 // Decides, before anything is sent, what each planned row needs given the
 // manifest of earlier runs and what is on disk:
 //   done      — a "done" record and its file still there: skipped
-//   adopt     — the previous run died between writing the file and recording it:
-//               the file is taken as the row's output, nothing is sent
+//   adopt     — a whole JPEG is at the row's path and the manifest shows the row
+//               was sent, but its last record is not "done" (a run died between
+//               writing the file and recording it, or two runs overlapped and
+//               one failed the row the other had finished): the file is taken
+//               as the row's output and recorded, nothing is sent
 //   pending   — to be generated (first time, failed before, or its file vanished)
 //   conflict  — a file is in the way that this batch did not write
 //   blocked   — a directory is where the image must go: even --force cannot replace it
@@ -43,7 +46,9 @@ export function resumeEntry(target: string, previous: ManifestEntry | undefined,
   if (previous?.status === 'done' && info.isFile() && previous.bytes === info.size) return { action: 'done', previous, bytes: info.size };
   const onDisk = isCompleteJpegSync(target);
   if (previous?.status === 'done' && onDisk.ok) return { action: 'done', previous, bytes: onDisk.bytes };
-  if (previous?.status === 'started' && onDisk.ok) return { action: 'adopt', previous, bytes: onDisk.bytes };
+  // Only this batch sends the row's request for this path: a whole image there is what one of its runs paid for.
+  // Taken, --force or not: writing it again would pay twice.
+  if (previous?.sent && onDisk.ok) return { action: 'adopt', previous, bytes: onDisk.bytes };
   return { action: force ? 'pending' : 'conflict', previous, bytes: onDisk.bytes };
 }
 

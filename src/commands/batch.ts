@@ -41,6 +41,7 @@ function register(command: Command, action: ActionFactory): void {
     .option('--shard <k/n>', 'run only shard k of n (every n-th row, from row k); auto (or auto/N) reads k and n from the CI or job engine')
     .option('--dry-run', 'validate every row and show the credits it would cost; send nothing')
     .option('-f, --force', 'overwrite output files that this batch did not write')
+    .option('--wait-for-lock', 'when another run of this batch (same manifest, rows in common) is under way, wait for it to end instead of refusing')
     .option('--no-metadata', 'save the bytes exactly as received: no GPS EXIF, no AI-generated note')
     .option('--skip-invalid', 'run the valid rows even when some rows are invalid (they are reported as failed)')
     .option('--progress-interval <duration>', PROGRESS_INTERVAL_HELP)
@@ -67,12 +68,19 @@ resumes where it stopped; rows that were in flight when it died are sent again (
 service may have charged for them). A row's identity is its request plus its output
 file: edit a row and it is generated again.
 
+One run of a batch at a time: a run holds <manifest>.lock (<manifest>.shard-k-of-n.lock
+for a shard; shards whose rows differ run side by side). A second run refuses before
+sending anything, naming the pid that holds it, or with --wait-for-lock waits for it
+and then sends only what it left. A lock whose process is gone is taken over at once;
+one from another host (a shared directory) once it has not been renewed for 2 minutes.
+
 The first Ctrl-C, SIGTERM or SIGHUP sends no new row and lets the requests on the
 wire finish and be recorded (for up to 30s), since they are paid for: the re-run
 then sends only the rest. A second one aborts them at once.
 
-Exit codes: 0 every row succeeded; 2 invalid rows, clashing file names, or output
-directories where no file can be created (nothing sent), or a disk that filled up
+Exit codes: 0 every row succeeded; 2 invalid rows, clashing file names, output
+directories where no file can be created, or another run of the batch under way
+(nothing sent), or a disk that filled up
 (the batch stops); 3 or 4 stopped early on a 401 or 402 (rows not started are
 skipped); otherwise the code most failed rows share (6 generation, 7 network,
 8 rate limited); 130 interrupted.

@@ -17,6 +17,7 @@ function register(command: Command, action: ActionFactory): void {
     .option('--retry-delay <duration>', RETRY_DELAY_HELP)
     .option('--page-size <n>', 'images per list request (default 50)')
     .option('--progress-interval <duration>', PROGRESS_INTERVAL_HELP)
+    .option('--wait-for-lock', 'when another export into <dir> is under way, wait for it to end instead of refusing')
     .addHelpText(
       'after',
       `
@@ -30,6 +31,16 @@ index.html is a report to open in a browser, offline: a world map with a marker 
 image, a card per image (thumbnail, location, scene, tags, time) and filters;
 its thumbnails are kept in index.thumbnails/ and reused by the next export.
 index.geojson holds one point per image (RFC 7946) for QGIS, geojson.io or kepler.gl.
+
+It ends with a check: the history is listed again and any image that listing shows
+and <dir> lacks (added meanwhile, or passed over by pages that shifted as images
+were deleted) is fetched; the check repeats until a listing is shown to have missed
+nothing (the next one still lists all its images), at most 3 times. Exit 0 means
+every image listed at the end is saved; otherwise it says what is missing: exit 6
+(ExportUnconfirmed) when images kept being deleted during every listing.
+
+One export into a directory at a time (<dir>/.aerial-export.lock): a second one
+refuses with exit 2, naming the pid that holds it, or with --wait-for-lock waits.
 
 The first Ctrl-C, SIGTERM or SIGHUP starts no new download and lets those under
 way finish and be indexed (for up to 30s); a second one aborts them. Exit 130.

@@ -97,8 +97,9 @@ describe('export', () => {
     // Only the images missing after the kill were downloaded again.
     expect(imageDownloads(sandbox)).toHaveLength(45 - whole.length);
     expect(new Set(imageDownloads(sandbox).map((e) => e.imageId)).size).toBe(45 - whole.length);
-    // Every page was walked.
-    expect(listRequests(sandbox).map((e) => e.query.page)).toEqual(['0', '1', '2', '3', '4']);
+    // Every page was walked, then walked again by the check at the end.
+    expect(listRequests(sandbox).map((e) => e.query.page)).toEqual(['0', '1', '2', '3', '4', '0', '1', '2', '3', '4']);
+    expect(summary.check).toEqual({ listings: 1, missed: 0, confirmed: true });
     const index = indexRecords(dir);
     expect(index).toHaveLength(45);
     expect(new Set(index.map((r) => r.id))).toEqual(new Set(ids));
@@ -143,8 +144,8 @@ describe('export', () => {
     expectWholeJpegs(dir, ids);
     expect(imageDownloads(sandbox).some((e) => e.status === 403)).toBe(true);
     expect(imageDownloads(sandbox).filter((e) => e.status === 200)).toHaveLength(5);
-    // One listing at the start, and one shared re-listing for all the expired URLs.
-    expect(listRequests(sandbox)).toHaveLength(2);
+    // One listing at the start, one shared re-listing for all the expired URLs, and the check's at the end.
+    expect(listRequests(sandbox)).toHaveLength(3);
   });
 
   it('replaces a damaged file, and keeps the records of images since deleted from the account', async () => {

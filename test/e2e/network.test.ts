@@ -106,12 +106,13 @@ describe('through a real proxy (tinyproxy, or a Node one where it is not install
     const through = tunnel.requests();
     expect(through.length).toBeGreaterThanOrEqual(2);
     expect(new Set(through.map((r) => `${r.method} ${r.target}`))).toEqual(new Set([`CONNECT 127.0.0.1:${secure.port}`]));
-    // And the service got the generation, the listing and the signed download, none with a Via (the tunnel is opaque).
+    // And the service got the generation, the listing, the signed download and the check's listing, none with a Via (the tunnel is opaque).
     const seen = apiRequests(secure);
     expect(seen.map((r) => `${r.method} ${r.path.startsWith('/__sandbox/images/') ? '<signed image>' : r.path} ${r.status}`)).toEqual([
       `POST ${API_PATH} 200`,
       `GET ${API_PATH} 200`,
       'GET <signed image> 200',
+      `GET ${API_PATH} 200`,
     ]);
     for (const entry of seen) expect(entry.via).toBeUndefined();
   });

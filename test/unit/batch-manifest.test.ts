@@ -92,11 +92,40 @@ describe('manifest', () => {
     );
     const index = await ManifestIndex.read(path);
     expect(index.size).toBe(3);
-    expect(index.get(a)).toEqual({ status: 'done', bytes: 1234 });
-    expect(index.get(b)).toEqual({ status: 'started', bytes: undefined });
-    expect(index.get(c)?.status).toBe('failed');
+    expect(index.get(a)).toEqual({ status: 'done', bytes: 1234, doneBytes: 1234, sent: true });
+    expect(index.get(b)).toEqual({ status: 'started', bytes: undefined, sent: true });
+    expect(index.get(c)).toEqual({ status: 'failed', bytes: undefined });
     expect(index.get(rowKey({ name: 'd' }, 'd.jpg'))).toBeUndefined();
     expect((await readManifest(path)).get(a)?.rateLimited).toBe(2);
+  });
+
+  it('remembers, after a row was started again or failed, that it was sent and the size its last done record gave', async () => {
+    // Two runs that overlapped: one recorded the row done, the other failed it afterwards (or started it again).
+    const path = join(scratch(), 'overlap.jsonl');
+    const [a, b, c] = ['a', 'b', 'c'].map((name) => rowKey({ name }, `${name}.jpg`));
+    writeFileSync(
+      path,
+      [
+        { row: 1, key: a, status: 'started', file: 'a.jpg' },
+        { row: 1, key: a, status: 'started', file: 'a.jpg' },
+        { row: 1, key: a, status: 'done', file: 'a.jpg', bytes: 900 },
+        { row: 1, key: a, status: 'failed', file: 'a.jpg', error: 'ENOENT' },
+        { row: 2, key: b, status: 'done', file: 'b.jpg', bytes: 700 },
+        { row: 2, key: b, status: 'done', file: 'b.jpg', bytes: 800 },
+        { row: 2, key: b, status: 'started', file: 'b.jpg' },
+        { row: 3, key: c, status: 'failed', file: 'c.jpg', error: 'not retried: interrupted' },
+      ]
+        .map((record) => JSON.stringify(record))
+        .join('\n'),
+    );
+    const scanned = await ManifestIndex.read(path);
+    const parsed = new ManifestIndex();
+    for await (const record of manifestRecords(path)) parsed.add(record);
+    for (const index of [scanned, parsed]) {
+      expect(index.get(a)).toEqual({ status: 'failed', doneBytes: 900, sent: true });
+      expect(index.get(b)).toEqual({ status: 'started', doneBytes: 800, sent: true });
+      expect(index.get(c)).toEqual({ status: 'failed' });
+    }
   });
 
   it('keeps every key\'s status and size as the index grows far past its first size', () => {

@@ -141,6 +141,37 @@ describe('resumeEntry', () => {
     expect(state(fresh!)).toMatchObject({ action: 'pending', wasInFlight: false });
     expect(state(foreign!, true).action).toBe('pending');
   });
+
+  it('takes a whole image at the path of a row some run sent, whatever its last record says, --force or not; a row never sent is refused', async () => {
+    const cwd = scratch();
+    mkdirSync(join(cwd, 'out'));
+    const result = await plan(
+      Array.from({ length: 4 }, (_, i) => JSON.stringify({ lat: i, lng: 1 })).join('\n'),
+      'out/{row}.jpg',
+      { cwd },
+    );
+    const [doneThenFailed, startedTwiceFailed, failedUnsent, doneThenFailedNoFile] = result.rows;
+    for (const row of [doneThenFailed, startedTwiceFailed, failedUnsent]) writeFileSync(row!.target!, JPEG);
+    const manifest = new ManifestIndex();
+    // Two runs overlapped: one recorded the row done, the other failed it after (its temp file swept by the first).
+    manifest.add({ row: 1, key: doneThenFailed!.key!, status: 'started', file: doneThenFailed!.file! });
+    manifest.add({ row: 1, key: doneThenFailed!.key!, status: 'done', file: doneThenFailed!.file!, bytes: JPEG.length });
+    manifest.add({ row: 1, key: doneThenFailed!.key!, status: 'failed', file: doneThenFailed!.file!, error: 'ENOENT' });
+    manifest.add({ row: 2, key: startedTwiceFailed!.key!, status: 'started', file: startedTwiceFailed!.file! });
+    manifest.add({ row: 2, key: startedTwiceFailed!.key!, status: 'failed', file: startedTwiceFailed!.file!, error: 'ENOENT' });
+    // A failure recorded without a "started" line: the row was never sent.
+    manifest.add({ row: 3, key: failedUnsent!.key!, status: 'failed', file: failedUnsent!.file!, error: 'not started' });
+    manifest.add({ row: 4, key: doneThenFailedNoFile!.key!, status: 'done', file: doneThenFailedNoFile!.file!, bytes: 10 });
+    manifest.add({ row: 4, key: doneThenFailedNoFile!.key!, status: 'failed', file: doneThenFailedNoFile!.file!, error: 'x' });
+    const state = (row: PlannedRow, force = false) => resumeEntry(row.target!, manifest.get(row.key), force);
+    for (const force of [false, true]) {
+      expect(state(doneThenFailed!, force)).toMatchObject({ action: 'adopt', bytes: JPEG.length });
+      expect(state(startedTwiceFailed!, force)).toMatchObject({ action: 'adopt', bytes: JPEG.length });
+      expect(state(doneThenFailedNoFile!, force)).toMatchObject({ action: 'pending' });
+    }
+    expect(state(failedUnsent!)).toMatchObject({ action: 'conflict' });
+    expect(state(failedUnsent!, true)).toMatchObject({ action: 'pending' });
+  });
 });
 
 describe('files', () => {

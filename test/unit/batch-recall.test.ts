@@ -108,9 +108,9 @@ describe("the manifest's recall of rows by their input digest", () => {
     const parsed = new ManifestIndex();
     for await (const record of manifestRecords(path)) parsed.add(record);
     for (const index of [scanned, parsed]) {
-      expect(index.recall(1, D)).toEqual({ file: 'r1.jpg', last: { status: 'started' } });
-      expect(index.recall(2, E)).toEqual({ file: 'a "q" ü.jpg', last: { status: 'done', bytes: 5 } });
-      expect(index.recall(5, K)).toEqual({ file: 'h.jpg', last: { status: 'done', bytes: 3 } });
+      expect(index.recall(1, D)).toEqual({ file: 'r1.jpg', last: { status: 'started', doneBytes: 1234, sent: true } });
+      expect(index.recall(2, E)).toEqual({ file: 'a "q" ü.jpg', last: { status: 'done', bytes: 5, doneBytes: 5, sent: true } });
+      expect(index.recall(5, K)).toEqual({ file: 'h.jpg', last: { status: 'done', bytes: 3, doneBytes: 3, sent: true } });
       // Another row's digest, a failed row, a digest superseded, rows never seen.
       expect(index.recall(2, D)).toBeUndefined();
       expect(index.recall(3, K)).toBeUndefined();
@@ -126,7 +126,7 @@ describe("the manifest's recall of rows by their input digest", () => {
     const digest = (i: number) => `b${(i + 7).toString(16).padStart(31, '0')}`;
     const names = Array.from({ length: 5_000 }, (_, i) => `${'d/'.repeat(i % 40)}${'n'.repeat(i % 300)}-${i}.jpg`);
     names.forEach((file, i) => index.add({ row: i + 1, key: (i + 1).toString(16).padStart(32, '0'), status: 'done', file, bytes: i, input: digest(i) }));
-    names.forEach((file, i) => expect(index.recall(i + 1, digest(i))).toEqual({ file, last: { status: 'done', bytes: i } }));
+    names.forEach((file, i) => expect(index.recall(i + 1, digest(i))).toEqual({ file, last: { status: 'done', bytes: i, doneBytes: i, sent: true } }));
   });
 });
 
