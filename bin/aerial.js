@@ -45,7 +45,8 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // NODE_COMPILE_CACHE and NODE_DISABLE_COMPILE_CACHE.
   const { enableCompileCache } = require('node:module');
   if (enableCompileCache) enableCompileCache();
-  import(require('node:url').pathToFileURL(join(__dirname, '..', 'dist', 'cli.js')).href)
+  // Relative to this file's own URL: no path-to-URL conversion needed.
+  import('../dist/cli.js')
     .then(({ main }) => main(process.argv))
     // main resolves once the command has ended and stdout and stderr have handed their data to
     // the reader; exiting now skips only the wait for V8's background compile threads.
