@@ -7,7 +7,7 @@
 // process is gone (same host) or when it is older than `staleMs` (mutations hold
 // the lock for milliseconds, so anything that old is abandoned).
 import { randomBytes } from 'node:crypto';
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { lstat, open, readFile, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 
 export interface LockOptions {
@@ -47,8 +47,13 @@ async function acquire(path: string, { staleMs = 10_000, timeoutMs = 15_000 }: L
       const handle = await open(path, 'wx', 0o600);
       try {
         await handle.writeFile(JSON.stringify(holder));
-      } finally {
         await handle.close();
+      } catch (error) {
+        // A full disk takes the empty file but not its holder: a lock nobody can
+        // tell is abandoned would make the next writer wait for staleMs.
+        await handle.close().catch(() => {});
+        await unlink(path).catch(() => {});
+        throw error;
       }
       return () => releaseIfOurs(path, holder.token);
     } catch (error) {
@@ -75,11 +80,16 @@ async function removeIfStale(path: string, staleMs: number): Promise<boolean> {
   let content: string;
   let modifiedAt: number;
   try {
-    modifiedAt = (await stat(path)).mtimeMs;
+    const info = await lstat(path);
+    // A FIFO (or any other special file) in its place would hang the read below for ever.
+    if (!info.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'ENOTREGULAR', path, syscall: 'open' });
+    modifiedAt = info.mtimeMs;
     content = await readFile(path, 'utf8');
   } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOTREGULAR') throw error;
     // Released between our attempt and now: try again at once.
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+    return code === 'ENOENT';
   }
   const holder = parseHolder(content);
   const holderIsDead = holder !== undefined && holder.host === hostname() && !processIsAlive(holder.pid);
