@@ -168,7 +168,7 @@ function trackParsedCommand(program: Command): { command(): Command } {
  * CLI's own: commander's suggestion joins the line, and the line points to
  * the help of the command it concerns.
  */
-export function parserUsageError(error: CommanderError, command: Command): UsageError {
+function parserUsageError(error: CommanderError, command: Command): UsageError {
   const message = error.message
     .replace(/^error:\s*/, '')
     .replace(/\s*\n\(Did you mean (.*)\?\)\s*$/, ' (did you mean $1?)')

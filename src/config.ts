@@ -338,11 +338,12 @@ export function apiKeyProblem(key: string): string | undefined {
 /** Validates a value for a key and returns what is stored. */
 export function parseConfigValue(key: ConfigKey, raw: string): string | boolean {
   switch (key.kind) {
-    case 'apiKey':
+    case 'apiKey': {
       if (!raw.trim()) throw new UsageError('api-key must not be empty');
       const problem = apiKeyProblem(raw.trim());
       if (problem) throw new UsageError(`api-key contains ${problem}; a key is printable ASCII without spaces: paste it again without that`);
       return raw.trim();
+    }
     case 'baseUrl':
       return validateBaseUrl(raw.trim(), 'base-url');
     case 'enumDefault': {
