@@ -3,7 +3,7 @@
 // one, never a torn write. Temp file, fsync, rename, fsync of the directory;
 // writers that rename in one directory at the same time share that last fsync.
 import { randomBytes } from 'node:crypto';
-import { open, rename, unlink } from 'node:fs/promises';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** Every temp file ends so; a sweep at start removes the ones a crash left behind. */
@@ -28,6 +28,81 @@ export async function writeFileAtomic(path: string, data: string | Buffer, mode 
     throw error;
   }
   await syncDirectory(dirname(path));
+}
+
+/**
+ * Why a file that exists cannot be replaced, though it may still be written:
+ * it is a mount point of its own (`docker run -v …/config.json:…`: the rename
+ * over it fails with EBUSY), or it lives in a directory that takes no new file
+ * (a read-only container root with the one file mounted writable: the temp
+ * file fails with EROFS, EACCES or EPERM).
+ */
+const CANNOT_REPLACE = new Set(['EBUSY', 'EXDEV', 'EROFS', 'EACCES', 'EPERM']);
+
+/**
+ * writeFileAtomic, or, for an existing file that cannot be replaced (see
+ * CANNOT_REPLACE), its bytes overwritten in place: written from the start,
+ * cut to the new length and fsynced, and the old bytes put back if that fails
+ * part way (a full disk), so an error never leaves a half-written file. The
+ * caller holds a lock: nobody else writes it meanwhile. An in-place write
+ * keeps the file's mode and owner, which belong to whoever mounted it.
+ */
+export async function writeFileAtomicOrInPlace(path: string, data: string | Buffer, mode = 0o600): Promise<'replaced' | 'in place'> {
+  try {
+    await writeFileAtomic(path, data, mode);
+    return 'replaced';
+  } catch (error) {
+    if (!CANNOT_REPLACE.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+    let handle;
+    try {
+      handle = await open(path, 'r+');
+    } catch (openError) {
+      // Not there: the replacement's error says why. Not writable either (a read-only mount): its own does.
+      throw (openError as NodeJS.ErrnoException).code === 'ENOENT' ? error : openError;
+    }
+    try {
+      await overwrite(handle, Buffer.from(data));
+    } finally {
+      await handle.close();
+    }
+    return 'in place';
+  }
+}
+
+async function overwrite(handle: FileHandle, data: Buffer): Promise<void> {
+  const info = await handle.stat();
+  if (!info.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTREGULAR', syscall: 'open' });
+  const old = await readFully(handle, Buffer.alloc(info.size));
+  try {
+    await writeFully(handle, data);
+    await handle.truncate(data.length);
+    await handle.sync();
+  } catch (error) {
+    // The old bytes fit where they were: put them back, then report what failed.
+    await writeFully(handle, old)
+      .then(() => handle.truncate(old.length))
+      .then(() => handle.sync())
+      .catch(() => {});
+    throw error;
+  }
+}
+
+/** The file's bytes from the start, as many as `into` holds (fewer if it ends first). */
+async function readFully(handle: FileHandle, into: Buffer): Promise<Buffer> {
+  let at = 0;
+  while (at < into.length) {
+    const { bytesRead } = await handle.read(into, at, into.length - at, at);
+    if (bytesRead === 0) break;
+    at += bytesRead;
+  }
+  return into.subarray(0, at);
+}
+
+async function writeFully(handle: FileHandle, data: Buffer): Promise<void> {
+  for (let at = 0; at < data.length; ) {
+    const { bytesWritten } = await handle.write(data, at, data.length - at, at);
+    at += bytesWritten;
+  }
 }
 
 /** Per directory: the fsync running now, and the one that will start when it ends. */

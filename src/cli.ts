@@ -86,7 +86,6 @@ export function buildProgram(action: ActionFactory = IGNORE_ACTION, output: Outp
     .option('--sandbox', 'use the bundled local sandbox server instead of the real service')
     .option('--no-color', 'disable colour (also NO_COLOR)')
     .showSuggestionAfterError(true)
-    .showHelpAfterError('(run with --help for usage)')
     .configureHelp({ sortSubcommands: false, showGlobalOptions: true, formatItem, minWidthToWrap: 20 })
     .addHelpText(
       'after',
@@ -146,6 +145,40 @@ function helpFor(program: Command, names: string[]): Command {
   return command;
 }
 
+/**
+ * The command commander is parsing the command line for: the program, then
+ * each subcommand it hands the rest to. A parser error (an unknown option, a
+ * missing argument) is about the last one, whose help it points to.
+ */
+function trackParsedCommand(program: Command): { command(): Command } {
+  let current = program;
+  const follow = (command: Command) => {
+    command.hook('preSubcommand', (_parent, sub) => {
+      current = sub;
+    });
+    command.commands.forEach(follow);
+  };
+  follow(program);
+  return { command: () => current };
+}
+
+/**
+ * A usage error of the argument parser (unknown option or command, missing
+ * or excess arguments, a value not among the choices) as one line, like the
+ * CLI's own: commander's suggestion joins the line, and the line points to
+ * the help of the command it concerns.
+ */
+function parserUsageError(error: CommanderError, command: Command): UsageError {
+  const message = error.message
+    .replace(/^error:\s*/, '')
+    .replace(/\s*\n\(Did you mean (.*)\?\)\s*$/, ' (did you mean $1?)')
+    .replace(/\s*\n\s*/g, ' ')
+    .trim();
+  const path: string[] = [];
+  for (let at: Command | null = command; at; at = at.parent) path.unshift(at.name());
+  return new UsageError(`${message.replace(/\.$/, '')}; see '${path.join(' ')} --help'`);
+}
+
 function errorFromUnknown(error: unknown, signal: AbortSignal): CliError {
   // The CLI's own errors, and the API layer's with the exit code of their kind (errors.ts).
   const named = asCliError(error);
@@ -195,12 +228,11 @@ export async function main(argv: string[], proc: Process = process): Promise<num
     writeErr: (text) => proc.stderr.write(text),
     getOutHelpWidth: helpWidth,
     getErrHelpWidth: helpWidth,
-    outputError: (text, write) => {
-      if (jsonErrors) write(`${JSON.stringify(new UsageError(text.replace(/^error:\s*/, '').trim()).toJSON())}\n`);
-      else write(text);
-    },
+    // The parser's errors are reported below, as every other failure is: one line, or one JSON line.
+    outputError: () => {},
   };
   const program = buildProgram(action, output, commandToRun(argv));
+  const parsing = trackParsedCommand(program);
 
   /** Says what went wrong, once; nothing when the reader is gone (there may be nobody left to tell). */
   let reported: CliError | undefined;
@@ -218,10 +250,12 @@ export async function main(argv: string[], proc: Process = process): Promise<num
     await program.parseAsync(argv);
     if (shutdown.signal.aborted) exitCode = ExitCode.Interrupted;
   } catch (error) {
-    if (error instanceof CommanderError) {
-      exitCode = ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(error.code)
-        ? ExitCode.Ok
-        : ExitCode.Usage;
+    if (error instanceof CommanderError && ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(error.code)) {
+      exitCode = ExitCode.Ok;
+    } else if (error instanceof CommanderError) {
+      const failure = parserUsageError(error, parsing.command());
+      report(failure);
+      exitCode = failure.exitCode;
     } else {
       // A stream that failed under the command (a reader gone, stdout on a full disk) is the cause of whatever it threw.
       const failure = shutdown.outputFailure ?? errorFromUnknown(error, shutdown.signal);

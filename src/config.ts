@@ -1,6 +1,6 @@
 // Configuration: where it lives, its profiles, and how flags, environment,
 // profile and built-in defaults combine (flag > environment > profile > default).
-import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import envPaths from 'env-paths';
 import { CliError, fileSystemProblem, UsageError } from './errors.js';
@@ -57,24 +57,29 @@ export function configPath(env: Record<string, string | undefined>): string {
 /**
  * Reads the config file with a plain JSON parse and a shape check. A file
  * that is not valid JSON, or holds a value of the wrong type, is an error
- * naming the file and the problem: it is never silently replaced.
+ * naming the file and the problem: it is never silently replaced. Anything
+ * but a regular file in its place (a FIFO would block the open for ever, even
+ * through SIGTERM; a device may never end) is refused before it is opened.
  */
 export function readConfig(env: Record<string, string | undefined>): ConfigData {
   const path = configPath(env);
   let text: string;
   try {
-    const fd = openSync(path, 'r');
+    const info = statSync(path);
+    if (!info.isFile()) throw notRegularFile(path, info);
+    // Non-blocking, in case something else was put there since: the check below then refuses it at once.
+    const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
     try {
-      // A directory or a device in its place is named, not read without end.
-      const info = fstatSync(fd);
-      if (!info.isFile()) throw Object.assign(new Error('not a regular file'), { code: info.isDirectory() ? 'EISDIR' : 'ENOTREGULAR' });
+      const opened = fstatSync(fd);
+      if (!opened.isFile()) throw notRegularFile(path, opened);
       text = readFileSync(fd, 'utf8');
     } finally {
       closeSync(fd);
     }
   } catch (error) {
+    if (error instanceof CliError) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new UsageError(`cannot read config file ${path}: ${fileSystemProblem(error) ?? (error as Error).message}`, 'ConfigError');
+    throw configFileError(error, path, 'read') ?? error;
   }
   let data: unknown;
   try {
@@ -85,6 +90,42 @@ export function readConfig(env: Record<string, string | undefined>): ConfigData 
   const problem = configShapeProblem(data);
   if (problem) throw new UsageError(`config file ${path}: ${problem}; fix it or use 'aerial config set'`, 'ConfigError');
   return data as ConfigData;
+}
+
+function notRegularFile(path: string, info: Stats): UsageError {
+  const what = info.isDirectory()
+    ? 'a directory'
+    : info.isFIFO()
+      ? 'a FIFO (named pipe)'
+      : info.isCharacterDevice()
+        ? 'a character device'
+        : info.isBlockDevice()
+          ? 'a block device'
+          : info.isSocket()
+            ? 'a socket'
+            : 'not a regular file';
+  return new UsageError(`cannot read config file ${path}: it is ${what}, not a regular file; move it out of the way, or set AERIAL_CONFIG_DIR to another directory`, 'ConfigError');
+}
+
+/**
+ * A file-system failure on the config file as one line: what failed, where,
+ * and what fixes it. Undefined for what is not a system error (a bug).
+ * `where` is the file as the user knows it (with the file behind a link).
+ */
+function configFileError(error: unknown, where: string, doing: 'read' | 'write'): UsageError | undefined {
+  const { code, message } = error as NodeJS.ErrnoException;
+  if (typeof code !== 'string' || !/^E[A-Z0-9]+$/.test(code)) return undefined;
+  // A code without a meaning of our own keeps the system's words: "EBUSY: resource busy or locked".
+  const problem = fileSystemProblem(error) ?? String(message).split(',')[0];
+  const fix =
+    code === 'ENOSPC' || code === 'EDQUOT'
+      ? 'free some space there, or set AERIAL_CONFIG_DIR to a directory on another disk'
+      : doing === 'read'
+        ? code === 'EACCES' || code === 'EPERM'
+          ? 'fix its permissions, or set AERIAL_CONFIG_DIR to another directory'
+          : 'set AERIAL_CONFIG_DIR to another directory'
+        : 'set AERIAL_CONFIG_DIR to a directory you can write';
+  return new UsageError(`cannot ${doing} config file ${where}: ${problem} (${fix})`, 'ConfigError');
 }
 
 /**
@@ -157,10 +198,20 @@ export function checkProfileName(name: string, label: string): string {
   return name;
 }
 
-/** The profile a command uses (flag > environment > default), its name checked. */
+/**
+ * The profile a command uses (flag > environment > default), its name checked.
+ * An empty name is refused, not taken as the default: `--profile "$UNSET"` in a
+ * script must not act on the main account.
+ */
 export function selectedProfile(flags: GlobalFlags, env: Record<string, string | undefined>): Resolved<string> {
-  const profile = pick(nonEmpty(flags.profile), nonEmpty(env.AERIAL_PROFILE), undefined, DEFAULT_PROFILE);
-  if (profile.source !== 'default') checkProfileName(profile.value, profile.source === 'flag' ? '--profile' : 'AERIAL_PROFILE');
+  const profile = pick(flags.profile, env.AERIAL_PROFILE, undefined, DEFAULT_PROFILE);
+  if (profile.source === 'default') return profile;
+  const label = profile.source === 'flag' ? '--profile' : 'AERIAL_PROFILE';
+  if (profile.value === '') {
+    const leaveOut = profile.source === 'flag' ? 'leave --profile out' : 'unset AERIAL_PROFILE';
+    throw new UsageError(`${label} is empty; name a profile, or ${leaveOut} for the default one`);
+  }
+  checkProfileName(profile.value, label);
   return profile;
 }
 
@@ -245,13 +296,54 @@ function nearestKey(typed: string, names: string[]): string | undefined {
   return match === undefined ? undefined : names[short.indexOf(match)];
 }
 
+/** Characters pasted keys bring along unseen, by name: the user must know what to look for. */
+const CHARACTER_NAMES: Record<string, string> = {
+  ' ': 'a space',
+  '\t': 'a tab',
+  '\n': 'a line break',
+  '\r': 'a carriage return',
+  '\u00a0': 'a no-break space',
+  '\u00ad': 'a soft hyphen',
+  '\u200b': 'a zero-width space',
+  '\u200c': 'a zero-width non-joiner',
+  '\u200d': 'a zero-width joiner',
+  '\u2060': 'a word joiner',
+  '\ufeff': 'a byte order mark (zero-width no-break space)',
+  '\u202f': 'a narrow no-break space',
+  '\u2018': 'a typographic quote',
+  '\u2019': 'a typographic quote',
+  '\u201c': 'a typographic quote',
+  '\u201d': 'a typographic quote',
+  '\u2013': 'an en dash',
+  '\u2014': 'an em dash',
+};
+
+/**
+ * What, in an API key (already trimmed), no HTTP header can carry or no key
+ * holds: a key is printable ASCII without spaces. Named with its place, never
+ * shown with the key around it (a secret). Undefined when the key is usable.
+ * Found where the key is set (prompt, stdin, --api-key, AERIAL_API_KEY), not
+ * later as a network error of every call.
+ */
+export function apiKeyProblem(key: string): string | undefined {
+  const chars = [...key];
+  const at = chars.findIndex((char) => char < '!' || char > '~');
+  if (at < 0) return undefined;
+  const char = chars[at]!;
+  const point = `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  const name = CHARACTER_NAMES[char] ?? (char < ' ' || char === '\u007f' ? 'a control character' : 'a character outside printable ASCII');
+  return `${name} (${point}) at character ${at + 1} of ${chars.length}`;
+}
+
 /** Validates a value for a key and returns what is stored. */
 export function parseConfigValue(key: ConfigKey, raw: string): string | boolean {
   switch (key.kind) {
-    case 'apiKey':
+    case 'apiKey': {
       if (!raw.trim()) throw new UsageError('api-key must not be empty');
-      if (/\s/.test(raw.trim())) throw new UsageError('api-key must not contain whitespace');
+      const problem = apiKeyProblem(raw.trim());
+      if (problem) throw new UsageError(`api-key contains ${problem}; a key is printable ASCII without spaces: paste it again without that`);
       return raw.trim();
+    }
     case 'baseUrl':
       return validateBaseUrl(raw.trim(), 'base-url');
     case 'enumDefault': {
@@ -278,27 +370,58 @@ export function maskKey(key: string | undefined): string {
  * makes the new content from it (undefined: no change), and it is written
  * atomically (temp file, fsync, rename) with mode 0600. Two processes setting
  * different keys at once both keep theirs. A file that is not valid JSON stops
- * the change with its error; an unwritable place is one clear line.
+ * the change with its error. Where users keep the file is respected: a
+ * symbolic link (stow, chezmoi, home-manager) is kept and the file it names is
+ * written; a file mounted on its own (`docker run -v …/config.json:…`), which
+ * cannot be replaced, is written in place. Every file-system failure is one
+ * line naming the file and the fix, and leaves no lock behind.
  */
 export async function updateConfig(env: Record<string, string | undefined>, change: (data: ConfigData) => ConfigData | undefined): Promise<void> {
   const path = configPath(env);
-  const hint = ' (set AERIAL_CONFIG_DIR to a directory you can write)';
-  const { mkdir } = await import('node:fs/promises');
+  const { makeDirectories } = await import('./directories.js');
   const { withFileLock } = await import('./file-lock.js');
-  const { writeFileAtomic } = await import('./atomic-file.js');
+  const { writeFileAtomicOrInPlace } = await import('./atomic-file.js');
+  const lock = `${path}.lock`;
+  let where = path;
   try {
     // The file holds the API key: a directory made for it is the user's alone.
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    await withFileLock(`${path}.lock`, async () => {
+    await makeDirectories(dirname(path), 0o700);
+    await withFileLock(lock, async () => {
       const next = change(readConfig(env));
-      if (next !== undefined) await writeFileAtomic(path, `${JSON.stringify(next, null, '\t')}\n`, 0o600);
+      if (next === undefined) return;
+      const file = await fileBehind(path);
+      if (file !== path) where = `${path} (a link to ${file})`;
+      await writeFileAtomicOrInPlace(file, `${JSON.stringify(next, null, '\t')}\n`, 0o600);
     });
   } catch (error) {
     if (error instanceof CliError) throw error;
+    const { code, path: failed } = error as NodeJS.ErrnoException;
+    if (code === 'ENOTREGULAR' && failed === lock) {
+      throw new UsageError(`cannot lock config file ${path}: ${lock} is not a regular file; remove it`, 'ConfigError');
+    }
     if ((error as Error).name === 'LockTimeoutError') throw new UsageError(`config file ${path} is locked: ${(error as Error).message}`, 'ConfigError');
-    const problem = fileSystemProblem(error);
-    if (problem) throw new UsageError(`cannot write config file ${path}: ${problem}${hint}`, 'ConfigError');
+    throw configFileError(error, where, 'write') ?? error;
+  }
+}
+
+/**
+ * The file a change of the config file is written to: the file itself, or the
+ * one a symbolic link in its place leads to (the link belongs to a dotfiles
+ * manager and is kept). A link to nothing is refused rather than followed.
+ */
+async function fileBehind(path: string): Promise<string> {
+  const { lstat, readlink, realpath } = await import('node:fs/promises');
+  const info = await lstat(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
     throw error;
+  });
+  if (!info?.isSymbolicLink()) return path;
+  try {
+    return await realpath(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const to = await readlink(path).catch(() => '?');
+    throw new UsageError(`config file ${path} is a symbolic link to ${to}, which does not exist; create that file, or remove the link`, 'ConfigError');
   }
 }
 

@@ -9,7 +9,7 @@ import type { GenAerialClient, Trace } from './api/client.js';
 import type { Network } from './api/network.js';
 import type { RetryPolicy } from './api/retry.js';
 import { UsageError } from './errors.js';
-import { DEFAULT_BASE_URL, readConfig, resolveSettings, type Settings } from './config.js';
+import { apiKeyProblem, DEFAULT_BASE_URL, DEFAULT_PROFILE, readConfig, resolveSettings, type Settings } from './config.js';
 import { validateBaseUrl } from './flags.js';
 import { colorEnabled, loadStyle, Terminal } from './io.js';
 import type { InFlight, Shutdown, SignalTarget } from './shutdown.js';
@@ -155,16 +155,24 @@ export class Context {
 
   /**
    * The key as it can travel in a header. A CI secret often ends in a newline:
-   * that is trimmed. Whitespace or control characters inside are refused here,
-   * naming where the key came from, rather than failing later as a network error.
+   * that is trimmed. Anything inside that no header carries or no key holds
+   * (apiKeyProblem) is refused here, naming where the key came from and what
+   * was found, rather than failing later as a network error.
    */
   private usableKey(): string {
     const { value, source } = this.settings().apiKey;
     const key = (value ?? '').trim();
     this.io.addSecret(key);
-    if (/[\s\u0000-\u001f\u007f]/.test(key)) {
-      const where = { flag: '--api-key', env: 'AERIAL_API_KEY', profile: `the config file (profile ${this.settings().profile.value})`, default: 'the default' }[source];
-      throw new UsageError(`the API key in ${where} contains whitespace or control characters`);
+    const problem = apiKeyProblem(key);
+    if (problem) {
+      const profile = this.settings().profile.value;
+      const [where, fix] = {
+        flag: ['--api-key', 'pass it again without that'],
+        env: ['AERIAL_API_KEY', 'set it again without that'],
+        profile: [`the config file (profile ${profile})`, `set it again with 'aerial config set api-key${profile === DEFAULT_PROFILE ? '' : ` --profile ${profile}`}'`],
+        default: ['the default', 'set it again'],
+      }[source];
+      throw new UsageError(`the API key in ${where} contains ${problem}; a key is printable ASCII without spaces: ${fix}`);
     }
     return key;
   }

@@ -16,7 +16,7 @@
 //     since its holder last renewed it for a run lock.
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
-import { open, readFile, stat, unlink, utimes } from 'node:fs/promises';
+import { lstat, open, readFile, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 
 export interface LockOptions {
@@ -67,8 +67,13 @@ async function acquire(path: string, { staleMs = 10_000, timeoutMs = 15_000 }: L
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     if (await create(path, holder)) return () => releaseIfOurs(path, holder.token);
-    // A lock that cannot be looked at right now (it went, it came back) is waited for like a busy one.
-    if ((await look(path, staleMs).catch(() => ({ gone: false }))).gone) continue;
+    // A lock that cannot be looked at right now (it went, it came back) is waited for like a busy one;
+    // one that is not a file at all is refused.
+    const seen = await look(path, staleMs).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOTREGULAR') throw error;
+      return { gone: false };
+    });
+    if (seen.gone) continue;
     if (Date.now() - started > timeoutMs) throw new LockTimeoutError(path, timeoutMs);
     // Short, jittered polls: contention is rare and holds are brief.
     await new Promise((resolve) => setTimeout(resolve, Math.min(50, 2 + attempt * 2) * (0.5 + Math.random())));
@@ -178,9 +183,14 @@ async function create(path: string, holder: LockHolder): Promise<boolean> {
   }
   try {
     await handle.writeFile(JSON.stringify(holder));
-  } finally {
-    await handle.close();
+  } catch (error) {
+    // A full disk takes the empty file but not its holder: a lock nobody can
+    // tell is abandoned would make the next writer wait for its staleness.
+    await handle.close().catch(() => {});
+    await unlink(path).catch(() => {});
+    throw error;
   }
+  await handle.close();
   return true;
 }
 
@@ -204,11 +214,16 @@ async function look(path: string, staleMs: number): Promise<{ absent?: boolean; 
   let content: string;
   let modifiedAt: number;
   try {
-    modifiedAt = (await stat(path)).mtimeMs;
+    const info = await lstat(path);
+    // A FIFO (or any other special file) in its place would hang the read below for ever.
+    if (!info.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'ENOTREGULAR', path, syscall: 'open' });
+    modifiedAt = info.mtimeMs;
     content = await readFile(path, 'utf8');
   } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOTREGULAR') throw error;
     // Released between our attempt and now: try again at once.
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { absent: true, gone: true };
+    if (code === 'ENOENT') return { absent: true, gone: true };
     throw error;
   }
   const holder = parseHolder(content);

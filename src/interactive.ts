@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from './errors.js';
-import type { Settings } from './config.js';
+import { apiKeyProblem, type Settings } from './config.js';
 import type { Context } from './context.js';
 import { checkCoordinates, parseLocation, type SceneInput } from './request.js';
 import { ENUM_FIELDS, flagName, parseSceneEnum, SCENE_FIELD_NAMES, SCENE_FIELDS, type DefaultableField, type EnumField } from './scene-vocabulary.js';
@@ -235,7 +235,8 @@ export async function promptApiKey(ctx: Context, hasCurrent: boolean): Promise<s
         validate: (value) => {
           const key = value.trim();
           if (!key) return hasCurrent ? true : 'the API key is required';
-          if (/\s/.test(key)) return 'the API key must not contain whitespace';
+          const problem = apiKeyProblem(key);
+          if (problem) return `the API key contains ${problem}; paste it again without that`;
           return true;
         },
       },

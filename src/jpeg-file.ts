@@ -8,7 +8,7 @@
 // names too long, and special files (written into, never replaced).
 import { randomBytes } from 'node:crypto';
 import { constants, createWriteStream, open as openCallback, type WriteStream } from 'node:fs';
-import { link, lstat, mkdir, open, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { link, lstat, open, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -19,6 +19,7 @@ import { BrokenPipeError, CliError, FileSystemError, fileSystemError, Interrupte
 import type { ChunkEditor, ImageSink, ReceivedImage } from './api/image-download.js';
 import { drained } from './shutdown.js';
 import { MAX_NAME_BYTES, partFileName, utf8Length } from './file-names.js';
+import { makeDirectories } from './directories.js';
 
 /** A fresh temp name beside `target` (file-names.ts: a target of the longest name allowed still gets one that fits). */
 export function tempPathFor(target: string): string {
@@ -93,7 +94,7 @@ export async function checkOutputDirectory(dir: string, name: string, what: stri
   const bytes = utf8Length(name);
   if (bytes > MAX_NAME_BYTES) throw new FileSystemError(`${what}: the file name is too long (${bytes} bytes; file systems allow ${MAX_NAME_BYTES})`, 'NameTooLong');
   try {
-    await mkdir(dir, { recursive: true });
+    await makeDirectories(dir);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST' || code === 'ENOTDIR') throw new UsageError(`${what}: cannot create directory ${dir}: a file is in the way, where a directory must be`);

@@ -9,11 +9,12 @@
 // where the service may have generated (and charged) an image we never saw.
 import { hash } from 'node:crypto';
 import { closeSync, createReadStream, fdatasync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { GenerationRequest } from '../api/schema.js';
 import { hexKey, WordTable } from './compact.js';
 import { notRegular } from './files.js';
+import { makeDirectories } from '../directories.js';
 import { lines } from './input.js';
 import { scanLine } from './manifest-lines.js';
 
@@ -332,7 +333,7 @@ export class ManifestWriter {
   ) {}
 
   static async open(path: string): Promise<ManifestWriter> {
-    await mkdir(dirname(path), { recursive: true });
+    await makeDirectories(dirname(path));
     // Mode 0600: the manifest lists what was generated where, which is nobody else's business.
     const fd = openSync(path, 'a+', 0o600);
     const { size } = fstatSync(fd);

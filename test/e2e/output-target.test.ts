@@ -139,6 +139,9 @@ describe('output targets refused before anything is sent', () => {
       const csv = join(work, 'ro.csv');
       writeFileSync(csv, 'lat,lng\n1,2\n');
       expectRefused(await cli(['batch', csv, '--resolution', 'HD', '--output-template', join(readOnly.path, '{row}.jpg'), '--manifest', join(work, 'm.jsonl')]), /^error: --output-template: cannot create files in .*: the file system is read-only$/);
+      // A directory to be made there (Node's mkdir -p reports ENOENT for it): the real reason, not "unexpected".
+      expectRefused(await cli(['generate', ...SCENE, '-o', join(readOnly.path, 'new', 'x.jpg')]), /^error: --output .*x\.jpg: cannot create directory .*\/new: the file system is read-only$/);
+      expectRefused(await cli(['batch', csv, '--resolution', 'HD', '--output-template', join(work, 'ro-{row}.jpg'), '--manifest', join(readOnly.path, 'new', 'm.jsonl')]), /^error: --manifest .*\/new\/m\.jsonl: the file system is read-only$/);
     } finally {
       readOnly.unmount();
     }

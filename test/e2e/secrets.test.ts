@@ -218,7 +218,7 @@ describe('the API key never leaks', () => {
     hostile.reset();
     const inside = await aerial(['list', '--verbose'], { AERIAL_BASE_URL: hostile.url, AERIAL_API_KEY: `${KEY} extra` });
     expect(inside.exitCode).toBe(2);
-    expect(inside.stderr).toBe('error: the API key in AERIAL_API_KEY contains whitespace or control characters\n');
+    expect(inside.stderr).toMatch(/^error: the API key in AERIAL_API_KEY contains a space \(U\+0020\) at character \d+ of \d+; a key is printable ASCII without spaces: set it again without that\n$/);
     expect(hostile.requests).toEqual([]);
   });
 

@@ -215,10 +215,10 @@ describe('help', () => {
   it('suggests the nearest command and flag for a typo (exit 2)', async () => {
     const command = await cli(['generat', '--lat', '1']);
     expect(command.exitCode).toBe(2);
-    expect(command.stderr).toContain("error: unknown command 'generat'\n(Did you mean generate?)");
+    expect(command.stderr).toBe("error: unknown command 'generat' (did you mean generate?); see 'aerial --help'\n");
     const option = await cli(['generate', '--zom', 'High']);
     expect(option.exitCode).toBe(2);
-    expect(option.stderr).toContain("error: unknown option '--zom'\n(Did you mean --zoom?)");
+    expect(option.stderr).toBe("error: unknown option '--zom' (did you mean --zoom?); see 'aerial generate --help'\n");
     expect(apiCalls()).toEqual([]);
   });
 

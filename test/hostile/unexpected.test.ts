@@ -126,8 +126,8 @@ describe('files that are not what they should be', () => {
     execFileSync('mknod', [join(work, 'cfgdev', 'config.json'), 'c', '1', '5']);
     const at = (dir: string, args: string[]) => aerial(args, join(work, dir));
     expectNamed(await at('cfgfile', ['config', 'set', 'defaults.zoom', 'High']), 2, /cannot write config file .*: a file is in the way, where a directory must be/);
-    expectNamed(await at('cfgdir', ['list']), 2, /cannot read config file .*config\.json: it is a directory$/);
-    expectNamed(await at('cfgdev', ['list']), 2, /cannot read config file .*config\.json: it is not a regular file$/);
+    expectNamed(await at('cfgdir', ['list']), 2, /cannot read config file .*config\.json: it is a directory, not a regular file; move it out of the way, or set AERIAL_CONFIG_DIR to another directory$/);
+    expectNamed(await at('cfgdev', ['list']), 2, /cannot read config file .*config\.json: it is a character device, not a regular file; move it out of the way, or set AERIAL_CONFIG_DIR to another directory$/);
   });
 
   it('a full disk under a row becomes a named failure that stops the batch, not "unexpected"', () => {

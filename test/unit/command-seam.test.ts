@@ -29,7 +29,7 @@ describe('a command line run in a test terminal', () => {
   it('gives a usage error exit 2 and one line, or one JSON object with --json', async () => {
     const plain = await runInProcess(['generat', '--lat', '1']);
     expect(plain.exitCode).toBe(2);
-    expect(plain.stderr).toContain("error: unknown command 'generat'\n(Did you mean generate?)");
+    expect(plain.stderr).toBe("error: unknown command 'generat' (did you mean generate?); see 'aerial --help'\n");
     const json = await runInProcess(['list', '--json', '--page', 'x']);
     expect(json.exitCode).toBe(2);
     expect(json.stdout).toBe('');

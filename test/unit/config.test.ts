@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { configShapeProblem, maskKey, parseConfigKey, parseConfigValue, resolveSettings } from '../../src/config.js';
+import { apiKeyProblem, configShapeProblem, maskKey, parseConfigKey, parseConfigValue, resolveSettings } from '../../src/config.js';
 import { validateBaseUrl } from '../../src/flags.js';
 import { colorEnabled } from '../../src/io.js';
 
@@ -69,6 +70,31 @@ describe('config keys and values', () => {
     expect(maskKey(key)).toMatch(/^sk_l…op \(24 chars\)$/);
     expect(maskKey('short')).toBe('****');
     expect(maskKey(undefined)).toBe('(not set)');
+  });
+});
+
+describe('API keys a header can carry', () => {
+  it('accepts exactly printable ASCII without spaces, and names the first character it refuses by its place (generated keys)', () => {
+    const printable = fc.string({ unit: fc.constantFrom(...Array.from({ length: 94 }, (_, i) => String.fromCharCode(0x21 + i))), minLength: 1, maxLength: 40 });
+    fc.assert(
+      fc.property(fc.oneof(printable, fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 })), (key) => {
+        const chars = [...key];
+        const first = chars.findIndex((char) => !/^[!-~]$/.test(char));
+        const problem = apiKeyProblem(key);
+        if (first < 0) expect(problem).toBeUndefined();
+        else expect(problem).toMatch(new RegExp(`\\(U\\+[0-9A-F]{4,6}\\) at character ${first + 1} of ${chars.length}$`));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('names what a paste brings along unseen', () => {
+    expect(apiKeyProblem('abc\u200bdef')).toBe('a zero-width space (U+200B) at character 4 of 7');
+    expect(apiKeyProblem('\u201cabc\u201d')).toBe('a typographic quote (U+201C) at character 1 of 5');
+    expect(apiKeyProblem('ab\u00a0c')).toBe('a no-break space (U+00A0) at character 3 of 4');
+    expect(apiKeyProblem('ab\u001bc')).toBe('a control character (U+001B) at character 3 of 4');
+    expect(apiKeyProblem('abcé')).toBe('a character outside printable ASCII (U+00E9) at character 4 of 4');
+    expect(apiKeyProblem('a😀')).toBe('a character outside printable ASCII (U+1F600) at character 2 of 2');
   });
 });
 
