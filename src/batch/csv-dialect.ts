@@ -46,7 +46,9 @@ function separators(line: string): Map<string, number> {
  * CSV, or a comma-separated file given another --delimiter.
  */
 export function checkDelimiter(path: string, start: string, delimiter: string, given: boolean): void {
-  const [header = '', next = ''] = start.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/, 2);
+  const text = start.replace(/^\uFEFF/, '');
+  const header = text.split(/\r\n|\r|\n/, 1)[0]!;
+  const rest = text.slice(header.length);
   const counts = separators(header);
   if ((counts.get(delimiter) ?? 0) > 0) return;
   const other = [',', ';', '\t', '|'].filter((char) => char !== delimiter).find((char) => (counts.get(char) ?? 0) > 0);
@@ -54,6 +56,6 @@ export function checkDelimiter(path: string, start: string, delimiter: string, g
   if (given || other === ',') {
     throw inputError(path, 1, `the header row has no ${shownDelimiter(delimiter)} but is cut by ${shownDelimiter(other)}: pass ${delimiterFlag(other)}${other === ',' ? ', or leave --delimiter out' : ''}`);
   }
-  const decimalCommas = other !== ',' && /\d,\d/.test(next) ? ' with decimal commas' : '';
+  const decimalCommas = other !== ',' && /\d,\d/.test(rest) ? ' with decimal commas' : '';
   throw inputError(path, 1, `looks like a ${shownDelimiter(other)}-separated file${decimalCommas}: save it as CSV (comma-delimited) or pass ${delimiterFlag(other)}`);
 }
