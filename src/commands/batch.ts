@@ -59,7 +59,9 @@ function register(command: Command, action: ActionFactory): void {
       `
 Columns are named like the scene flags, in camelCase or kebab-case: ${sceneColumnsHelp()}.
 Empty cells and missing columns take the flag's value, then the config default. Other
-columns can be used in --output-template.
+columns can be used in --output-template; one a typo away from a field (zooom) is refused.
+The file must be UTF-8; CSV cells are cut by ',' unless --delimiter names another; blank
+rows (,,) are skipped. A file that cannot be read as written is refused, naming its line.
 
 The manifest (JSON Lines, mode 0600) gets a line per row event: "started" just before
 a row is sent, then "done" (file, bytes, attempts) or "failed" (error). Re-running the
