@@ -1,5 +1,6 @@
 // Which character separates a CSV file's cells. aerial never guesses it from
-// the rows: it is ',' unless --delimiter names another (or the file is .tsv).
+// the rows: it is ',' unless --delimiter names another (or the file is .tsv,
+// or starts with Excel's `sep=;` line).
 // A header row that reads as one column but is plainly cut by ';', a tab or
 // '|' is a spreadsheet export in another locale, whose numbers may also have
 // decimal commas: refused with the flag that reads it, before a row is read.
@@ -47,15 +48,18 @@ function separators(line: string): Map<string, number> {
  */
 export function checkDelimiter(path: string, start: string, delimiter: string, given: boolean): void {
   const text = start.replace(/^\uFEFF/, '');
-  const header = text.split(/\r\n|\r|\n/, 1)[0]!;
-  const rest = text.slice(header.length);
+  // The header is the first line with something on it (a CSV reader skips empty lines).
+  const lines = text.split(/\r\n|\r|\n/);
+  const at = lines.findIndex((line) => line.trim() !== '');
+  const header = lines[at] ?? '';
+  const rest = lines.slice(at + 1).join('\n');
   const counts = separators(header);
   if ((counts.get(delimiter) ?? 0) > 0) return;
   const other = [',', ';', '\t', '|'].filter((char) => char !== delimiter).find((char) => (counts.get(char) ?? 0) > 0);
   if (other === undefined) return;
   if (given || other === ',') {
-    throw inputError(path, 1, `the header row has no ${shownDelimiter(delimiter)} but is cut by ${shownDelimiter(other)}: pass ${delimiterFlag(other)}${other === ',' ? ', or leave --delimiter out' : ''}`);
+    throw inputError(path, at + 1, `the header row has no ${shownDelimiter(delimiter)} but is cut by ${shownDelimiter(other)}: pass ${delimiterFlag(other)}${other === ',' ? ', or leave --delimiter out' : ''}`);
   }
   const decimalCommas = other !== ',' && /\d,\d/.test(rest) ? ' with decimal commas' : '';
-  throw inputError(path, 1, `looks like a ${shownDelimiter(other)}-separated file${decimalCommas}: save it as CSV (comma-delimited) or pass ${delimiterFlag(other)}`);
+  throw inputError(path, at + 1, `looks like a ${shownDelimiter(other)}-separated file${decimalCommas}: save it as CSV (comma-delimited) or pass ${delimiterFlag(other)}`);
 }

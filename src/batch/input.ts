@@ -8,8 +8,9 @@
 // - the bytes must be UTF-8 (a UTF-8 BOM is dropped); UTF-16, a workbook, a
 //   NUL or any byte that is not UTF-8 is refused (input-text.ts);
 // - line ends may be LF, CRLF or a CR alone, mixed or not;
-// - CSV: cells cut by ',' (or --delimiter, or a tab for .tsv; a file plainly cut
-//   by another is refused, csv-dialect.ts), quoted as RFC 4180 has it; rows of
+// - CSV: cells cut by ',' (or --delimiter, an Excel `sep=;` line, or a tab for
+//   .tsv; a file plainly cut by another is refused, csv-dialect.ts), quoted as
+//   RFC 4180 has it; rows of
 //   empty cells (`,,`) and empty lines are skipped; a header's trailing empty
 //   cells are dropped; a row may have fewer cells than the header, not more
 //   (unless the extra ones are empty);
@@ -23,7 +24,7 @@ import { extname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { fileSystemProblem, UsageError } from '../errors.js';
-import { checkDelimiter, parseDelimiter } from './csv-dialect.js';
+import { checkDelimiter, delimiterFlag, parseDelimiter } from './csv-dialect.js';
 import { inputError, shownPath, surveyText, textChunks, unixLineEnds } from './input-text.js';
 import { JsonValues } from './json-values.js';
 import { detectFormat, type BatchFormat, type BatchRow } from './rows.js';
@@ -35,8 +36,10 @@ export const MAX_BATCH_FILE_BYTES = 256 * 1024 * 1024;
 /** Rows handed on at a time: one promise per batch of rows, not per row. */
 const BATCH_ROWS = 128;
 
-function csvOptions(delimiter: string) {
+function csvOptions(delimiter: string, fromLine = 1) {
   return {
+    // Past an Excel `sep=;` line, when there is one.
+    from_line: fromLine,
     bom: true,
     trim: true,
     delimiter,
@@ -70,6 +73,8 @@ export class BatchInput {
     readonly rowsAtMost: number,
     /** CSV: the cell separator. */
     private readonly delimiter: string,
+    /** CSV: the header's line (2 after a `sep=` line). */
+    private readonly fromLine: number,
     private readonly spool?: string,
   ) {}
 
@@ -105,11 +110,17 @@ export class BatchInput {
       const start = await firstText(file);
       const format = given ?? detectFormat(path, start);
       if (delimiter !== undefined && format !== 'csv') throw new UsageError(`--delimiter is for CSV files; ${shownPath(path)} reads as ${format === 'json' ? 'JSON' : 'JSON Lines'}`);
-      const separator = delimiter ?? (extname(path).toLowerCase() === '.tsv' ? '\t' : ',');
-      if (format === 'csv') checkDelimiter(path, start, separator, delimiter !== undefined);
-      const header = format === 'csv' ? await csvHeader(file, path, separator) : [];
+      // Excel reads, and can write, a first line `sep=;` that says which separator the file uses.
+      const declared = format === 'csv' ? /^\uFEFF?sep=([,;\t|])\s*(\r\n|\r|\n)/i.exec(start)?.[1] : undefined;
+      if (declared !== undefined && delimiter !== undefined && declared !== delimiter) {
+        throw inputError(path, 1, `says its separator is ${delimiterFlag(declared).slice(12)} (sep=${declared}), not the one --delimiter names: leave --delimiter out`);
+      }
+      const separator = delimiter ?? declared ?? (extname(path).toLowerCase() === '.tsv' ? '\t' : ',');
+      if (format === 'csv' && declared === undefined) checkDelimiter(path, start, separator, delimiter !== undefined);
+      const fromLine = declared === undefined ? 1 : 2;
+      const header = format === 'csv' ? await csvHeader(file, path, separator, fromLine) : [];
       const rowsAtMost = format === 'json' ? Math.max(1, text.braces) : text.lineEnds + 1;
-      return new BatchInput(path, file, format, header, rowsAtMost, separator, spool);
+      return new BatchInput(path, file, format, header, rowsAtMost, separator, fromLine, spool);
     } catch (error) {
       if (spool) rmSync(spool, { recursive: true, force: true });
       throw error;
@@ -139,7 +150,7 @@ export class BatchInput {
     let failure: Error | undefined;
     // Records are taken as the parser hands them on ('data'): an on_record hook would cost the parser an
     // object of context per record, about a third of its time.
-    const parser = parse(csvOptions(this.delimiter));
+    const parser = parse(csvOptions(this.delimiter, this.fromLine));
     parser.on('data', (record: string[]) => {
       if (row++ === -1 || failure) return;
       // Cells past the named columns must be empty: a value there belongs to no column.
@@ -297,7 +308,7 @@ function extraCell(path: string, line: number, record: string[], at: number, nam
   return inputError(
     path,
     line,
-    `${width} cells where the header row names ${named} columns (a value '${clip(record[at]!)}' in column ${at + 1}): quote cells that hold the separator ("a, b"), or name the column in the header row`,
+    `${width} cells where the header row names ${named} column${named === 1 ? '' : 's'} (a value '${clip(record[at]!)}' in column ${at + 1}): quote cells that hold the separator ("a, b"), or name the column in the header row`,
   );
 }
 
@@ -305,12 +316,16 @@ function clip(text: string): string {
   return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }
 
-async function csvHeader(file: string, path: string, delimiter: string): Promise<string[]> {
+async function csvHeader(file: string, path: string, delimiter: string, fromLine: number): Promise<string[]> {
   const { parse } = await import('csv-parse');
-  const parser = createReadStream(file).pipe(parse({ ...csvOptions(delimiter), to: 1 }));
+  const parser = createReadStream(file).pipe(parse({ ...csvOptions(delimiter, fromLine), to: 1 }));
   let header: string[] = [];
+  let line = fromLine;
   try {
-    for await (const record of parser as AsyncIterable<string[]>) header = record;
+    for await (const record of parser as AsyncIterable<string[]>) {
+      header = record;
+      line = parser.info.lines;
+    }
   } catch (error) {
     throw csvError(path, error as Error);
   } finally {
@@ -322,8 +337,8 @@ async function csvHeader(file: string, path: string, delimiter: string): Promise
   header = header.slice(0, named);
   const seen = new Set<string>();
   for (const [index, column] of header.entries()) {
-    if (column === '') throw inputError(path, 1, `column ${index + 1} of the header row has no name: name it, or remove the column`);
-    if (seen.has(column)) throw inputError(path, 1, `column '${column}' appears twice in the header row: rename or remove one`);
+    if (column === '') throw inputError(path, line, `column ${index + 1} of the header row has no name: name it, or remove the column`);
+    if (seen.has(column)) throw inputError(path, line, `column '${column}' appears twice in the header row: rename or remove one`);
     seen.add(column);
   }
   return header;

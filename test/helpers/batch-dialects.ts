@@ -22,6 +22,8 @@ export type LineEnd = '\n' | '\r\n' | '\r';
 export interface CsvDialect {
   kind: 'csv';
   delimiter: ',' | ';' | '\t' | '|';
+  /** Excel's first line `sep=;`, which says the separator (no --delimiter needed then). */
+  sepLine: boolean;
   lineEnd: LineEnd;
   bom: boolean;
   /** Quote every cell, or only those that need it. */
@@ -99,6 +101,7 @@ export const csvDialect = (count: number): fc.Arbitrary<CsvDialect> =>
   fc.record({
     kind: fc.constant('csv' as const),
     delimiter: fc.constantFrom<CsvDialect['delimiter']>(',', ';', '\t', '|'),
+    sepLine: fc.boolean(),
     lineEnd,
     bom: fc.boolean(),
     quoteAll: fc.boolean(),
@@ -153,7 +156,7 @@ function renderCsv(list: Place[], dialect: CsvDialect): Rendered {
   const d = dialect.delimiter;
   const rest = d.repeat(dialect.trailingEmpty);
   const line = (cells: string[]) => cells.map((cell) => csvCell(cell, dialect)).join(d) + rest;
-  let text = (dialect.bom ? '\uFEFF' : '') + line(['id', ...dialect.names]);
+  let text = (dialect.bom ? '\uFEFF' : '') + (dialect.sepLine ? `sep=${d}${dialect.lineEnd}` : '') + line(['id', ...dialect.names]);
   const startLines: number[] = [];
   const endLines: number[] = [];
   list.forEach((p, i) => {
@@ -168,7 +171,7 @@ function renderCsv(list: Place[], dialect: CsvDialect): Rendered {
   });
   if (dialect.finalLineEnd) text += dialect.lineEnd;
   const named = { ',': 'comma', ';': 'semicolon', '\t': 'tab', '|': 'pipe' } as const;
-  return { text, name: 'places.csv', flags: d === ',' ? [] : ['--delimiter', named[d]], startLines, endLines };
+  return { text, name: 'places.csv', flags: d === ',' || dialect.sepLine ? [] : ['--delimiter', named[d]], startLines, endLines };
 }
 
 function objectOf(p: Place, keys: [string, string, string, string]): Record<string, unknown> {
