@@ -98,7 +98,7 @@ export function mapColumns(columns: string[]): Map<keyof SceneInput, string> {
 export function detectFormat(path: string, text: string, given?: string): BatchFormat {
   if (given !== undefined) {
     const format = given.trim().toLowerCase();
-    if (format === 'csv' || format === 'tsv') return 'csv';
+    if (format === 'csv') return 'csv';
     if (format === 'jsonl' || format === 'ndjson') return 'jsonl';
     if (format === 'json') return 'json';
     throw new UsageError(`--format must be one of csv, jsonl, json; got '${given}'`);
