@@ -13,7 +13,7 @@ export interface Place {
   lng: number;
   /** An enum value in any case, or '' (then the flag or default is used). */
   zoom: string;
-  /** Free text: separators, quotes, accents, emoji (never blank, never padded: a CSV reader trims cells). */
+  /** Free text: separators, quotes, accents, emoji, white space at either end (kept when the cell is quoted). */
   prompt: string;
 }
 
@@ -83,7 +83,7 @@ const place: fc.Arbitrary<Place> = fc.record({
   lat: fc.integer({ min: -899_999, max: 899_999 }).map((n) => n / 10_000),
   lng: fc.integer({ min: -1_799_999, max: 1_799_999 }).map((n) => n / 10_000),
   zoom: fc.oneof(fc.constant(''), fc.constantFrom(...ZOOMS).chain((z) => fc.constantFrom(z, z.toLowerCase(), z.toUpperCase()))),
-  prompt: fc.array(fc.constantFrom(...PROMPT_PARTS), { minLength: 1, maxLength: 4 }).map((parts) => parts.join(' ').trim()),
+  prompt: fc.array(fc.constantFrom(...PROMPT_PARTS), { minLength: 1, maxLength: 4 }).map((parts) => parts.join(' ')),
 });
 
 /** Up to `max` places with distinct ids. */
