@@ -29,8 +29,6 @@ import { inputError, shownPath, surveyText, textChunks, unixLineEnds } from './i
 import { JsonValues } from './json-values.js';
 import { detectFormat, type BatchFormat, type BatchRow } from './rows.js';
 
-export { textChunks } from './input-text.js';
-
 /** A file this large is a mistake, or a device that never ends. */
 export const MAX_BATCH_FILE_BYTES = 256 * 1024 * 1024;
 /** Rows handed on at a time: one promise per batch of rows, not per row. */
@@ -238,7 +236,7 @@ function isBlankLine(text: string): boolean {
   return text === '' || /^[\s\uFEFF]*$/.test(text);
 }
 
-export function parseJsonRow(text: string, line: number, path: string): Record<string, unknown> {
+function parseJsonRow(text: string, line: number, path: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
