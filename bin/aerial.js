@@ -45,10 +45,23 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // NODE_COMPILE_CACHE and NODE_DISABLE_COMPILE_CACHE.
   const { enableCompileCache } = require('node:module');
   if (enableCompileCache) enableCompileCache();
+  // Node ends a process whose event loop has emptied with exit 0, even while a command still
+  // awaits something that can no longer happen (an event that fired before it was listened
+  // for): such a command did not finish, and must never pass for one that succeeded.
+  let ended = false;
+  process.once('beforeExit', () => {
+    if (ended) return;
+    const message = 'unexpected: the command stopped before it finished (a bug in aerial; please report it)';
+    process.stderr.write(args.includes('--json') ? `${JSON.stringify({ status: null, error: 'Unexpected', message, exitCode: 1 })}\n` : `error: ${message}\n`);
+    process.exit(1);
+  });
   // Relative to this file's own URL: no path-to-URL conversion needed.
   import('../dist/cli.js')
     .then(({ main }) => main(process.argv))
     // main resolves once the command has ended and stdout and stderr have handed their data to
     // the reader; exiting now skips only the wait for V8's background compile threads.
-    .then((exitCode) => process.exit(exitCode));
+    .then((exitCode) => {
+      ended = true;
+      process.exit(exitCode);
+    });
 }

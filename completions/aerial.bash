@@ -49,8 +49,8 @@ _aerial_options() {
     "aerial") echo "-V --version --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color -h --help" ;;
     "aerial generate") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -o --output -f --force -i --interactive --no-metadata --preview --no-preview -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial generate-async") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt --callback-url --listen --listen-host --listen-port --public-url --timeout -o --output -f --force --no-metadata --preview --no-preview -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
-    "aerial batch") echo "--format --output-template --concurrency --rate --max-retries --retry-delay --retry-unsafe --manifest --shard --dry-run -f --force --wait-for-lock --no-metadata --skip-invalid --progress-interval --async --listen-host --listen-port --public-url --callback-timeout --report --geojson --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
-    "aerial batch status") echo "--manifest --format --output-template --report --geojson --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial batch") echo "--format --delimiter --output-template --concurrency --rate --max-retries --retry-delay --retry-unsafe --manifest --shard --dry-run -f --force --wait-for-lock --no-metadata --skip-invalid --progress-interval --async --listen-host --listen-port --public-url --callback-timeout --report --geojson --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial batch status") echo "--manifest --format --delimiter --output-template --report --geojson --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial list") echo "--page --size --sort --all -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial export") echo "--concurrency --max-retries --retry-delay --page-size --progress-interval --wait-for-lock -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial view") echo "--protocol --width -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
@@ -113,7 +113,8 @@ _aerial_values() {
     "aerial generate-async --api-key") echo @free ;;
     "aerial generate-async --base-url") echo @free ;;
     "aerial generate-async --profile") echo @free ;;
-    "aerial batch --format") echo @free ;;
+    "aerial batch --format") echo "csv jsonl json" ;;
+    "aerial batch --delimiter") echo "comma semicolon tab pipe" ;;
     "aerial batch --output-template") echo @free ;;
     "aerial batch --concurrency") echo @free ;;
     "aerial batch --rate") echo @free ;;
@@ -142,7 +143,8 @@ _aerial_values() {
     "aerial batch --base-url") echo @free ;;
     "aerial batch --profile") echo @free ;;
     "aerial batch status --manifest") echo @file ;;
-    "aerial batch status --format") echo @free ;;
+    "aerial batch status --format") echo "csv jsonl json" ;;
+    "aerial batch status --delimiter") echo "comma semicolon tab pipe" ;;
     "aerial batch status --output-template") echo @free ;;
     "aerial batch status --report") echo @file ;;
     "aerial batch status --geojson") echo @file ;;
@@ -231,7 +233,7 @@ _aerial_values() {
 
 _aerial() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="aerial" word child i skip=0
-  local value_flags=" --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o "
+  local value_flags=" --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o "
   if ((COMP_CWORD > 0)); then prev="${COMP_WORDS[COMP_CWORD - 1]}"; fi
   # --zoom=<TAB>: bash splits at '=', so the flag is two words back.
   if [[ $prev == "=" && COMP_CWORD -gt 1 ]]; then prev="${COMP_WORDS[COMP_CWORD - 2]}"; fi

@@ -5,7 +5,7 @@
 function __aerial_path
     set -l path aerial
     set -l skip 0
-    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o
+    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o
     for word in (commandline -opc)[2..-1]
         if test $skip = 1
             set skip 0
@@ -154,7 +154,8 @@ complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-preview -d '
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -a 'status' -d 'combine the manifests of every shard into one account of the batch: rows done, failed, missing, done more than once'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -F
-complete -c aerial -n '__aerial_is \'aerial batch\'' -l format -x -d 'file format: csv, jsonl (default: from the extension or the content)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l format -x -a 'csv jsonl json' -d 'file format: csv, jsonl, json (a JSON array; default: from the extension, then the content)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l delimiter -x -a 'comma semicolon tab pipe' -d 'CSV cell separator: \',\' (default; tab for .tsv), \';\', tab or \'|\''
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l output-template -x -d 'file name per row; {row}, {lat}, {lng}, a scene choice such as {zoom} or {weather}, or a column (default aerial-batch/{row}-{lat}_{lng}.jpg)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l concurrency -x -d 'requests in flight at once, 1 to 256 (default 4); halved on a 429, grown back as answers come'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l rate -x -d 'start at most n requests a second (10/s) or a minute (600/m): this process\'s share of the account\'s rate limit'
@@ -197,7 +198,8 @@ complete -c aerial -n '__aerial_is \'aerial batch\'' -l prompt -x -d 'custom enh
 complete -c aerial -n '__aerial_is \'aerial batch\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -F
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l manifest -r -F -d 'a shard\'s manifest, or a quoted glob of them (\'dir/**/*.jsonl\'); repeatable (default: the batch\'s own manifest)'
-complete -c aerial -n '__aerial_is \'aerial batch status\'' -l format -x -d 'file format: csv, jsonl (default: from the extension or the content)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l format -x -a 'csv jsonl json' -d 'file format: csv, jsonl, json (a JSON array; default: from the extension, then the content)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l delimiter -x -a 'comma semicolon tab pipe' -d 'CSV cell separator: \',\' (default; tab for .tsv), \';\', tab or \'|\''
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l output-template -x -d 'the --output-template the shards used (default aerial-batch/{row}-{lat}_{lng}.jpg)'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l report -r -F -d 'write an HTML report of the whole batch: map, thumbnails, every row\'s scene and state (thumbnails go in <file>.thumbnails/)'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l geojson -r -F -d 'write a GeoJSON FeatureCollection of the whole batch: one point per row, with its file, scene and state'

@@ -40,12 +40,15 @@ export interface CompletionCommand {
   subcommands: CompletionCommand[];
 }
 
-/** Values that commander does not know as `.choices()` but the CLI does: scene enums, config keys, view's protocols. */
+/** Values that commander does not know as `.choices()` but the CLI does: scene enums, config keys, view's protocols, batch's formats and separators. */
 function knownValues(name: string, commandPath: string[]): string[] | undefined {
   const spec = isSceneField(name) ? sceneSpec(name) : undefined;
   if (spec?.kind === 'enum') return [...spec.values];
   if (commandPath[1] === 'config' && name === 'key') return configKeys().map((key) => key.name);
   if (commandPath[1] === 'view' && name === 'protocol') return ['auto', ...PROTOCOLS];
+  if (commandPath[1] === 'batch' && name === 'format') return ['csv', 'jsonl', 'json'];
+  // By name: a ';' or '|' would need quoting on the command line.
+  if (commandPath[1] === 'batch' && name === 'delimiter') return ['comma', 'semicolon', 'tab', 'pipe'];
   return undefined;
 }
 

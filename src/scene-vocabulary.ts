@@ -100,6 +100,8 @@ export const SCENE_FIELDS = {
     help: 'latitude',
     range: [-90, 90],
     specRange: true,
+    // The list endpoint's own name for it.
+    columns: ['lat', 'latitude'],
     describe: true,
   },
   lng: {
@@ -109,6 +111,7 @@ export const SCENE_FIELDS = {
     help: 'longitude',
     range: [-180, 180],
     specRange: false,
+    columns: ['lng', 'lon', 'longitude'],
     describe: true,
   },
   at: {

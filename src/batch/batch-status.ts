@@ -10,16 +10,17 @@ import type { Context } from '../context.js';
 import type { BatchRowState } from '../report/batch-images.js';
 import { MESSAGE_MAX, printable } from '../printable.js';
 import { buildGenerationRequest, type SceneInput } from '../request.js';
-import { DEFAULT_TEMPLATE } from './batch.js';
+import { DEFAULT_TEMPLATE, surveyOrRefuseEmpty } from './batch.js';
 import { BatchInput } from './input.js';
 import { manifestRecords } from './manifest.js';
-import { defaultManifestPath, plannedRows, RowPlanner, surveyBatch, type PlannedRow } from './plan.js';
+import { defaultManifestPath, plannedRows, RowPlanner, type PlannedRow } from './plan.js';
 import { displayPath } from './report.js';
 import { ManifestSet, rowRanges, statusExitCode, StatusTally, type BatchStatusReport, type RowState } from './status.js';
 import { compileTemplate } from './template.js';
 
 export interface BatchStatusOptions {
   format?: string;
+  delimiter?: string;
   outputTemplate?: string;
   /** Paths or glob patterns, from every --manifest. */
   manifest?: string[];
@@ -51,11 +52,10 @@ export async function runBatchStatus(ctx: Context, path: string, options: BatchS
   }
 
   // Every row of every shard, planned as the shards planned theirs (names that clash told apart alike).
-  const input = await BatchInput.open(path, { format: options.format, stdin: io.stdin });
+  const input = await BatchInput.open(path, { format: options.format, delimiter: options.delimiter, stdin: io.stdin });
   ctx.onCleanup(() => input.close());
-  const planner = new RowPlanner({ header: input.header, flags: options.scene, sceneDefaults, template, cwd });
-  const survey = await surveyBatch(input, planner);
-  if (survey.rows === 0) throw new UsageError(`batch file ${input.path} has no rows`);
+  const planner = new RowPlanner({ path: input.path, header: input.header, flags: options.scene, sceneDefaults, template, cwd });
+  const survey = await surveyOrRefuseEmpty(ctx, input, planner, {});
   const tally = new StatusTally(manifests);
   // Only for a report: every row, and where its image is.
   const shown = outputs ? { rows: [] as PlannedRow[], states: [] as BatchRowState[] } : undefined;

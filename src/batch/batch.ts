@@ -21,6 +21,7 @@ import { RowArray } from './compact.js';
 import { FileSizes } from './file-sizes.js';
 import { StaleParts } from './files.js';
 import { BatchInput } from './input.js';
+import { inputError, shownPath } from './input-text.js';
 import { ManifestIndex, ManifestWriter } from './manifest.js';
 import { parseProgressInterval, parseRetryDelay } from './options.js';
 import { OutcomeLog } from './outcomes.js';
@@ -43,6 +44,7 @@ const DISK_BUFFER_BYTES = 1024 * 1024;
 
 export interface BatchOptions {
   format?: string;
+  delimiter?: string;
   outputTemplate?: string;
   concurrency?: string;
   maxRetries?: string;
@@ -95,9 +97,10 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const reportPath = options.report === undefined || !outputs ? undefined : await outputs.checkOutputFile(options.report, '--report');
   const geojsonPath = options.geojson === undefined || !outputs ? undefined : await outputs.checkOutputFile(options.geojson, '--geojson');
 
-  const input = await BatchInput.open(path, { format: options.format, stdin: io.stdin });
+  const input = await BatchInput.open(path, { format: options.format, delimiter: options.delimiter, stdin: io.stdin });
   ctx.onCleanup(() => input.close());
   const planner = new RowPlanner({
+    path: input.path,
     header: input.header,
     flags: options.scene,
     sceneDefaults,
@@ -108,7 +111,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   });
 
   if (options.dryRun) {
-    const survey = await surveyOrRefuseEmpty(input, planner, { shard });
+    const survey = await surveyOrRefuseEmpty(ctx, input, planner, { shard });
     const { rows: total, valid, credits } = survey.shard;
     return printDryRun(ctx, plannedRows(input, planner, survey, { shard, keys: false }), { total, valid, credits }, planner.manifestPath, shardNote(shard, survey));
   }
@@ -152,7 +155,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   const force = Boolean(options.force);
   const resume = new ResumeTable();
   // Rows an earlier run finished are recorded as the first pass meets them: the send pass does not plan them again.
-  const outcomes = new OutcomeLog(input.lineBreaks + 1, shard);
+  const outcomes = new OutcomeLog(input.rowsAtMost, shard);
   ctx.onCleanup(() => outcomes.close());
   const forget = (row: number) => {
     if (outcomes.has(row)) outcomes.forget(row);
@@ -197,7 +200,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     sizes.look(row.row, target);
     return target;
   };
-  const survey = await surveyOrRefuseEmpty(input, planner, {
+  const survey = await surveyOrRefuseEmpty(ctx, input, planner, {
     shard,
     // Without a manifest there is nothing to recall, and no digest to work out in this pass.
     recall: manifest.size > 0 ? recall : undefined,
@@ -395,10 +398,22 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   }
 }
 
-/** The first pass; a file without rows is refused. */
-async function surveyOrRefuseEmpty(input: BatchInput, planner: RowPlanner, options: Parameters<typeof surveyBatch>[2]): Promise<Survey> {
+/** The first pass; a file without rows is refused, and columns that nothing uses are named. */
+export async function surveyOrRefuseEmpty(
+  ctx: Context,
+  input: BatchInput,
+  planner: RowPlanner,
+  options: Parameters<typeof surveyBatch>[2],
+): Promise<Survey> {
   const survey = await surveyBatch(input, planner, options);
-  if (survey.rows === 0) throw new UsageError(`batch file ${input.path} has no rows`);
+  if (survey.rows === 0) {
+    throw inputError(input.path, undefined, `has no rows${input.format === 'csv' ? ' under its header row' : ''}: nothing to generate`);
+  }
+  if (survey.unusedColumns.length > 0) {
+    const columns = survey.unusedColumns.map((column) => `'${column}'`).join(', ');
+    const many = survey.unusedColumns.length > 1;
+    ctx.io.warn(`${shownPath(input.path)}: ${input.format === 'csv' ? 'column' : 'key'}${many ? 's' : ''} ${columns} set${many ? '' : 's'} no scene field and --output-template does not use ${many ? 'them' : 'it'}: ignored`);
+  }
   return survey;
 }
 

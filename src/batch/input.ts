@@ -2,24 +2,59 @@
 // check every row, then again to send them, holding one row at a time. Input
 // that can be read only once (stdin, a FIFO, a process substitution) is first
 // copied to a private temp file, within the same size limit.
-import { closeSync, createReadStream, createWriteStream, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
+//
+// What is read, and what is refused (one line naming the file, the line, what
+// is wrong and what to do), before any row is planned:
+// - the bytes must be UTF-8 (a UTF-8 BOM is dropped); UTF-16, a workbook, a
+//   NUL or any byte that is not UTF-8 is refused (input-text.ts);
+// - line ends may be LF, CRLF or a CR alone, mixed or not;
+// - CSV: cells cut by ',' (or --delimiter, an Excel `sep=;` line, or a tab for
+//   .tsv; a file plainly cut by another is refused, csv-dialect.ts), quoted as
+//   RFC 4180 has it; rows of
+//   empty cells (`,,`) and empty lines are skipped; a header's trailing empty
+//   cells are dropped; a row may have fewer cells than the header, not more
+//   (unless the extra ones are empty);
+// - JSON Lines: one object per line; blank lines, a BOM, CRLF and white space
+//   around an object are fine;
+// - JSON: an array of objects, or objects one after another (json-values.ts).
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { extname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { fileSystemProblem, UsageError } from '../errors.js';
+import { checkDelimiter, delimiterFlag, parseDelimiter } from './csv-dialect.js';
+import { inputError, shownPath, surveyText, textChunks, unixLineEnds } from './input-text.js';
+import { JsonValues } from './json-values.js';
 import { detectFormat, type BatchFormat, type BatchRow } from './rows.js';
 
 /** A file this large is a mistake, or a device that never ends. */
 export const MAX_BATCH_FILE_BYTES = 256 * 1024 * 1024;
-const CSV_OPTIONS = { bom: true, skip_empty_lines: true, trim: true } as const;
 /** Rows handed on at a time: one promise per batch of rows, not per row. */
 const BATCH_ROWS = 128;
 
+function csvOptions(delimiter: string, fromLine = 1) {
+  return {
+    // Past an Excel `sep=;` line, when there is one.
+    from_line: fromLine,
+    bom: true,
+    trim: true,
+    delimiter,
+    // Any line end, mixed within a file too (tried in this order, so a CRLF is one).
+    record_delimiter: ['\r\n', '\n', '\r'],
+    skip_empty_lines: true,
+    // A row of empty cells (`,,`) is a blank row a spreadsheet wrote, not a row to send.
+    skip_records_with_empty_values: true,
+    // Rows shorter or longer than the header are looked at by the reader (see csvRows).
+    relax_column_count: true,
+  };
+}
+
 export interface InputOptions {
   format?: string;
+  /** --delimiter, for CSV. */
+  delimiter?: string;
   stdin?: NodeJS.ReadableStream;
 }
 
@@ -30,14 +65,22 @@ export class BatchInput {
     /** A regular file holding the input. */
     private readonly file: string,
     readonly format: BatchFormat,
-    /** CSV: the header row. JSON Lines: none until rows are read (see the planner). */
+    /** CSV: the header row's named columns. JSON: none until rows are read (see the planner). */
     readonly header: string[],
-    /** Line breaks in the file: at least as many as its rows, less one. */
-    readonly lineBreaks: number,
+    /** At least as many as the rows the file holds. */
+    readonly rowsAtMost: number,
+    /** CSV: the cell separator. */
+    private readonly delimiter: string,
+    /** CSV: the header's line (2 after a `sep=` line). */
+    private readonly fromLine: number,
     private readonly spool?: string,
   ) {}
 
   static async open(path: string, options: InputOptions = {}): Promise<BatchInput> {
+    // The flags before the file: a bad one is refused whatever the file holds.
+    const given = options.format === undefined ? undefined : detectFormat(path, '', options.format);
+    const delimiter = options.delimiter === undefined ? undefined : parseDelimiter(options.delimiter);
+    if (delimiter !== undefined && given !== undefined && given !== 'csv') throw new UsageError(`--delimiter is for CSV files; --format is ${given}`);
     let file = path;
     let spool: string | undefined;
     try {
@@ -59,18 +102,37 @@ export class BatchInput {
       if (code === 'EISDIR') throw new UsageError(`batch file ${path} is a directory; name a CSV or JSON Lines file`);
       throw new UsageError(`cannot read batch file ${path}: ${fileSystemProblem(error) ?? (error as Error).message}`);
     }
-    const format = detectFormat(path, await firstText(file), options.format);
-    const header = format === 'csv' ? await csvHeader(file, path) : [];
-    return new BatchInput(path, file, format, header, countLineBreaks(file), spool);
+    try {
+      const text = surveyText(file, path);
+      if (text.blank) throw inputError(path, undefined, 'is empty: nothing to generate (write a header row, then a row per image)');
+      const start = await firstText(file);
+      const format = given ?? detectFormat(path, start);
+      if (delimiter !== undefined && format !== 'csv') throw new UsageError(`--delimiter is for CSV files; ${shownPath(path)} reads as ${format === 'json' ? 'JSON' : 'JSON Lines'}`);
+      // Excel reads, and can write, a first line `sep=;` that says which separator the file uses.
+      const declared = format === 'csv' ? /^\uFEFF?sep=([,;\t|])\s*(\r\n|\r|\n)/i.exec(start)?.[1] : undefined;
+      if (declared !== undefined && delimiter !== undefined && declared !== delimiter) {
+        throw inputError(path, 1, `says its separator is ${delimiterFlag(declared).slice(12)} (sep=${declared}), not the one --delimiter names: leave --delimiter out`);
+      }
+      const separator = delimiter ?? declared ?? (extname(path).toLowerCase() === '.tsv' ? '\t' : ',');
+      if (format === 'csv' && declared === undefined) checkDelimiter(path, start, separator, delimiter !== undefined);
+      const fromLine = declared === undefined ? 1 : 2;
+      const header = format === 'csv' ? await csvHeader(file, path, separator, fromLine) : [];
+      const rowsAtMost = format === 'json' ? Math.max(1, text.braces) : text.lineEnds + 1;
+      return new BatchInput(path, file, format, header, rowsAtMost, separator, fromLine, spool);
+    } catch (error) {
+      if (spool) rmSync(spool, { recursive: true, force: true });
+      throw error;
+    }
   }
 
   /**
    * Every data row, in file order, read afresh on each call, in batches. A
-   * JSON Lines row that `skip` says is not needed is counted but not parsed
-   * (it was checked on an earlier pass).
+   * JSON row that `skip` says is not needed is counted but not parsed (it was
+   * checked on an earlier pass).
    */
   rows(options: { skip?: (row: number) => boolean } = {}): AsyncGenerator<BatchRow[]> {
-    return this.format === 'csv' ? this.csvRows() : this.jsonRows(options.skip);
+    if (this.format === 'csv') return this.csvRows();
+    return this.format === 'json' ? this.jsonValueRows(options.skip) : this.jsonLineRows(options.skip);
   }
 
   close(): void {
@@ -79,25 +141,40 @@ export class BatchInput {
 
   private async *csvRows(): AsyncGenerator<BatchRow[]> {
     const { parse } = await import('csv-parse');
-    const { header } = this;
+    const { header, path } = this;
+    const named = header.length;
     let row = -1;
     let rows: BatchRow[] = [];
     let failure: Error | undefined;
     // Records are taken as the parser hands them on ('data'): an on_record hook would cost the parser an
     // object of context per record, about a third of its time.
-    const parser = parse(CSV_OPTIONS);
+    const parser = parse(csvOptions(this.delimiter, this.fromLine));
     parser.on('data', (record: string[]) => {
-      if (row++ === -1) return;
+      if (row++ === -1 || failure) return;
+      // Cells past the named columns must be empty: a value there belongs to no column.
+      if (record.length > named) {
+        for (let i = named; i < record.length; i++) {
+          if (record[i] !== '') {
+            failure = extraCell(path, parser.info.lines, record, i, named);
+            return;
+          }
+        }
+      }
       const cells: Record<string, unknown> = {};
-      for (let i = 0; i < header.length; i++) cells[header[i]!] = record[i];
+      for (let i = 0; i < named; i++) cells[header[i]!] = record[i];
       rows.push({ row, cells });
     });
-    parser.on('error', (error: Error) => (failure ??= error));
+    // Listened for before the first write: a small file's records, or its error, can all come within it.
+    const ended = new Promise<void>((resolve) => {
+      for (const event of ['end', 'error', 'close']) parser.once(event, () => resolve());
+    });
+    parser.on('error', (error: Error) => (failure ??= csvError(path, error)));
     const check = () => {
-      if (failure) throw new UsageError(`${this.path} is not valid CSV: ${failure.message}`);
+      if (failure) throw failure;
     };
     try {
       for await (const text of textChunks(this.file)) {
+        check();
         parser.write(text);
         check();
         if (rows.length >= BATCH_ROWS) {
@@ -105,11 +182,9 @@ export class BatchInput {
           rows = [];
         }
       }
+      parser.end();
       // 'end' once the last record has been handed on, not 'finish' (the last text taken).
-      await new Promise<void>((resolve) => {
-        for (const event of ['end', 'error', 'close']) parser.once(event, () => resolve());
-        parser.end();
-      });
+      await ended;
       check();
       if (rows.length > 0) yield rows;
     } finally {
@@ -117,17 +192,17 @@ export class BatchInput {
     }
   }
 
-  private async *jsonRows(skip?: (row: number) => boolean): AsyncGenerator<BatchRow[]> {
+  private async *jsonLineRows(skip?: (row: number) => boolean): AsyncGenerator<BatchRow[]> {
     let row = 0;
     let line = 0;
     let rows: BatchRow[] = [];
-    for await (const texts of lines(textChunks(this.file))) {
+    for await (const texts of lines(unixLineEnds(textChunks(this.file)))) {
       for (const text of texts) {
         line++;
-        if (text.trim() === '') continue;
+        if (isBlankLine(text)) continue;
         row++;
         if (skip?.(row)) continue;
-        rows.push({ row, cells: parseJsonRow(line === 1 ? text.replace(/^\uFEFF/, '') : text, line, this.path) });
+        rows.push({ row, line, cells: parseJsonRow(line === 1 ? text.replace(/^\uFEFF/, '') : text, line, this.path) });
       }
       if (rows.length >= BATCH_ROWS) {
         yield rows;
@@ -136,23 +211,52 @@ export class BatchInput {
     }
     if (rows.length > 0) yield rows;
   }
+
+  private async *jsonValueRows(skip?: (row: number) => boolean): AsyncGenerator<BatchRow[]> {
+    const values = new JsonValues(this.path);
+    let row = 0;
+    let rows: BatchRow[] = [];
+    for await (const text of unixLineEnds(textChunks(this.file))) {
+      for (const value of values.push(text)) {
+        row++;
+        if (!skip?.(row)) rows.push({ row, line: value.line, cells: parseJsonRow(value.text, value.line, this.path) });
+      }
+      if (rows.length >= BATCH_ROWS) {
+        yield rows;
+        rows = [];
+      }
+    }
+    values.end();
+    if (rows.length > 0) yield rows;
+  }
 }
 
-export function parseJsonRow(text: string, line: number, path: string): Record<string, unknown> {
+/** White space only (a BOM included): a blank line between JSON Lines. */
+function isBlankLine(text: string): boolean {
+  return text === '' || /^[\s\uFEFF]*$/.test(text);
+}
+
+function parseJsonRow(text: string, line: number, path: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${path} line ${line} is not valid JSON: ${(error as Error).message}`);
+    const trimmed = text.trim();
+    // `jq .` output, or an array, in a file read as JSON Lines.
+    const hint =
+      trimmed === '{' || trimmed === '[' || trimmed.startsWith('[{') || trimmed.startsWith('"')
+        ? ': JSON Lines holds one object per line (jq -c writes them so); for a JSON array or objects over several lines pass --format json'
+        : ': fix the line, or remove it';
+    throw inputError(path, line, `not valid JSON (${(error as Error).message})${hint}`);
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    throw new UsageError(`${path} line ${line} must be a JSON object with scene fields such as {"lat": 48.85, "lng": 2.29}`);
+    throw inputError(path, line, 'not a JSON object: rows are objects such as {"lat": 48.85, "lng": 2.29}');
   }
   return value as Record<string, unknown>;
 }
 
 function tooLarge(path: string): UsageError {
-  return new UsageError(`batch file ${path === '-' ? '(stdin)' : path} is larger than ${MAX_BATCH_FILE_BYTES / 1024 / 1024} MiB; split it into several batches`);
+  return new UsageError(`batch file ${shownPath(path)} is larger than ${MAX_BATCH_FILE_BYTES / 1024 / 1024} MiB; split it into several batches`);
 }
 
 /** Copies a stream to `file` (mode 0600), refusing more than the limit. */
@@ -167,71 +271,72 @@ async function copyBounded(stream: NodeJS.ReadableStream, file: string, path: st
   await pipeline(stream, limit, createWriteStream(file, { mode: 0o600 }));
 }
 
-const CHUNK_BYTES = 8 * 1024;
-
-/**
- * A file's bytes, chunk by chunk, through one buffer: reading a large input
- * several times leaves no trail of buffers for the collector.
- */
-function* byteChunks(file: string): Generator<Buffer> {
-  const fd = openSync(file, 'r');
-  const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
-  try {
-    for (let read = readSync(fd, buffer, 0, CHUNK_BYTES, null); read > 0; read = readSync(fd, buffer, 0, CHUNK_BYTES, null)) {
-      yield buffer.subarray(0, read);
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** A file's text, chunk by chunk (UTF-8, characters never split); the event loop turns between chunks (signals, timers). */
-export async function* textChunks(file: string): AsyncGenerator<string> {
-  const decoder = new StringDecoder('utf8');
-  for (const bytes of byteChunks(file)) {
-    yield decoder.write(bytes);
-    await new Promise(setImmediate);
-  }
-  const rest = decoder.end();
-  if (rest) yield rest;
-}
-
-/** How many line breaks a file holds: a quick first look at how many rows to expect. */
-function countLineBreaks(file: string): number {
-  let count = 0;
-  for (const bytes of byteChunks(file)) {
-    for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) count++;
-  }
-  return count;
-}
-
-/** The start of the file, for telling JSON Lines from CSV. */
+/** The start of the file, for telling the format and the separator. */
 async function firstText(file: string): Promise<string> {
   const handle = await open(file, 'r');
   try {
     const buffer = Buffer.alloc(4096);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead).toString('utf8');
+    // A character cut at the end of the buffer is dropped, not made U+FFFD.
+    return new TextDecoder('utf-8').decode(buffer.subarray(0, bytesRead), { stream: true });
   } finally {
     await handle.close();
   }
 }
 
-async function csvHeader(file: string, path: string): Promise<string[]> {
+/** csv-parse's errors, as the line that is wrong and what to do about it. */
+function csvError(path: string, error: Error & { code?: string; lines?: number }): UsageError {
+  if (error instanceof UsageError) return error;
+  const line = typeof error.lines === 'number' ? error.lines : undefined;
+  switch (error.code) {
+    case 'CSV_INVALID_CLOSING_QUOTE':
+      return inputError(path, line, 'a quoted cell goes on after its closing quote: a quote inside a quoted cell is written twice ("say ""hi""")');
+    case 'INVALID_OPENING_QUOTE':
+      return inputError(path, line, 'a quote inside a cell that is not quoted: quote the whole cell and write the quote twice ("5 ""tall""")');
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return inputError(path, line, 'a quoted cell is never closed (its closing quote is missing): close it');
+    default:
+      return inputError(path, line, `not valid CSV (${error.message}): fix the line, or save the file again from the spreadsheet`);
+  }
+}
+
+/** A value past the header's named columns. */
+function extraCell(path: string, line: number, record: string[], at: number, named: number): UsageError {
+  const width = record.length;
+  return inputError(
+    path,
+    line,
+    `${width} cells where the header row names ${named} column${named === 1 ? '' : 's'} (a value '${clip(record[at]!)}' in column ${at + 1}): quote cells that hold the separator ("a, b"), or name the column in the header row`,
+  );
+}
+
+function clip(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
+async function csvHeader(file: string, path: string, delimiter: string, fromLine: number): Promise<string[]> {
   const { parse } = await import('csv-parse');
-  const parser = createReadStream(file).pipe(parse({ ...CSV_OPTIONS, to: 1 }));
+  const parser = createReadStream(file).pipe(parse({ ...csvOptions(delimiter, fromLine), to: 1 }));
   let header: string[] = [];
+  let line = fromLine;
   try {
-    for await (const record of parser as AsyncIterable<string[]>) header = record;
+    for await (const record of parser as AsyncIterable<string[]>) {
+      header = record;
+      line = parser.info.lines;
+    }
   } catch (error) {
-    throw new UsageError(`${path} is not valid CSV: ${(error as Error).message}`);
+    throw csvError(path, error as Error);
   } finally {
     parser.destroy();
   }
+  // Trailing empty cells are a spreadsheet's: its rows reach past the last named column.
+  let named = header.length;
+  while (named > 0 && header[named - 1] === '') named--;
+  header = header.slice(0, named);
   const seen = new Set<string>();
-  for (const column of header) {
-    if (column === '') throw new UsageError(`${path}: the header row has an empty column name`);
-    if (seen.has(column)) throw new UsageError(`${path}: column '${column}' appears twice in the header row`);
+  for (const [index, column] of header.entries()) {
+    if (column === '') throw inputError(path, line, `column ${index + 1} of the header row has no name: name it, or remove the column`);
+    if (seen.has(column)) throw inputError(path, line, `column '${column}' appears twice in the header row: rename or remove one`);
     seen.add(column);
   }
   return header;

@@ -19,7 +19,8 @@ import { LOCATION_FIELDS } from '../scene-vocabulary.js';
 import { VERSION } from '../version.js';
 import { RowArray, textKey, WordTable } from './compact.js';
 import { DEFAULT_MANIFEST_NAME, rowKey } from './manifest.js';
-import { ColumnMap, rowSceneInput, type BatchRow } from './rows.js';
+import { inputError } from './input-text.js';
+import { ColumnMap, misspeltColumn, rowSceneInput, sceneFieldOf, type BatchRow } from './rows.js';
 import { inShard, type Shard } from './shard.js';
 import { checkPlaceholders, expandTemplate, type ExpandedTemplate, type OutputTemplate } from './template.js';
 
@@ -48,11 +49,11 @@ export type ValidRow = PlannedRow & { request: GenerationRequest; target: string
 
 /** Where the rows come from: a batch file (input.ts), read afresh for each pass. */
 export interface RowSource {
-  readonly format: 'csv' | 'jsonl';
-  /** The CSV header; none for JSON Lines, whose columns are the keys the rows use. */
+  readonly format: 'csv' | 'jsonl' | 'json';
+  /** The CSV header; none for JSON, whose columns are the keys the rows use. */
   readonly header: string[];
-  /** About how many rows there are (at least as many), when known. */
-  readonly lineBreaks?: number;
+  /** At least as many as the rows there are, when known. */
+  readonly rowsAtMost?: number;
   /** The rows in file order, in batches; rows `skip` names may be left out unread. */
   rows(options?: { skip?: (row: number) => boolean }): AsyncIterable<BatchRow[]>;
 }
@@ -103,6 +104,8 @@ export interface PlannerOptions {
   cwd: string;
   /** Give each planned row with a key the digest of what it was planned from (the manifest records it). */
   inputDigests?: boolean;
+  /** The batch file as messages name it. */
+  path?: string;
 }
 
 /** A row as planned before its name is final (names that clash are changed after the first pass). */
@@ -141,7 +144,36 @@ export class RowPlanner {
     this.manifestDirSlash = this.manifestDir.endsWith(sep) ? this.manifestDir : this.manifestDir + sep;
     this.context = planningContext(options, this.manifestDir);
     for (const column of options.header) this.columns.add(column);
-    if (options.header.length > 0) this.checkPlaceholders();
+    if (options.header.length > 0) {
+      this.checkPlaceholders();
+      this.checkColumns();
+    }
+  }
+
+  /**
+   * Refuses a column that sets no scene field, is not used by the template,
+   * and is a typo away from a field's name (`zooom`): its values would be
+   * dropped without a word. Returns the other columns the batch does not use,
+   * for a warning.
+   */
+  checkColumns(): string[] {
+    const used = new Set(this.options.template.names);
+    const unused: string[] = [];
+    for (const column of this.columns.columns) {
+      if (sceneFieldOf(column) !== undefined || used.has(column)) continue;
+      const meant = misspeltColumn(column);
+      if (meant !== undefined) {
+        const where = this.options.header.length > 0 ? 1 : this.columns.firstLine.get(column);
+        const what = this.options.header.length > 0 ? 'column' : 'key';
+        throw inputError(
+          this.options.path ?? 'batch file',
+          where,
+          `${what} '${column}' sets no scene field; did you mean '${meant}'? rename it (a column the output template uses is kept as it is)`,
+        );
+      }
+      unused.push(column);
+    }
+    return unused;
   }
 
   /** Refuses template placeholders that name neither a built-in value nor a column. */
@@ -150,8 +182,8 @@ export class RowPlanner {
   }
 
   /** Learns the row's columns (JSON Lines rows may bring new ones). */
-  private learnColumns(cells: BatchRow['cells']): void {
-    for (const column in cells) if (!this.columns.has(column)) this.columns.add(column);
+  private learnColumns(row: BatchRow): void {
+    for (const column in row.cells) if (!this.columns.has(column)) this.columns.add(column, row.line);
   }
 
   /**
@@ -160,7 +192,7 @@ export class RowPlanner {
    * that record's key and file (and was valid), without planning it again.
    */
   inputDigest(row: BatchRow): string {
-    this.learnColumns(row.cells);
+    this.learnColumns(row);
     return hash('sha256', `${this.context}\n${row.row}\n${JSON.stringify(row.cells)}`).slice(0, 32);
   }
 
@@ -174,7 +206,7 @@ export class RowPlanner {
   /** The row's request and output name (final unless the name clashes with another row's), or why it is invalid. */
   draft(batchRow: BatchRow, input?: string): DraftRow {
     const { row, cells } = batchRow;
-    this.learnColumns(cells);
+    this.learnColumns(batchRow);
     const entry: DraftRow = { row, cells };
     if (input !== undefined) entry.input = input;
     try {
@@ -358,6 +390,8 @@ export interface Survey {
   /** This shard's rows: all, valid, and the credits of those planned at the sandbox's prices (recalled rows are not priced; a dry run recalls none). */
   shard: { rows: number; valid: number; credits: number };
   names: NameRegistry;
+  /** Columns that set no scene field and that the output template does not use. */
+  unusedColumns: string[];
 }
 
 export interface SurveyOptions {
@@ -386,8 +420,8 @@ export interface SurveyOptions {
  * runner's row is still a typo in this batch), and the names of all of them.
  */
 export async function surveyBatch(source: RowSource, planner: RowPlanner, options: SurveyOptions = {}): Promise<Survey> {
-  const names = new NameRegistry(source.lineBreaks === undefined ? undefined : source.lineBreaks + 1);
-  const survey: Survey = { rows: 0, invalid: 0, firstErrors: [], collisions: false, shard: { rows: 0, valid: 0, credits: 0 }, names };
+  const names = new NameRegistry(source.rowsAtMost);
+  const survey: Survey = { rows: 0, invalid: 0, firstErrors: [], collisions: false, shard: { rows: 0, valid: 0, credits: 0 }, names, unusedColumns: [] };
   for await (const batch of source.rows()) {
     for (const batchRow of batch) {
       survey.rows++;
@@ -415,7 +449,9 @@ export async function surveyBatch(source: RowSource, planner: RowPlanner, option
       }
     }
   }
-  if (source.format === 'jsonl') planner.checkPlaceholders();
+  // JSON rows name their columns as they come: checked once all are known (a CSV header's were checked at once).
+  if (source.format !== 'csv') planner.checkPlaceholders();
+  survey.unusedColumns = planner.checkColumns();
   await options.firstPassDone?.();
   if (!names.clashing) return survey;
 

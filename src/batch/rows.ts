@@ -1,18 +1,23 @@
-// The rows of a batch file (CSV with a header row, or JSON Lines; read by
-// input.ts), and how a row's columns map onto scene input. Column names follow
-// the scene flags in camelCase or kebab-case (aspectRatio, aspect-ratio);
-// columns that name no scene field are kept for the output template ({id}, …).
+// The rows of a batch file (CSV with a header row, JSON Lines or a JSON array;
+// read by input.ts), and how a row's columns map onto scene input. Column
+// names follow the scene flags in camelCase or kebab-case (aspectRatio,
+// aspect-ratio), in any case, with spaces or underscores; columns that name no
+// scene field are kept for the output template ({id}, …), except one a typo
+// away from a field's name (`zooom`), which is refused.
 import { extname } from 'node:path';
+import { closestMatch } from 'leven';
 import { UsageError } from '../errors.js';
 import { parseSwitch } from '../flags.js';
 import type { SceneInput } from '../request.js';
 import { columnNames, SCENE_FIELD_NAMES, sceneSpec, type SceneField } from '../scene-vocabulary.js';
 
-export type BatchFormat = 'csv' | 'jsonl';
+export type BatchFormat = 'csv' | 'jsonl' | 'json';
 
 export interface BatchRow {
   /** 1-based number among the data records (the header is not a row). */
   row: number;
+  /** JSON: the line the row starts on (CSV rows do not keep theirs: the parser would pay for it on every row). */
+  line?: number;
   /** Cell values by column name as written in the file. */
   cells: Record<string, unknown>;
 }
@@ -21,6 +26,24 @@ export interface BatchRow {
 const FIELD_BY_SQUASHED: ReadonlyMap<string, SceneField> = new Map(
   SCENE_FIELD_NAMES.flatMap((field) => columnNames(field).map((name) => [squash(name), field] as const)),
 );
+
+/** Squashed column names that set a field, each with the name shown for it. */
+const SHOWN_BY_SQUASHED: ReadonlyMap<string, string> = new Map(
+  SCENE_FIELD_NAMES.flatMap((field) => columnNames(field).map((name) => [squash(name), name] as const)),
+);
+
+/**
+ * The column name a column that sets no field was probably meant to be: one
+ * edit away for names of up to five letters, two for longer ones. Closer than
+ * the command-line's suggestions, since a refused column stops the batch: `date`
+ * or `rate` are not taken for `lat`.
+ */
+export function misspeltColumn(column: string): string | undefined {
+  const squashed = squash(column);
+  if (squashed === '' || FIELD_BY_SQUASHED.has(squashed)) return undefined;
+  const match = closestMatch(squashed, [...SHOWN_BY_SQUASHED.keys()], { maxDistance: squashed.length <= 5 ? 1 : 2 });
+  return match === undefined ? undefined : SHOWN_BY_SQUASHED.get(match);
+}
 
 export function squash(name: string): string {
   return name.trim().replace(/[\s_-]/g, '').toLowerCase();
@@ -38,6 +61,8 @@ export function sceneFieldOf(column: string): keyof SceneInput | undefined {
  */
 export class ColumnMap {
   readonly columns: string[] = [];
+  /** JSON: the line each column was first met on. */
+  readonly firstLine = new Map<string, number>();
   readonly byField = new Map<keyof SceneInput, string>();
   private readonly known = new Set<string>();
 
@@ -45,9 +70,10 @@ export class ColumnMap {
     return this.known.has(column);
   }
 
-  add(column: string): void {
+  add(column: string, line?: number): void {
     if (this.known.has(column)) return;
     this.known.add(column);
+    if (line !== undefined) this.firstLine.set(column, line);
     this.columns.push(column);
     const field = sceneFieldOf(column);
     if (!field) return;
@@ -64,18 +90,31 @@ export function mapColumns(columns: string[]): Map<keyof SceneInput, string> {
   return map.byField;
 }
 
+/**
+ * The format: --format, then the extension (.csv, .tsv, .txt are CSV), then
+ * the content: a file starting with '[' is a JSON array, one starting with
+ * '{' JSON Lines (.json: objects, one per line or not).
+ */
 export function detectFormat(path: string, text: string, given?: string): BatchFormat {
   if (given !== undefined) {
     const format = given.trim().toLowerCase();
     if (format === 'csv') return 'csv';
     if (format === 'jsonl' || format === 'ndjson') return 'jsonl';
-    throw new UsageError(`--format must be one of csv, jsonl; got '${given}'`);
+    if (format === 'json') return 'json';
+    throw new UsageError(`--format must be one of csv, jsonl, json; got '${given}'`);
   }
   const ext = extname(path).toLowerCase();
-  if (ext === '.csv') return 'csv';
+  if (ext === '.csv' || ext === '.tsv' || ext === '.txt') return 'csv';
+  const start = text.replace(/^\uFEFF/, '').trimStart();
+  if (start.startsWith('[')) return 'json';
+  if (ext === '.json') return 'json';
   if (ext === '.jsonl' || ext === '.ndjson') return 'jsonl';
-  // No telling extension (stdin, .txt): a JSON Lines file starts with an object.
-  return text.replace(/^\uFEFF/, '').trimStart().startsWith('{') ? 'jsonl' : 'csv';
+  return start.startsWith('{') ? 'jsonl' : 'csv';
+}
+
+/** A number written with a decimal comma (48,8584: a spreadsheet in a European locale) as it means it. */
+function decimalPoint(text: string): string {
+  return text.includes(',') && /^\s*[+-]?\d+,\d+\s*$/.test(text) ? text.replace(',', '.') : text;
 }
 
 function isBlank(value: unknown): boolean {
@@ -102,7 +141,7 @@ function cellValue(field: SceneField, value: unknown, label: string): SceneInput
     case 'boolean':
       return parseSwitch(value, label);
     case 'coordinate':
-      return typeof value === 'number' ? value : String(value);
+      return typeof value === 'number' ? value : decimalPoint(String(value));
     case 'location':
     case 'enum':
     case 'text':

@@ -29,7 +29,8 @@ function register(command: Command, action: ActionFactory): void {
     .argument('<file>', 'CSV with a header row, or JSON Lines; "-" reads stdin')
     .helpGroup('Images:')
     .description('generate one image per row of a CSV or JSON Lines file, resumably')
-    .option('--format <format>', 'file format: csv, jsonl (default: from the extension or the content)')
+    .option('--format <format>', 'file format: csv, jsonl, json (a JSON array; default: from the extension, then the content)')
+    .option('--delimiter <char>', "CSV cell separator: ',' (default; tab for .tsv), ';', tab or '|'")
     .option('--output-template <template>', 'file name per row; {row}, {lat}, {lng}, a scene choice such as {zoom} or {weather}, or a column (default aerial-batch/{row}-{lat}_{lng}.jpg)')
     .option('--concurrency <n>', 'requests in flight at once, 1 to 256 (default 4); halved on a 429, grown back as answers come')
     .option('--rate <n/s|n/m>', 'start at most n requests a second (10/s) or a minute (600/m): this process\'s share of the account\'s rate limit')
@@ -59,7 +60,9 @@ function register(command: Command, action: ActionFactory): void {
       `
 Columns are named like the scene flags, in camelCase or kebab-case: ${sceneColumnsHelp()}.
 Empty cells and missing columns take the flag's value, then the config default. Other
-columns can be used in --output-template.
+columns can be used in --output-template; one a typo away from a field (zooom) is refused.
+The file must be UTF-8; CSV cells are cut by ',' unless --delimiter names another; blank
+rows (,,) are skipped. A file that cannot be read as written is refused, naming its line.
 
 The manifest (JSON Lines, mode 0600) gets a line per row event: "started" just before
 a row is sent, then "done" (file, bytes, attempts) or "failed" (error). Re-running the
@@ -103,7 +106,8 @@ function registerStatus(batch: Command, action: ActionFactory): void {
     .allowExcessArguments(true)
     .description('combine the manifests of every shard into one account of the batch: rows done, failed, missing, done more than once')
     .option('--manifest <path-or-glob>', "a shard's manifest, or a quoted glob of them ('dir/**/*.jsonl'); repeatable (default: the batch's own manifest)", collect)
-    .option('--format <format>', 'file format: csv, jsonl (default: from the extension or the content)')
+    .option('--format <format>', 'file format: csv, jsonl, json (a JSON array; default: from the extension, then the content)')
+    .option('--delimiter <char>', "CSV cell separator: ',' (default; tab for .tsv), ';', tab or '|'")
     .option('--output-template <template>', 'the --output-template the shards used (default aerial-batch/{row}-{lat}_{lng}.jpg)')
     .option('--report <file.html>', 'write an HTML report of the whole batch: map, thumbnails, every row\'s scene and state (thumbnails go in <file>.thumbnails/)')
     .option('--geojson <file>', 'write a GeoJSON FeatureCollection of the whole batch: one point per row, with its file, scene and state');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveSettings } from '../../src/config.js';
 import { buildGenerationRequest } from '../../src/request.js';
-import { detectFormat, mapColumns, rowSceneInput, sceneFieldOf } from '../../src/batch/rows.js';
+import { detectFormat, mapColumns, misspeltColumn, rowSceneInput, sceneFieldOf } from '../../src/batch/rows.js';
 import { batchFile, readRows } from '../helpers/batch-input.js';
 import { usageMessage } from '../helpers/usage-error.js';
 
@@ -21,8 +21,23 @@ describe('column names', () => {
 
   it('leave other columns to the template', () => {
     expect(sceneFieldOf('id')).toBeUndefined();
-    expect(sceneFieldOf('latitude')).toBeUndefined();
+    expect(sceneFieldOf('city')).toBeUndefined();
     expect(mapColumns(['id', 'lat', 'lng', 'name']).size).toBe(2);
+  });
+
+  it('take latitude and longitude (the list endpoint\'s names) and lon as the coordinates', () => {
+    expect(sceneFieldOf('Latitude')).toBe('lat');
+    expect(sceneFieldOf('longitude')).toBe('lng');
+    expect(sceneFieldOf('LON')).toBe('lng');
+    expect(usageMessage(() => mapColumns(['lat', 'latitude']))).toBe("batch file: columns 'lat' and 'latitude' both set lat; keep one");
+  });
+
+  it('know a typo of a field name from a column of its own', () => {
+    expect(misspeltColumn('zooom')).toBe('zoom');
+    expect(misspeltColumn('Wheather')).toBe('weather');
+    expect(misspeltColumn('lattitude')).toBe('latitude');
+    expect(misspeltColumn('aspect_ratoi')).toBe('aspect-ratio');
+    for (const column of ['id', 'name', 'city', 'date', 'rate', 'data', 'path', 'notes', 'zoom', 'lat']) expect(misspeltColumn(column)).toBeUndefined();
   });
 
   it('refuse two columns for one field', () => {
@@ -44,12 +59,14 @@ describe('reading files', () => {
   });
 
   it('refuses ragged CSV rows and duplicate headers with the file named', async () => {
-    await expect(batchFile('lat,lng\n1,2,3\n', 'p.csv').then(readRows)).rejects.toThrow(/p\.csv is not valid CSV/);
-    await expect(batchFile('lat,lat\n1,2\n', 'p.csv')).rejects.toThrow(/p\.csv: column 'lat' appears twice in the header row$/);
+    await expect(batchFile('lat,lng\n1,2,3\n', 'p.csv').then(readRows)).rejects.toThrow(
+      /p\.csv line 2: 3 cells where the header row names 2 columns \(a value '3' in column 3\): quote cells that hold the separator/,
+    );
+    await expect(batchFile('lat,lat\n1,2\n', 'p.csv')).rejects.toThrow(/p\.csv line 1: column 'lat' appears twice in the header row: rename or remove one$/);
   });
 
   it('refuses a quote left open at the end of a CSV file, and reads every row of a long one', async () => {
-    await expect(batchFile('lat,lng\n1,2\n3,"4\n', 'p.csv').then(readRows)).rejects.toThrow(/p\.csv is not valid CSV: Quote Not Closed/);
+    await expect(batchFile('lat,lng\n1,2\n3,"4\n', 'p.csv').then(readRows)).rejects.toThrow(/p\.csv line \d: a quoted cell is never closed/);
     const many = Array.from({ length: 3000 }, (_, i) => `${i},${i % 90},0`);
     const rows = await readRows(await batchFile(`id,lat,lng\n${many.join('\n')}`, 'p.csv'));
     expect(rows.map((r) => r.row)).toEqual(Array.from({ length: 3000 }, (_, i) => i + 1));
@@ -63,8 +80,8 @@ describe('reading files', () => {
       [1, { lat: 1, lng: 2 }],
       [2, { lat: 3, lng: 4, id: 'x' }],
     ]);
-    await expect(batchFile('{"lat":1}\n[1,2]\n', 'p.jsonl').then(readRows)).rejects.toThrow(/p\.jsonl line 2 must be a JSON object/);
-    await expect(batchFile('{"lat":1}\n{oops\n', 'p.jsonl').then(readRows)).rejects.toThrow(/p\.jsonl line 2 is not valid JSON/);
+    await expect(batchFile('{"lat":1}\n[1,2]\n', 'p.jsonl').then(readRows)).rejects.toThrow(/p\.jsonl line 2: not a JSON object: rows are objects/);
+    await expect(batchFile('{"lat":1}\n{oops\n', 'p.jsonl').then(readRows)).rejects.toThrow(/p\.jsonl line 2: not valid JSON \(.*\): fix the line, or remove it$/);
   });
 
   it('reads rows in batches across chunk boundaries, CRLF line ends included, and each pass afresh', async () => {
@@ -84,7 +101,11 @@ describe('reading files', () => {
     expect(detectFormat('-', '  {"lat":1}')).toBe('jsonl');
     expect(detectFormat('-', 'lat,lng')).toBe('csv');
     expect(detectFormat('a.csv', '', 'JSONL')).toBe('jsonl');
-    expect(usageMessage(() => detectFormat('a', '', 'xml'))).toBe("--format must be one of csv, jsonl; got 'xml'");
+    expect(detectFormat('a.json', '{"lat":1}')).toBe('json');
+    expect(detectFormat('a.jsonl', '[{"lat":1}]')).toBe('json');
+    expect(detectFormat('-', '\uFEFF\r\n [')).toBe('json');
+    expect(detectFormat('a.tsv', '[')).toBe('csv');
+    expect(usageMessage(() => detectFormat('a', '', 'xml'))).toBe("--format must be one of csv, jsonl, json; got 'xml'");
   });
 });
 
