@@ -5,18 +5,22 @@ import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /**
- * Makes `dir` and any missing parents (each new one with `mode`). On a failure
- * Node reports as ENOENT, the first missing directory is made on its own, so
- * the error thrown is the one the system gives for it (EROFS, EACCES…).
+ * Makes `dir` and any missing parents (each new one with `mode`), and returns
+ * the first directory it made, as `mkdir -p` does (undefined when none was
+ * missing). On a failure Node reports as ENOENT, the first missing directory
+ * is made on its own, so the error thrown is the one the system gives for it
+ * (EROFS, EACCES…).
  */
-export async function makeDirectories(dir: string, mode?: number): Promise<void> {
+export async function makeDirectories(dir: string, mode?: number): Promise<string | undefined> {
   try {
-    await mkdir(dir, { recursive: true, mode });
+    return await mkdir(dir, { recursive: true, mode });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    await mkdir(await firstMissing(dir), { mode });
+    const first = await firstMissing(dir);
+    await mkdir(first, { mode });
     // That worked after all (a race): the whole path, once more.
     await mkdir(dir, { recursive: true, mode });
+    return first;
   }
 }
 

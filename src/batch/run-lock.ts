@@ -11,8 +11,9 @@
 // rows meet its own (the whole batch meets every shard; 1/2 meets 1/4, not 2/4).
 // Taking one's own lock before looking at the others means that of two runs
 // that meet, at least one sees the other.
-import { mkdir, readdir, rmdir } from 'node:fs/promises';
+import { readdir, rmdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { makeDirectories } from '../directories.js';
 import { CliError, ExitCode, InterruptedError } from '../errors.js';
 import { holdRunLock, RUN_LOCK_ABANDONED_MS, runLockHolder, type BusyLock, type RunLock } from '../file-lock.js';
 import { printable } from '../printable.js';
@@ -78,7 +79,7 @@ async function tryOnce(request: RunLockRequest): Promise<{ taken?: RunLock; busy
     held = await holdRunLock(path, request.command);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    made = await mkdir(dir, { recursive: true });
+    made = await makeDirectories(dir);
     held = await holdRunLock(path, request.command);
   }
   if ('busy' in held) {
