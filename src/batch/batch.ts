@@ -299,7 +299,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     const fileOptions = (job: Job): JpegFileOptions => ({
       force,
       // The same GPS EXIF and AI-generated note as `aerial generate` writes, added as the file is written.
-      editor: metadata?.createMetadataSplicer({ request: job.plan.request, software: `aerial ${VERSION}` }),
+      editor: metadata?.createMetadataSplicer({ request: job.plan.request, software: `aerial ${VERSION}`, redact: (text) => io.redact(text) }),
       diskBufferBytes: DISK_BUFFER_BYTES,
     });
     const produce: RowProducer = asyncSetup

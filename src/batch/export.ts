@@ -40,6 +40,8 @@ export interface ExportOptions {
   retryDelay?: string;
   pageSize?: string;
   progressInterval?: string;
+  /** false with --no-metadata. */
+  metadata?: boolean;
 }
 
 export interface ExportOutcome {
@@ -206,7 +208,21 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     ctx.onCleanup(() => progress.stop());
     const counts: ProgressCounts = { total: pending.length, done: 0, failed: 0, retrying: 0 };
     const { JpegFileDestination, saveImage } = await import('../jpeg-file.js');
-    const save: SaveImage = (file, transfer) => saveImage(new JpegFileDestination(file, { force: true }), transfer);
+    const metadata = options.metadata === false ? undefined : await import('../metadata.js');
+    const { VERSION } = await import('../version.js');
+    // The same GPS EXIF and AI-generated note as `aerial generate` writes, from what the listing says of the image.
+    const editorFor = (record: ImageRecord) => {
+      const scene = metadata?.sceneOfRecord(record);
+      if (!metadata || !scene) return undefined;
+      const created = Date.parse(record.createdAt);
+      return metadata.createMetadataSplicer({
+        request: scene,
+        software: `aerial ${VERSION}`,
+        createdAt: Number.isNaN(created) ? null : new Date(created),
+        redact: (text) => io.redact(text),
+      });
+    };
+    const save: SaveImage = (file, record, transfer) => saveImage(new JpegFileDestination(file, { force: true, editor: editorFor(record) }), transfer);
     io.info(`Downloading ${pending.length} image${pending.length > 1 ? 's' : ''} to ${dirArg} with concurrency ${concurrency}…`);
     let inFlight = 0;
     // The first signal starts no new download and lets those under way finish and be indexed.
@@ -330,8 +346,8 @@ export class UrlRefresher {
   }
 }
 
-/** Saves an image into `file`, atomically, byte for byte as served (jpeg-file.ts). */
-type SaveImage = (file: string, transfer: (sink: ImageSink) => Promise<ReceivedImage>) => Promise<WrittenJpeg>;
+/** Saves the image of `record` into `file`, atomically, as served with its metadata added (jpeg-file.ts). */
+type SaveImage = (file: string, record: ImageRecord, transfer: (sink: ImageSink) => Promise<ReceivedImage>) => Promise<WrittenJpeg>;
 
 interface DownloadDeps {
   client: GenAerialClient;
@@ -374,7 +390,7 @@ async function downloadOne(id: string, file: string, deps: DownloadDeps): Promis
     const version = refresher.version;
     const { url } = listed.record;
     try {
-      const written = await deps.save(file, (sink) => deps.client.downloadInto(url, sink, { signal, retry }));
+      const written = await deps.save(file, listed.record, (sink) => deps.client.downloadInto(url, sink, { signal, retry }));
       return { id, status: 'done', file, bytes: written.bytes, attempts };
     } catch (error) {
       if (signal.aborted) throw signal.reason ?? error;

@@ -203,7 +203,7 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
     }
     spinner.update(`Downloading image ${printable(payload.generatedImageId, 80)}…`);
     const metadata = options.metadata === false ? undefined : await import('../metadata.js');
-    const editor = metadata?.createMetadataSplicer({ request, software: `aerial ${VERSION}` });
+    const editor = metadata?.createMetadataSplicer({ request, software: `aerial ${VERSION}`, redact: (text) => ctx.io.redact(text) });
     const destination = destinationFor(target, special, { force: Boolean(options.force), editor });
     const written = await saveImage(destination, (sink) => client.downloadInto(payload.signedUrl, sink, { signal: ctx.signal }));
     await listener.close();
