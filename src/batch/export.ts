@@ -26,6 +26,7 @@ import { parseCount } from '../flags.js';
 import { parseProgressInterval, parseRetryDelay } from './options.js';
 import { createProgress, type Progress, type ProgressCounts } from './progress.js';
 import { describeFailure } from './row-runner.js';
+import type { Redact } from '../secrets.js';
 import { batchExitCode } from './summary.js';
 
 /** A URL this close to expiry is refreshed first: a download started just before the deadline could be cut off. */
@@ -66,20 +67,26 @@ interface Listed {
  * File name of an image: `<id>.jpg` when the id is a safe name that fits;
  * otherwise the id made safe, cut to fit and tagged with a hash of the id, so
  * that `<id>.jpg` never holds another id's image (a re-run trusts what it finds).
- * Ids are the service's; they are not trusted as paths.
+ * Ids are the service's; they are not trusted as paths, and an id that holds
+ * a secret is named redacted (secrets.ts), told apart by its hash.
  */
-export function imageFileName(id: string): string {
+export function imageFileName(id: string, redact: Redact = (text) => text): string {
   const safe = safeNamePart(id);
-  return safe === id && utf8Length(`${id}.jpg`) <= MAX_NAME_BYTES ? `${id}.jpg` : taggedFileName(id, 0);
+  return safe === id && redact(id) === id && utf8Length(`${id}.jpg`) <= MAX_NAME_BYTES ? `${id}.jpg` : taggedFileName(id, 0, redact);
 }
 
-function taggedFileName(id: string, attempt: number): string {
-  return fitName(safeNamePart(id), '.jpg', nameTag(id, attempt));
+function taggedFileName(id: string, attempt: number, redact: Redact = (text) => text): string {
+  return fitName(safeNamePart(redact(id)), '.jpg', nameTag(id, attempt));
 }
 
 /** Every id's file name; ids whose names are one file where case does not count (macOS, Windows) are all tagged. */
-export function imageFileNames(ids: Iterable<string>): Map<string, string> {
-  return separateNames([...ids], imageFileName, taggedFileName, () => false);
+export function imageFileNames(ids: Iterable<string>, redact: Redact = (text) => text): Map<string, string> {
+  return separateNames(
+    [...ids],
+    (id) => imageFileName(id, redact),
+    (id, attempt) => taggedFileName(id, attempt, redact),
+    () => false,
+  );
 }
 
 /**
@@ -130,7 +137,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
    * making thumbnails can take a while, and a signal asks for an end.
    */
   const writeIndexes = async (listing: Map<string, Listed>, done: (id: string) => boolean, names: Map<string, string>, report: boolean): Promise<number> => {
-    const records = await writeIndex(indexPath, dir, listing, done, (id) => names.get(id)!);
+    const records = await writeIndex(indexPath, dir, listing, done, (id) => names.get(id)!, io.redact);
     if (!report) return records.length;
     const { exportReportImages } = await import('../report/export-images.js');
     const { describeThumbnails, writeImageOutputs } = await import('../report/outputs.js');
@@ -140,6 +147,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
       title: 'aerial export',
       subtitle: dir,
       signal: ctx.stopSignal,
+      redact: io.redact,
     });
     if (written.report) io.debug(`report: ${written.report.path}: ${written.report.thumbnails.made} thumbnails made, ${written.report.thumbnails.reused} reused`);
     if (written.report && written.report.thumbnails.failed.length > 0) io.warn(`${REPORT_NAME}${describeThumbnails(written.report)}`);
@@ -153,7 +161,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
 
   /** Rewrites the index from what is on disk; the way out when listing or downloading stops with an error. */
   const indexWhatIsThere = async (listing: Map<string, Listed>): Promise<void> => {
-    const names = imageFileNames(listing.keys());
+    const names = imageFileNames(listing.keys(), io.redact);
     const whole = new Set<string>();
     await Promise.all(
       [...listing.keys()].map((id) =>
@@ -162,7 +170,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
         }),
       ),
     );
-    await writeIndex(indexPath, dir, listing, (id) => whole.has(id), (id) => names.get(id)!).catch((error: Error) => {
+    await writeIndex(indexPath, dir, listing, (id) => whole.has(id), (id) => names.get(id)!, io.redact).catch((error: Error) => {
       io.warn(`${INDEX_NAME} could not be rewritten: ${error.message}`);
     });
   };
@@ -180,7 +188,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   spinner.stop();
 
   // Ids that would share a file (made safe, cut, or differing only in case) are told apart by a hash.
-  const names = imageFileNames(listing.keys());
+  const names = imageFileNames(listing.keys(), io.redact);
   const fileOf = (id: string): string => join(dir, names.get(id)!);
 
   const outcomes = new Map<string, ExportOutcome>();
@@ -219,7 +227,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
         request: scene,
         software: `aerial ${VERSION}`,
         createdAt: Number.isNaN(created) ? null : new Date(created),
-        redact: (text) => io.redact(text),
+        redact: io.redact,
       });
     };
     const save: SaveImage = (file, record, transfer) => saveImage(new JpegFileDestination(file, { force: true, editor: editorFor(record) }), transfer);
@@ -291,7 +299,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     if (failed.length === 0 && !interrupted) io.success(line);
     else {
       io.info(`${io.style.yellow('!')} ${line}`);
-      for (const f of failed.slice(0, 20)) io.info(`  ${printable(f.id, 80)}: ${printable(f.error ?? 'failed', MESSAGE_MAX)}`);
+      for (const f of failed.slice(0, 20)) io.info(`  ${printable(io.redact(f.id), 80)}: ${printable(io.redact(f.error ?? 'failed'), MESSAGE_MAX)}`);
     }
   }
   if (interrupted) throw new InterruptedError();

@@ -98,7 +98,7 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   if (special) ctx.onCleanup(() => void special.destroy());
   // The metadata writer loads while the image is being generated, not before the request:
   // the sink is asked for once the image starts arriving, and waits for it then (image-download.ts).
-  const editor = options.metadata === false ? undefined : import('../metadata.js').then((m) => m.createMetadataSplicer({ request, software: `aerial ${VERSION}`, redact: (text) => ctx.io.redact(text) }));
+  const editor = options.metadata === false ? undefined : import('../metadata.js').then((m) => m.createMetadataSplicer({ request, software: `aerial ${VERSION}`, redact: ctx.io.redact }));
   editor?.catch(() => {}); // a failed request must not leave an unhandled rejection behind
 
   const client = await ctx.client();
