@@ -275,3 +275,75 @@ describe('metadata inserted into a JPEG', () => {
     expect(xmp.subject).toHaveLength(10);
   });
 });
+
+/**
+ * The layout rules `exiftool -validate` checks, read here from the bytes with
+ * nothing of src/exif.ts: every IFD within the block, ended by a next-IFD
+ * offset of 0, tags ascending, and every value longer than 4 bytes on an even
+ * offset, inside the block, overlapping no IFD and no other value.
+ */
+function layoutProblems(tiff: Buffer): string[] {
+  const problems: string[] = [];
+  const used: Array<[start: number, end: number, what: string]> = [];
+  const claim = (start: number, end: number, what: string) => {
+    if (end > tiff.length) problems.push(`${what} runs past the block`);
+    for (const [s, e, other] of used) if (start < e && s < end) problems.push(`${what} overlaps ${other}`);
+    used.push([start, end, what]);
+  };
+  const SIZES: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 7: 1, 9: 4, 10: 8 };
+  const walk = (offset: number, name: string) => {
+    const count = tiff.readUInt16BE(offset);
+    claim(offset, offset + 2 + count * 12 + 4, `${name} IFD`);
+    if (tiff.readUInt32BE(offset + 2 + count * 12) !== 0) problems.push(`${name} has a next IFD`);
+    let previous = -1;
+    for (let i = 0; i < count; i++) {
+      const entry = offset + 2 + i * 12;
+      const tag = tiff.readUInt16BE(entry);
+      if (tag <= previous) problems.push(`${name} tags out of order at 0x${tag.toString(16)}`);
+      previous = tag;
+      const bytes = SIZES[tiff.readUInt16BE(entry + 2)]! * tiff.readUInt32BE(entry + 4);
+      if (bytes > 4) {
+        const at = tiff.readUInt32BE(entry + 8);
+        if (at % 2) problems.push(`${name} 0x${tag.toString(16)} on an odd offset`);
+        claim(at, at + bytes, `${name} 0x${tag.toString(16)}`);
+      }
+      if (tag === 0x8769) walk(tiff.readUInt32BE(entry + 8), 'Exif');
+      if (tag === 0x8825) walk(tiff.readUInt32BE(entry + 8), 'GPS');
+    }
+  };
+  if (tiff.toString('latin1', 0, 4) !== 'MM\0*') return ['not a big-endian TIFF header'];
+  claim(0, 8, 'header');
+  walk(tiff.readUInt32BE(4), 'IFD0');
+  return problems;
+}
+
+describe('the EXIF layout', () => {
+  it('keeps every rule exiftool -validate checks, whatever the text lengths, dates and frame', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          lat: fc.double({ min: -90, max: 90, noNaN: true }),
+          lng: fc.double({ min: -180, max: 180, noNaN: true }),
+          software: fc.string({ maxLength: 41 }),
+          dated: fc.boolean(),
+          frame: fc.option(fc.record({ width: fc.integer({ min: 1, max: 65535 }), height: fc.integer({ min: 1, max: 65535 }) }), { nil: undefined }),
+          bearing: fc.constantFrom(undefined, 'North', 'SouthWest'),
+        }),
+        ({ lat, lng, software, dated, frame, bearing }) => {
+          const segment = exifSegment({ request: { ...request({ coordinates: { lat, lng } }), bearing }, software, createdAt: dated ? CREATED : null }, frame);
+          expect(layoutProblems(segment.subarray(10))).toEqual([]);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('finds the faults piexifjs made: a value over the next-IFD field, or on an odd offset', () => {
+    const good = exifSegment({ request: request(), software: 'aerial test', createdAt: CREATED }).subarray(10);
+    expect(layoutProblems(good)).toEqual([]);
+    const bad = Buffer.from(good);
+    const entry = 8 + 2; // IFD0's first entry: ImageDescription, a long value
+    bad.writeUInt32BE(bad.readUInt32BE(entry + 8) - 3, entry + 8);
+    expect(layoutProblems(bad).join('; ')).toMatch(/odd offset.*overlaps IFD0 IFD|overlaps IFD0 IFD.*odd offset/);
+  });
+});
