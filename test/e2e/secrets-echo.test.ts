@@ -10,6 +10,7 @@
 // The encodings are made here, independently of src/secrets.ts.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import exifr from 'exifr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerSecret, runCli, tempDir, type CliResult } from '../helpers/cli.js';
 import { answer, answerJson, postJson, startHostileServer, tinyJpeg, type HostileServer, type Responder } from '../helpers/hostile-server.js';
@@ -152,18 +153,24 @@ describe('a service that echoes the key: nothing the CLI prints or stores holds 
     server.respond(listing());
     expect((await aerial(['list'])).exitCode).toBe(0);
     expect((await aerial(['list', '--json'])).exitCode).toBe(0);
-    const exported = await aerial(['export', 'backup', '--json']);
+    const exported = await aerial(['export', 'backup', '--json', '--verbose']);
     expect(exported.exitCode, exported.stderr).toBe(0);
     const files = readdirSync(join(dirs.work, 'backup'));
     expect(files.filter((name) => name.endsWith('.jpg'))).toHaveLength(2);
     expect(readFileSync(join(dirs.work, 'backup', 'index.jsonl'), 'utf8')).toContain('***');
+    // The images carry the listing's tags and scene in their metadata, redacted.
+    for (const name of files.filter((file) => file.endsWith('.jpg'))) {
+      const tags = await exifr.parse(readFileSync(join(dirs.work, 'backup', name)), { tiff: true, xmp: true } as never);
+      expect(tags.ImageDescription).toContain('zoom=High ***');
+      expect(tags.subject[0]).toMatch(/^tag \*\*\* x+/);
+    }
 
     // Downloads refused with the key in the body: the failures are printed and indexed redacted.
     const list = listing();
     server.respond((res, received, req) =>
       received.url.startsWith('/img/') ? answer(500, echo('storage error for'), 'text/plain')(res, received, req) : list(res, received, req),
     );
-    const failed = await aerial(['export', 'backup-failed', '--max-retries', '0']);
+    const failed = await aerial(['export', 'backup-failed', '--max-retries', '0', '--verbose']);
     expect(failed.exitCode).toBe(6);
     expect(failed.stderr).toContain('***');
   });
