@@ -461,7 +461,7 @@ export class GenAerialClient {
   private errorFromAnswer(statusCode: number, headers: Dispatcher.ResponseData['headers'], bytes: Buffer, imageUrl = false): RequestError {
     const retryAfter = parseRetryAfter(headers['retry-after']);
     if (statusCode >= 300 && statusCode < 400) {
-      const location = header(headers, 'location') && this.redact(header(headers, 'location')!);
+      const location = this.redact(header(headers, 'location') ?? '');
       return new BadResponseError(
         `unexpected redirect (HTTP ${statusCode}${location ? ` to ${oneLine(location, 100)}` : ''}); not followed`,
         'UnexpectedRedirect',
