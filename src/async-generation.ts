@@ -8,6 +8,7 @@
 import type { GenAerialClient } from './api/client.js';
 import { GenerationFailedError, NetworkError } from './api/errors.js';
 import { UsageError } from './errors.js';
+import type { Redact } from './secrets.js';
 import { withRetries, type RetryHooks } from './api/retry.js';
 import type { GenerationRequest, WebhookSuccess } from './api/schema.js';
 import { startDeadline } from './deadline.js';
@@ -107,7 +108,7 @@ export class AsyncGenerationFailedError extends GenerationFailedError {
  * AsyncGenerationFailedError for the error payload. A signal that aborts
  * first ends the wait with its reason.
  */
-export async function waitForCallback(listener: WebhookListener, requestId: string, timeoutMs: number, signal: AbortSignal): Promise<WebhookSuccess> {
+export async function waitForCallback(listener: WebhookListener, requestId: string, timeoutMs: number, signal: AbortSignal, redact: Redact): Promise<WebhookSuccess> {
   const deadline = startDeadline(timeoutMs, signal);
   let payload;
   try {
@@ -118,7 +119,8 @@ export async function waitForCallback(listener: WebhookListener, requestId: stri
   } finally {
     deadline.clear();
   }
-  if (!isSuccessPayload(payload)) throw new AsyncGenerationFailedError(requestId, payload.errorCode, payload.errorMessage);
+  // The service's words, redacted (secrets.ts) before they are part of any message.
+  if (!isSuccessPayload(payload)) throw new AsyncGenerationFailedError(redact(requestId), redact(payload.errorCode), redact(payload.errorMessage));
   return payload;
 }
 
@@ -141,6 +143,6 @@ export function generateViaWebhook(
     options.onAccepted?.(requestId);
     // From here the service has the request: a failure may come after it did the work.
     attempt.answered = true;
-    return { ...(await waitForCallback(listener, requestId, timeoutMs, signal)), requestId };
+    return { ...(await waitForCallback(listener, requestId, timeoutMs, signal, client.redact)), requestId };
   });
 }

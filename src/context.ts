@@ -201,6 +201,7 @@ export class Context {
         apiKey,
         ...network,
         retry: tuning.retry,
+        redact: this.io.redact,
         onTrace: (trace: Trace) => this.io.debug(formatTrace(trace)),
       });
     })();

@@ -4,6 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import { NetworkError } from './api/errors.js';
 import { CliError, FileSystemError } from './errors.js';
 import { MESSAGE_MAX, printable, terminalSafeJson, terminalSafeJsonText } from './printable.js';
+import { Redactor, redactValue } from './secrets.js';
 import { drained } from './shutdown.js';
 
 export interface Style {
@@ -70,7 +71,8 @@ export class Terminal {
   readonly json: boolean;
   readonly color: boolean;
   readonly style: Style;
-  private readonly secrets = new Set<string>();
+  /** The run's secrets (secrets.ts): everything written here, and every file written from a service's data, is redacted by it. */
+  readonly redactor = new Redactor();
 
   constructor(options: TerminalOptions) {
     this.stdout = options.stdout;
@@ -104,16 +106,13 @@ export class Terminal {
     return this.stdinIsTTY && this.stderrIsTTY && !this.json;
   }
 
-  /** Registers a value that must never be printed (the API key); every text write is scrubbed of it. */
+  /** Registers a value that must never be printed or stored (the API key); every text write is scrubbed of it. */
   addSecret(secret: string | undefined): void {
-    if (secret && secret.length >= 4) this.secrets.add(secret);
+    this.redactor.add(secret);
   }
 
-  redact(text: string): string {
-    let out = text;
-    for (const secret of this.secrets) out = out.split(secret).join('***');
-    return out;
-  }
+  /** The text without any secret, in any of the forms secrets.ts knows. An arrow: it is handed around as a function. */
+  readonly redact = (text: string): string => this.redactor.redact(text);
 
   /** Data for scripts: stdout only. */
   out(text: string): void {
@@ -121,7 +120,8 @@ export class Terminal {
   }
 
   outJson(value: unknown): void {
-    this.out(terminalSafeJson(value, this.stdoutIsTTY ? 2 : undefined));
+    // Redacted as data first: a secret the service sent already JSON-escaped would be escaped again by the text.
+    this.out(terminalSafeJson(redactValue(value, this.redact), this.stdoutIsTTY ? 2 : undefined));
   }
 
   /**

@@ -13,6 +13,7 @@ import { imageIdSegment } from './image-id.js';
 import { networkFailure, oneLine, responseTimeout, type FailureScene } from './network-failure.js';
 import type { ProxySettings } from './proxy.js';
 import { DEFAULT_RETRY_POLICY, withRetries, type Attempt, type RetryHooks, type RetryNotice, type RetryPolicy, type Sleep } from './retry.js';
+import { Redactor, type Redact } from '../secrets.js';
 import { API_PATH } from './spec.js';
 import { CallBudget, DEFAULT_TIMEOUTS, type CallKind, type Timeouts } from './timeouts.js';
 import {
@@ -62,6 +63,11 @@ export interface ClientOptions {
   /** Sleeps between retries; injectable so tests need not wait. */
   sleep?: Sleep;
   userAgent?: string;
+  /**
+   * Applied to a service's text before it becomes part of an error (secrets.ts):
+   * the run's redaction; absent, one that knows `apiKey`.
+   */
+  redact?: Redact;
 }
 
 export interface ListQuery {
@@ -207,9 +213,12 @@ export class GenAerialClient {
   readonly retryPolicy: RetryPolicy;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
+  /** What a service's text goes through before it is part of an error, or cut to length. */
+  readonly redact: Redact;
 
   constructor(private readonly options: ClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.redact = options.redact ?? redactorOf(options.apiKey);
     this.ownsDispatcher = !options.dispatcher;
     this.dispatcher = options.dispatcher ?? directDispatcher({ connectMs: this.timeouts.connectMs });
     this.retryPolicy = {
@@ -239,7 +248,7 @@ export class GenAerialClient {
     try {
       parsed = new URL(url);
     } catch {
-      throw new BadResponseError(`image URL is not a valid URL: ${oneLine(url, 80)}`, 'BadImageUrl');
+      throw new BadResponseError(`image URL is not a valid URL: ${oneLine(this.redact(url), 80)}`, 'BadImageUrl');
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
       throw new BadResponseError(`image URL must be http(s), got ${oneLine(parsed.protocol, 20)}`, 'BadImageUrl');
@@ -452,14 +461,15 @@ export class GenAerialClient {
   private errorFromAnswer(statusCode: number, headers: Dispatcher.ResponseData['headers'], bytes: Buffer, imageUrl = false): RequestError {
     const retryAfter = parseRetryAfter(headers['retry-after']);
     if (statusCode >= 300 && statusCode < 400) {
-      const location = header(headers, 'location');
+      const location = this.redact(header(headers, 'location') ?? '');
       return new BadResponseError(
         `unexpected redirect (HTTP ${statusCode}${location ? ` to ${oneLine(location, 100)}` : ''}); not followed`,
         'UnexpectedRedirect',
         statusCode,
       );
     }
-    const text = new TextDecoder('utf-8').decode(bytes);
+    // Redacted whole, before any of it is picked out or cut: a cut must not leave half a key behind.
+    const text = this.redact(new TextDecoder('utf-8').decode(bytes));
     let code = defaultCodeForStatus(statusCode);
     let message = '';
     const contentType = header(headers, 'content-type') ?? '';
@@ -473,10 +483,11 @@ export class GenAerialClient {
       const body = errorBodySchema().safeParse(parsedJson);
       // Whatever the server says is shown on one line, without its control characters.
       if (body.success) {
-        code = printable(body.data.error, 60) || code;
-        message = printable(body.data.message ?? '');
+        // Again once parsed: JSON can spell the key with \u escapes.
+        code = printable(this.redact(body.data.error), 60) || code;
+        message = printable(this.redact(body.data.message ?? ''));
       } else if (parsedJson && typeof parsedJson === 'object' && 'message' in parsedJson) {
-        message = printable(String((parsedJson as { message: unknown }).message));
+        message = printable(this.redact(String((parsedJson as { message: unknown }).message)));
       } else if (!contentType.includes('html')) {
         message = oneLine(text);
       } else {
@@ -518,7 +529,7 @@ export class GenAerialClient {
 
   /** What is wrong with a 2xx answer that should carry an image: not a JPEG, or announced over the size cap. */
   private imageProblem(headers: Dispatcher.ResponseData['headers'], statusCode: number): BadResponseError | undefined {
-    const contentType = header(headers, 'content-type') ?? '';
+    const contentType = this.redact(header(headers, 'content-type') ?? '');
     if (!/^image\/(jpeg|jpg|pjpeg)\b/i.test(contentType.trim())) {
       return new BadResponseError(
         `expected an image/jpeg response, got ${contentType ? `'${oneLine(contentType, 60)}'` : 'no content type'}`,
@@ -533,4 +544,11 @@ export class GenAerialClient {
     return undefined;
   }
 
+}
+
+/** Redaction of one key, for a client made without the run's (tests, library use). */
+function redactorOf(apiKey: string): Redact {
+  const redactor = new Redactor();
+  redactor.add(apiKey);
+  return (text) => redactor.redact(text);
 }

@@ -79,6 +79,7 @@ export async function runBatchStatus(ctx: Context, path: string, options: BatchS
       title: `aerial batch ${basename(path)}`,
       subtitle: `${path === '-' ? 'standard input' : displayPath(resolve(path))}: all shards, ${report.manifests.length} manifest${report.manifests.length === 1 ? '' : 's'}`,
       signal: ctx.stopSignal,
+      redact: io.redact,
     });
     if (written.geojson) io.info(io.style.dim(`GeoJSON: ${displayPath(written.geojson)}`));
     if (written.report) io.info(io.style.dim(`Report: ${displayPath(written.report.path)}${outputs!.describeThumbnails(written.report)}`));

@@ -267,7 +267,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   if (lockProblem) throw lockProblem;
   let writer: ManifestWriter | undefined;
   if (pending > 0 || adopted > 0) {
-    writer = await ManifestWriter.open(planner.manifestPath).catch((error: unknown) => {
+    writer = await ManifestWriter.open(planner.manifestPath, io.redact).catch((error: unknown) => {
       throw manifestUnusable(error);
     });
     ctx.onCleanup(() => writer!.close());
@@ -325,7 +325,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
     const fileOptions = (job: Job): JpegFileOptions => ({
       force,
       // The same GPS EXIF and AI-generated note as `aerial generate` writes, added as the file is written.
-      editor: metadata?.createMetadataSplicer({ request: job.plan.request, software: `aerial ${VERSION}` }),
+      editor: metadata?.createMetadataSplicer({ request: job.plan.request, software: `aerial ${VERSION}`, redact: io.redact }),
       diskBufferBytes: DISK_BUFFER_BYTES,
     });
     const produce: RowProducer = asyncSetup
@@ -382,6 +382,7 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
       title: `aerial batch ${basename(path)}`,
       subtitle: `${path === '-' ? 'standard input' : displayPath(resolve(path))}${note}`,
       signal: ctx.stopSignal,
+      redact: io.redact,
     });
     if (written.geojson) io.info(io.style.dim(`GeoJSON: ${displayPath(written.geojson)}`));
     if (written.report) io.info(io.style.dim(`Report: ${displayPath(written.report.path)}${outputs.describeThumbnails(written.report)}`));

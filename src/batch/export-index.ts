@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { ImageRecord } from '../api/schema.js';
 import { TEMP_SUFFIX, writeFileAtomic } from '../atomic-file.js';
 import { safeNamePart } from '../file-names.js';
+import { redactValue, type Redact } from '../secrets.js';
 import { isCompleteJpeg, readRegularFile } from './files.js';
 
 export const INDEX_NAME = 'index.jsonl';
@@ -17,7 +18,9 @@ export const GEOJSON_NAME = 'index.geojson';
  * the listing's record (with its file name) or, for an image no longer in the
  * account, the record an earlier export wrote. Temp file then rename: a reader
  * never sees half an index, and a killed export leaves the previous one.
- * Returns the records written, in the index's order.
+ * Every record goes through `redact` (secrets.ts) first: a listing is the
+ * service's data, and may repeat the key. Returns the records written, in the
+ * index's order.
  */
 export async function writeIndex(
   path: string,
@@ -25,6 +28,7 @@ export async function writeIndex(
   listing: Map<string, { record: ImageRecord }>,
   done: (id: string) => boolean,
   fileName: (id: string) => string,
+  redact: Redact,
 ): Promise<Array<Record<string, unknown>>> {
   const lines: string[] = [];
   const records: Array<Record<string, unknown>> = [];
@@ -34,7 +38,7 @@ export async function writeIndex(
     if (!done(id)) continue;
     seen.add(id);
     files.add(fileName(id));
-    const indexed = { ...record, file: fileName(id) };
+    const indexed = redactValue({ ...record, file: fileName(id) } as Record<string, unknown>, redact);
     records.push(indexed);
     lines.push(JSON.stringify(indexed));
   }
@@ -59,8 +63,10 @@ export async function writeIndex(
     if (!(await isCompleteJpeg(join(dir, file))).ok) continue;
     seen.add(record.id);
     files.add(file);
-    records.push(record);
-    lines.push(line);
+    // An index written before redaction was, too, is made safe as it is carried over.
+    const kept = redactValue(record, redact);
+    records.push(kept);
+    lines.push(JSON.stringify(kept));
   }
   await writeFileAtomic(path, lines.length ? `${lines.join('\n')}\n` : '', 0o644);
   return records;

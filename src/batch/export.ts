@@ -26,6 +26,7 @@ import { parseCount } from '../flags.js';
 import { parseProgressInterval, parseRetryDelay } from './options.js';
 import { createProgress, type Progress, type ProgressCounts } from './progress.js';
 import { describeFailure } from './row-runner.js';
+import type { Redact } from '../secrets.js';
 import { batchExitCode } from './summary.js';
 
 /** A URL this close to expiry is refreshed first: a download started just before the deadline could be cut off. */
@@ -44,6 +45,8 @@ export interface ExportOptions {
   progressInterval?: string;
   /** --wait-for-lock: wait for another export into the directory to end rather than refuse. */
   waitForLock?: boolean;
+  /** false with --no-metadata. */
+  metadata?: boolean;
 }
 
 export interface ExportOutcome {
@@ -68,24 +71,35 @@ interface Listed {
  * File name of an image: `<id>.jpg` when the id is a safe name that fits;
  * otherwise the id made safe, cut to fit and tagged with a hash of the id, so
  * that `<id>.jpg` never holds another id's image (a re-run trusts what it finds).
- * Ids are the service's; they are not trusted as paths.
+ * Ids are the service's; they are not trusted as paths, and an id that holds
+ * a secret is named redacted (secrets.ts), told apart by its hash.
  */
-export function imageFileName(id: string): string {
+export function imageFileName(id: string, redact: Redact = (text) => text): string {
   const safe = safeNamePart(id);
-  return safe === id && utf8Length(`${id}.jpg`) <= MAX_NAME_BYTES ? `${id}.jpg` : taggedFileName(id, 0);
+  return safe === id && redact(id) === id && utf8Length(`${id}.jpg`) <= MAX_NAME_BYTES ? `${id}.jpg` : taggedFileName(id, 0, redact);
 }
 
-function taggedFileName(id: string, attempt: number): string {
-  return fitName(safeNamePart(id), '.jpg', nameTag(id, attempt));
+function taggedFileName(id: string, attempt: number, redact: Redact = (text) => text): string {
+  return fitName(safeNamePart(redact(id)), '.jpg', nameTag(id, attempt));
 }
 
 /**
  * Every id's file name; ids whose names are one file where case does not count
  * (macOS, Windows) are all tagged, except an id that already has a name
- * (`named`): it keeps it, and the others are the ones tagged.
+ * (`named`): it keeps it, and the others are the ones tagged. An id holding a
+ * secret is named redacted (`redact`), told apart by its hash.
  */
-export function imageFileNames(ids: Iterable<string>, named: (id: string) => string | undefined = () => undefined): Map<string, string> {
-  return separateNames([...ids], (id) => named(id) ?? imageFileName(id), taggedFileName, (id) => named(id) !== undefined);
+export function imageFileNames(
+  ids: Iterable<string>,
+  named: (id: string) => string | undefined = () => undefined,
+  redact: Redact = (text) => text,
+): Map<string, string> {
+  return separateNames(
+    [...ids],
+    (id) => named(id) ?? imageFileName(id, redact),
+    (id, attempt) => taggedFileName(id, attempt, redact),
+    (id) => named(id) !== undefined,
+  );
 }
 
 /**
@@ -148,7 +162,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
    * making thumbnails can take a while, and a signal asks for an end.
    */
   const writeIndexes = async (listing: Map<string, Listed>, done: (id: string) => boolean, names: Map<string, string>, report: boolean): Promise<number> => {
-    const records = await writeIndex(indexPath, dir, listing, done, (id) => names.get(id)!);
+    const records = await writeIndex(indexPath, dir, listing, done, (id) => names.get(id)!, io.redact);
     if (!report) return records.length;
     const { exportReportImages } = await import('../report/export-images.js');
     const { describeThumbnails, writeImageOutputs } = await import('../report/outputs.js');
@@ -158,6 +172,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
       title: 'aerial export',
       subtitle: dir,
       signal: ctx.stopSignal,
+      redact: io.redact,
     });
     if (written.report) io.debug(`report: ${written.report.path}: ${written.report.thumbnails.made} thumbnails made, ${written.report.thumbnails.reused} reused`);
     if (written.report && written.report.thumbnails.failed.length > 0) io.warn(`${REPORT_NAME}${describeThumbnails(written.report)}`);
@@ -183,14 +198,14 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const nameNewIds = (): void => {
     const fresh = [...known.keys()].filter((id) => !names.has(id));
     if (fresh.length === 0) return;
-    const separated = imageFileNames([...names.keys(), ...fresh], (id) => names.get(id));
+    const separated = imageFileNames([...names.keys(), ...fresh], (id) => names.get(id), io.redact);
     for (const id of fresh) names.set(id, separated.get(id)!);
   };
   const fileOf = (id: string): string => join(dir, names.get(id)!);
 
   /** Rewrites the index from what is on disk; the way out when listing or downloading stops with an error. */
   const indexWhatIsThere = async (listing: Map<string, Listed>): Promise<void> => {
-    const fileNames = imageFileNames(listing.keys(), (id) => names.get(id));
+    const fileNames = imageFileNames(listing.keys(), (id) => names.get(id), io.redact);
     const whole = new Set<string>();
     await Promise.all(
       [...listing.keys()].map((id) =>
@@ -199,7 +214,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
         }),
       ),
     );
-    await writeIndex(indexPath, dir, listing, (id) => whole.has(id), (id) => fileNames.get(id)!).catch((error: Error) => {
+    await writeIndex(indexPath, dir, listing, (id) => whole.has(id), (id) => fileNames.get(id)!, io.redact).catch((error: Error) => {
       io.warn(`${INDEX_NAME} could not be rewritten: ${error.message}`);
     });
   };
@@ -257,7 +272,21 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     progress = bar;
     Object.assign(counts, { total: ids.length, done: 0, failed: 0, retrying: 0 });
     const { JpegFileDestination, saveImage } = await import('../jpeg-file.js');
-    const save: SaveImage = (file, transfer) => saveImage(new JpegFileDestination(file, { force: true }), transfer);
+    const metadata = options.metadata === false ? undefined : await import('../metadata.js');
+    const { VERSION } = await import('../version.js');
+    // The same GPS EXIF and AI-generated note as `aerial generate` writes, from what the listing says of the image.
+    const editorFor = (record: ImageRecord) => {
+      const scene = metadata?.sceneOfRecord(record);
+      if (!metadata || !scene) return undefined;
+      const created = Date.parse(record.createdAt);
+      return metadata.createMetadataSplicer({
+        request: scene,
+        software: `aerial ${VERSION}`,
+        createdAt: Number.isNaN(created) ? null : new Date(created),
+        redact: io.redact,
+      });
+    };
+    const save: SaveImage = (file, record, transfer) => saveImage(new JpegFileDestination(file, { force: true, editor: editorFor(record) }), transfer);
     const download = async (id: string): Promise<void> => {
       const file = fileOf(id);
       inFlight++;
@@ -377,7 +406,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     if (failed.length === 0 && !interrupted && !unconfirmed) io.success(line);
     else {
       io.info(`${io.style.yellow('!')} ${line}`);
-      for (const f of failed.slice(0, 20)) io.info(`  ${printable(f.id, 80)}: ${printable(f.error ?? 'failed', MESSAGE_MAX)}`);
+      for (const f of failed.slice(0, 20)) io.info(`  ${printable(io.redact(f.id), 80)}: ${printable(io.redact(f.error ?? 'failed'), MESSAGE_MAX)}`);
     }
   }
   if (interrupted) throw new InterruptedError();
@@ -451,8 +480,8 @@ export class UrlRefresher {
   }
 }
 
-/** Saves an image into `file`, atomically, byte for byte as served (jpeg-file.ts). */
-type SaveImage = (file: string, transfer: (sink: ImageSink) => Promise<ReceivedImage>) => Promise<WrittenJpeg>;
+/** Saves the image of `record` into `file`, atomically, as served with its metadata added (jpeg-file.ts). */
+type SaveImage = (file: string, record: ImageRecord, transfer: (sink: ImageSink) => Promise<ReceivedImage>) => Promise<WrittenJpeg>;
 
 interface DownloadDeps {
   client: GenAerialClient;
@@ -495,7 +524,7 @@ async function downloadOne(id: string, file: string, deps: DownloadDeps): Promis
     const version = refresher.version;
     const { url } = listed.record;
     try {
-      const written = await deps.save(file, (sink) => deps.client.downloadInto(url, sink, { signal, retry }));
+      const written = await deps.save(file, listed.record, (sink) => deps.client.downloadInto(url, sink, { signal, retry }));
       return { id, status: 'done', file, bytes: written.bytes, attempts };
     } catch (error) {
       if (signal.aborted) throw signal.reason ?? error;

@@ -17,6 +17,7 @@ import { notRegular } from './files.js';
 import { makeDirectories } from '../directories.js';
 import { lines } from './input.js';
 import { scanLine } from './manifest-lines.js';
+import { redactValue, type Redact } from '../secrets.js';
 
 export type RowStatus = 'started' | 'done' | 'failed';
 
@@ -330,9 +331,11 @@ export class ManifestWriter {
     readonly path: string,
     private readonly fd: number,
     private needsNewline: boolean,
+    private readonly redact: Redact,
   ) {}
 
-  static async open(path: string): Promise<ManifestWriter> {
+  /** `redact`: what every record goes through first (secrets.ts); errors and ids are the service's words. */
+  static async open(path: string, redact: Redact = (text) => text): Promise<ManifestWriter> {
     await makeDirectories(dirname(path));
     // Mode 0600: the manifest lists what was generated where, which is nobody else's business.
     const fd = openSync(path, 'a+', 0o600);
@@ -343,12 +346,12 @@ export class ManifestWriter {
       readSync(fd, last, 0, 1, size - 1);
       needsNewline = last[0] !== 0x0a;
     }
-    return new ManifestWriter(path, fd, needsNewline);
+    return new ManifestWriter(path, fd, needsNewline, redact);
   }
 
   /** Appends one line; with `durable`, a background datasync is scheduled to follow it. */
   append(record: ManifestRecord, durable: boolean): void {
-    const line = `${this.needsNewline ? '\n' : ''}${JSON.stringify({ ...record, time: new Date().toISOString() })}\n`;
+    const line = `${this.needsNewline ? '\n' : ''}${JSON.stringify(redactValue({ ...record, time: new Date().toISOString() }, this.redact))}\n`;
     this.needsNewline = false;
     writeSync(this.fd, line);
     if (durable) this.scheduleSync();

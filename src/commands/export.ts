@@ -18,11 +18,13 @@ function register(command: Command, action: ActionFactory): void {
     .option('--page-size <n>', 'images per list request (default 50)')
     .option('--progress-interval <duration>', PROGRESS_INTERVAL_HELP)
     .option('--wait-for-lock', 'when another export into <dir> is under way, wait for it to end instead of refusing')
+    .option('--no-metadata', 'save the bytes exactly as served: no GPS EXIF, no AI-generated note')
     .addHelpText(
       'after',
       `
-Files already in <dir> (whole JPEGs) are kept, so an interrupted export resumes
-where it stopped. index.jsonl holds one record per image file (the list record
+Each image gets the GPS EXIF and AI-generated note that generate writes, from
+the coordinates and scene of its listing record. Files already in <dir> (whole
+JPEGs) are kept, so an interrupted export resumes where it stopped. index.jsonl holds one record per image file (the list record
 plus its "file" name), rewritten at the end; images since deleted from the account
 keep their earlier record. Expired download URLs (2 hours after listing, or a 403)
 are refreshed by listing again.

@@ -183,27 +183,27 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
   const accepted = await client.generateAsync(request, listener.callbackUrl, { signal: ctx.signal });
   const { requestId } = accepted;
   listener.expectOnly(requestId);
-  ctx.io.info(`Accepted request ${printable(requestId, 80)}; waiting up to ${formatDuration(plan.timeoutMs)} for the callback`);
+  ctx.io.info(`Accepted request ${printable(ctx.io.redact(requestId), 80)}; waiting up to ${formatDuration(plan.timeoutMs)} for the callback`);
 
-  const waitingText = () => `Waiting for the callback of ${printable(requestId, 80)}… ${Math.round((Date.now() - started) / 1000)}s`;
+  const waitingText = () => `Waiting for the callback of ${printable(ctx.io.redact(requestId), 80)}… ${Math.round((Date.now() - started) / 1000)}s`;
   const spinner = endsOnce(await ctx.io.spinner(waitingText()));
   const tick = setInterval(() => spinner.update(waitingText()), 1000);
   try {
     let payload;
     try {
-      payload = await webhook.waitForCallback(listener, requestId, plan.timeoutMs, ctx.signal);
+      payload = await webhook.waitForCallback(listener, requestId, plan.timeoutMs, ctx.signal, ctx.io.redact);
     } catch (error) {
       if (error instanceof webhook.CallbackTimeoutError) spinner.fail(`No callback after ${formatDuration(plan.timeoutMs)}`);
       else if (error instanceof webhook.AsyncGenerationFailedError) spinner.fail('Generation failed');
       else {
         spinner.stop();
-        if (ctx.signal.aborted) ctx.io.info(`Request ${printable(requestId, 80)} may still finish; look for it later with 'aerial list'`);
+        if (ctx.signal.aborted) ctx.io.info(`Request ${printable(ctx.io.redact(requestId), 80)} may still finish; look for it later with 'aerial list'`);
       }
       throw error;
     }
-    spinner.update(`Downloading image ${printable(payload.generatedImageId, 80)}…`);
+    spinner.update(`Downloading image ${printable(ctx.io.redact(payload.generatedImageId), 80)}…`);
     const metadata = options.metadata === false ? undefined : await import('../metadata.js');
-    const editor = metadata?.createMetadataSplicer({ request, software: `aerial ${VERSION}` });
+    const editor = metadata?.createMetadataSplicer({ request, software: `aerial ${VERSION}`, redact: ctx.io.redact });
     const destination = destinationFor(target, special, { force: Boolean(options.force), editor });
     const written = await saveImage(destination, (sink) => client.downloadInto(payload.signedUrl, sink, { signal: ctx.signal }));
     await listener.close();

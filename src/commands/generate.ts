@@ -96,9 +96,9 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   // A device or FIFO is opened now: a FIFO waits here for its reader, before anything is paid for.
   const special = target?.special ? await openSpecialOutput(target, '--output', ctx.signal, (message) => ctx.io.info(message)) : undefined;
   if (special) ctx.onCleanup(() => void special.destroy());
-  // The EXIF writer (piexifjs) loads while the image is being generated, not before the request:
+  // The metadata writer loads while the image is being generated, not before the request:
   // the sink is asked for once the image starts arriving, and waits for it then (image-download.ts).
-  const editor = options.metadata === false ? undefined : import('../metadata.js').then((m) => m.createMetadataSplicer({ request, software: `aerial ${VERSION}` }));
+  const editor = options.metadata === false ? undefined : import('../metadata.js').then((m) => m.createMetadataSplicer({ request, software: `aerial ${VERSION}`, redact: ctx.io.redact }));
   editor?.catch(() => {}); // a failed request must not leave an unhandled rejection behind
 
   const client = await ctx.client();

@@ -84,7 +84,10 @@ export async function runList(ctx: Context, options: ListOptions): Promise<void>
   const { renderTable, renderTsv } = await import('../image-table.js');
   const { io } = ctx;
   const width = io.stdoutIsTTY ? io.stdout.columns || DEFAULT_COLUMNS : Infinity;
-  io.out(io.stdoutIsTTY ? renderTable(result.content, { width, style: io.style, retrievedAt }) : renderTsv(result.content));
+  // Redacted before cells are cut to fit: a cut must not leave half a key behind (secrets.ts).
+  const { redactValue } = await import('../secrets.js');
+  const shown = redactValue(result.content, io.redact);
+  io.out(io.stdoutIsTTY ? renderTable(shown, { width, style: io.style, retrievedAt }) : renderTsv(shown));
   if (options.all) {
     io.info(io.style.dim(`${result.content.length} images`));
     return;

@@ -6,6 +6,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { displayPath } from '../batch/report.js';
 import { printable } from '../printable.js';
+import { redactValue, type Redact } from '../secrets.js';
 import type { ReportImage } from './images.js';
 import type { WrittenReport } from './report.js';
 
@@ -34,6 +35,8 @@ export interface ImageOutputs {
   noun?: 'image' | 'row';
   /** Stops making thumbnails (and writes no report) once aborted. */
   signal?: AbortSignal;
+  /** What every text shown goes through first (secrets.ts): errors, ids and listing fields are a service's words. */
+  redact: Redact;
 }
 
 export interface WrittenOutputs {
@@ -42,8 +45,10 @@ export interface WrittenOutputs {
 }
 
 /** The GeoJSON and the report of `images`, those of the two that `outputs` names. */
-export async function writeImageOutputs(images: readonly ReportImage[], outputs: ImageOutputs): Promise<WrittenOutputs> {
+export async function writeImageOutputs(given: readonly ReportImage[], outputs: ImageOutputs): Promise<WrittenOutputs> {
   const written: WrittenOutputs = {};
+  // Redacted as data, before HTML or JSON escapes the text in its own way.
+  const images = given.map((image) => ({ ...redactValue(image, outputs.redact), file: image.file }));
   if (outputs.geojson) {
     const { writeGeoJson } = await import('./geojson.js');
     await writeGeoJson(images, outputs.geojson);

@@ -156,7 +156,7 @@ const CALLERS: Array<{ name: string; tagged: boolean; run: () => Promise<Run> }>
   },
   {
     name: 'export',
-    tagged: false,
+    tagged: true,
     run: async () => ({ ...(await aerial(['export', 'backup', '--max-retries', '0'])), image: readIf(join(work, 'backup', 'img-1.jpg')), dir: join(work, 'backup') }),
   },
 ];
