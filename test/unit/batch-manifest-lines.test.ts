@@ -129,8 +129,9 @@ describe('manifest lines read from their bytes', () => {
     const many = Array.from({ length: 20_000 }, (_, i) => written[i % 2]!.replace('1234', String(i)));
     const path = manifestFile(`${many.join('\n')}\n${long}\n${written[1]}\n{"key":"${L}","status":"done","bytes":77}`);
     const index = await ManifestIndex.read(path);
-    expect(index.get(K)).toEqual({ status: 'done', bytes: 1234 });
-    expect(index.get(L)).toEqual({ status: 'done', bytes: 77 });
+    // Each key's last done record, and that its request was sent (an earlier line of it says so).
+    expect(index.get(K)).toEqual({ status: 'done', bytes: 1234, sent: true, doneBytes: 1234 });
+    expect(index.get(L)).toEqual({ status: 'done', bytes: 77, sent: true, doneBytes: 77 });
     expect(index.size).toBe(2);
   });
 });
