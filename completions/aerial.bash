@@ -1,5 +1,5 @@
 # bash completion for aerial — generated from the aerial CLI by `aerial completion bash` (scripts/completions.mjs); do not edit.
-# Install: aerial completion bash > ~/.local/share/bash-completion/completions/aerial
+# Install: mkdir -p ~/.local/share/bash-completion/completions && aerial completion bash > ~/.local/share/bash-completion/completions/aerial
 #      or: echo 'source <(aerial completion bash)' >> ~/.bashrc
 
 _aerial_child() {

@@ -1,5 +1,5 @@
 # fish completion for aerial — generated from the aerial CLI by `aerial completion fish` (scripts/completions.mjs); do not edit.
-# Install: aerial completion fish > ~/.config/fish/completions/aerial.fish
+# Install: mkdir -p ~/.config/fish/completions && aerial completion fish > ~/.config/fish/completions/aerial.fish
 
 # The subcommand path being typed ("aerial config set"), skipping option values;
 # then, one a line, the arguments typed after it.

@@ -271,7 +271,7 @@ export function bashScript(root: CompletionCommand): string {
     }
   }
   return `# bash completion for aerial — ${HEADER('bash')}.
-# Install: aerial completion bash > ~/.local/share/bash-completion/completions/aerial
+# Install: mkdir -p ~/.local/share/bash-completion/completions && aerial completion bash > ~/.local/share/bash-completion/completions/aerial
 #      or: echo 'source <(aerial completion bash)' >> ~/.bashrc
 
 _aerial_child() {
@@ -490,7 +490,7 @@ export function fishScript(root: CompletionCommand): string {
     }
   }
   return `# fish completion for aerial — ${HEADER('fish')}.
-# Install: aerial completion fish > ~/.config/fish/completions/aerial.fish
+# Install: mkdir -p ~/.config/fish/completions && aerial completion fish > ~/.config/fish/completions/aerial.fish
 
 # The subcommand path being typed ("aerial config set"), skipping option values;
 # then, one a line, the arguments typed after it.
