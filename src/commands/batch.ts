@@ -128,7 +128,7 @@ only missing (no shard finished them).
 
 Examples:
   $ aerial batch status places.csv --manifest 'manifests/*/aerial-batch-manifest.jsonl'
-  $ aerial batch status places.csv --output-template 'out/{row}.jpg' --manifest m1.jsonl m2.jsonl
+  $ aerial batch status places.csv --manifest m1.jsonl m2.jsonl
   $ aerial batch status places.csv --manifest 'shards/**/*.jsonl' --json | jq '.missingRows'
   $ aerial batch status places.csv --manifest 'shards/*/*.jsonl' --report shards/report.html`,
     )

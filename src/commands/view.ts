@@ -34,7 +34,7 @@ Without a terminal there is nothing to show the image on: exit 2, unless --proto
 names one, which writes its escape sequences to stdout anyway.
 
 Examples:
-  $ aerial view liberty.jpg
+  $ aerial view tokyo.jpg
   $ aerial view 0f8c2b1e 7d41a9c3 --width 60
   $ aerial view out/*.jpg --protocol blocks
   $ aerial generate --sandbox --lat 48.8584 --lng 2.2945 -o - | aerial view -`,
