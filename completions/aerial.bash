@@ -1,5 +1,5 @@
 # bash completion for aerial — generated from the aerial CLI by `aerial completion bash` (scripts/completions.mjs); do not edit.
-# Install: aerial completion bash > ~/.local/share/bash-completion/completions/aerial
+# Install: mkdir -p ~/.local/share/bash-completion/completions && aerial completion bash > ~/.local/share/bash-completion/completions/aerial
 #      or: echo 'source <(aerial completion bash)' >> ~/.bashrc
 
 _aerial_child() {
@@ -28,19 +28,38 @@ _aerial_child() {
 
 _aerial_words() {
   case "$1" in
-    "aerial") echo "generate generate-async batch list export view delete init config sandbox completion help" ;;
-    "aerial batch") echo "@file status" ;;
-    "aerial batch status") echo @file ;;
-    "aerial export") echo @file ;;
-    "aerial view") echo @free ;;
-    "aerial delete") echo @free ;;
-    "aerial config") echo "set get unset list path help" ;;
-    "aerial config set") echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview" ;;
-    "aerial config get") echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview" ;;
-    "aerial config unset") echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview" ;;
-    "aerial config help") echo "set get unset list path" ;;
-    "aerial completion") echo "bash zsh fish" ;;
-    "aerial help") echo "generate generate-async batch list export view delete init config sandbox completion" ;;
+    "aerial|0|"*) echo "generate generate-async batch list export view delete init config sandbox completion help" ;;
+    "aerial batch|0|"*) echo "@file status" ;;
+    "aerial batch status|0|"*) echo @file ;;
+    "aerial export|0|"*) echo @file ;;
+    "aerial view|0|"*) echo @free ;;
+    "aerial view|"*) echo @free ;;
+    "aerial delete|0|"*) echo @free ;;
+    "aerial delete|"*) echo @free ;;
+    "aerial config|0|"*) echo "set get unset list path help" ;;
+    "aerial config set|0|"*) echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview" ;;
+    "aerial config set|1|defaults.resolution") echo "HD FHD UHD" ;;
+    "aerial config set|1|defaults.zoom") echo "ExtraLow Low Medium High ExtraHigh" ;;
+    "aerial config set|1|defaults.bearing") echo "North NorthEast East SouthEast South SouthWest West NorthWest" ;;
+    "aerial config set|1|defaults.angle") echo "Low Medium High Top" ;;
+    "aerial config set|1|defaults.weather") echo "Sunny Rainy Cloudy GoldenHour Snow" ;;
+    "aerial config set|1|defaults.daytime") echo "Dusk Day Dawn Night" ;;
+    "aerial config set|1|defaults.aspect-ratio") echo "Square Landscape Portrait Standard" ;;
+    "aerial config set|1|defaults.epoch") echo "Nowadays Historical Ancient" ;;
+    "aerial config set|1|defaults.include-context") echo "true false" ;;
+    "aerial config set|1|defaults.include-surroundings") echo "true false" ;;
+    "aerial config set|1|defaults.improve-output") echo "true false" ;;
+    "aerial config set|1|defaults.save-image") echo "true false" ;;
+    "aerial config set|1|defaults.preview") echo "true false" ;;
+    "aerial config set|1|"*) echo @free ;;
+    "aerial config get|0|"*) echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview" ;;
+    "aerial config unset|0|"*) echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview" ;;
+    "aerial config help|0|"*) echo "set get unset list path" ;;
+    "aerial completion|0|"*) echo "bash zsh fish" ;;
+    "aerial help|0|"*) echo "generate generate-async batch list export view delete init config sandbox completion" ;;
+    "aerial help|1|batch") echo "status" ;;
+    "aerial help|1|config") echo "set get unset list path" ;;
+    "aerial help|1|"*) echo @free ;;
   esac
 }
 
@@ -163,7 +182,7 @@ _aerial_values() {
     "aerial batch status --profile") echo @free ;;
     "aerial list --page") echo @free ;;
     "aerial list --size") echo @free ;;
-    "aerial list --sort") echo @file ;;
+    "aerial list --sort") echo "createdAt,desc createdAt,asc" ;;
     "aerial list --api-key") echo @free ;;
     "aerial list --base-url") echo @free ;;
     "aerial list --profile") echo @free ;;
@@ -232,7 +251,8 @@ _aerial_values() {
 }
 
 _aerial() {
-  local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="aerial" word child i skip=0
+  local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="aerial" word child i skip=0 last=""
+  local -a operands=()
   local value_flags=" --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o "
   if ((COMP_CWORD > 0)); then prev="${COMP_WORDS[COMP_CWORD - 1]}"; fi
   # --zoom=<TAB>: bash splits at '=', so the flag is two words back.
@@ -247,15 +267,21 @@ _aerial() {
       continue
     fi
     child="$(_aerial_child "$path" "$word")"
-    [[ -n $child ]] && path="$path $child"
+    if [[ -n $child ]]; then
+      path="$path $child"
+      operands=()
+    else
+      operands+=("$word")
+    fi
   done
+  ((${#operands[@]})) && last="${operands[${#operands[@]} - 1]}"
 
   local candidates
   if ! candidates="$(_aerial_values "$path" "$prev")"; then
     if [[ $cur == -* ]]; then
       candidates="$(_aerial_options "$path")"
     else
-      candidates="$(_aerial_words "$path")"
+      candidates="$(_aerial_words "$path|${#operands[@]}|$last")"
     fi
   fi
   case "$candidates" in

@@ -1,9 +1,11 @@
 # fish completion for aerial — generated from the aerial CLI by `aerial completion fish` (scripts/completions.mjs); do not edit.
-# Install: aerial completion fish > ~/.config/fish/completions/aerial.fish
+# Install: mkdir -p ~/.config/fish/completions && aerial completion fish > ~/.config/fish/completions/aerial.fish
 
-# The subcommand path being typed ("aerial config set"), skipping option values.
+# The subcommand path being typed ("aerial config set"), skipping option values;
+# then, one a line, the arguments typed after it.
 function __aerial_path
     set -l path aerial
+    set -l operands
     set -l skip 0
     set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o
     for word in (commandline -opc)[2..-1]
@@ -16,9 +18,28 @@ function __aerial_path
             continue
         end
         set -l child (__aerial_child "$path" $word)
-        test -n "$child"; and set path "$path $child"
+        if test -n "$child"
+            set path "$path $child"
+            set operands
+        else
+            set -a operands $word
+        end
     end
     echo $path
+    test (count $operands) -gt 0; and printf '%s\n' $operands
+end
+
+# At this path with this many arguments typed (N, or N+ for at least N), and the last of them, if given.
+function __aerial_at
+    set -l state (__aerial_path)
+    test "$state[1]" = "$argv[1]"; or return 1
+    set -l typed (math (count $state) - 1)
+    if string match -q -- '*+' $argv[2]
+        test $typed -ge (string trim -r -c + -- $argv[2]); or return 1
+    else
+        test $typed -eq $argv[2]; or return 1
+    end
+    test (count $argv) -lt 3; or test "$state[-1]" = "$argv[3]"
 end
 
 function __aerial_child
@@ -65,22 +86,23 @@ function __aerial_child
 end
 
 function __aerial_is
-    test (__aerial_path) = "$argv[1]"
+    set -l state (__aerial_path)
+    test "$state[1]" = "$argv[1]"
 end
 
 complete -c aerial -f
-complete -c aerial -n '__aerial_is \'aerial\'' -a 'generate' -d 'generate an aerial image and save it as a JPEG'
-complete -c aerial -n '__aerial_is \'aerial\'' -a 'generate-async' -d 'start a generation whose result is POSTed to a webhook (or caught here with --listen)'
-complete -c aerial -n '__aerial_is \'aerial\'' -a 'batch' -d 'generate one image per row of a CSV or JSON Lines file, resumably'
-complete -c aerial -n '__aerial_is \'aerial\'' -a 'list' -d 'list the images in your history'
-complete -c aerial -n '__aerial_is \'aerial\'' -a 'export' -d 'download every image in your history, with an index, an HTML report and GeoJSON'
-complete -c aerial -n '__aerial_is \'aerial\'' -a 'view' -d 'show images in the terminal: JPEG files, or image ids from your history'
-complete -c aerial -n '__aerial_is \'aerial\'' -a 'delete' -d 'delete images from your history permanently'
-complete -c aerial -n '__aerial_is \'aerial\'' -a 'init' -d 'set up aerial step by step: service URL, API key, defaults, and a test call'
-complete -c aerial -n '__aerial_is \'aerial\'' -a 'config' -d 'show and change settings: api-key, base-url, defaults.<scene flag>, defaults.preview'
-complete -c aerial -n '__aerial_is \'aerial\'' -a 'sandbox' -d 'run the bundled local GenAerial-compatible server (no real credits, fault knobs for tests)'
-complete -c aerial -n '__aerial_is \'aerial\'' -a 'completion' -d 'print the shell completion script for bash, zsh or fish'
-complete -c aerial -n '__aerial_is \'aerial\'' -a 'help' -d 'display help for command'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'generate' -d 'generate an aerial image and save it as a JPEG'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'generate-async' -d 'start a generation whose result is POSTed to a webhook (or caught here with --listen)'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'batch' -d 'generate one image per row of a CSV or JSON Lines file, resumably'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'list' -d 'list the images in your history'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'export' -d 'download every image in your history, with an index, an HTML report and GeoJSON'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'view' -d 'show images in the terminal: JPEG files, or image ids from your history'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'delete' -d 'delete images from your history permanently'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'init' -d 'set up aerial step by step: service URL, API key, defaults, and a test call'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'config' -d 'show and change settings: api-key, base-url, defaults.<scene flag>, defaults.preview'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'sandbox' -d 'run the bundled local GenAerial-compatible server (no real credits, fault knobs for tests)'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'completion' -d 'print the shell completion script for bash, zsh or fish'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'help' -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial\'' -s V -l version -d 'print the version of aerial and Node.js'
 complete -c aerial -l api-key -x -d 'API key (prefer AERIAL_API_KEY or `aerial config set api-key`)'
 complete -c aerial -l base-url -x -d 'service base URL (env AERIAL_BASE_URL; default https://api.genaerial.com)'
@@ -152,8 +174,8 @@ complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-metadata -d 
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l preview -d 'with --listen: show the saved image in the terminal, as aerial view does (on a terminal only; default: config defaults.preview)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-preview -d 'with --listen: do not show the image (when config defaults.preview is true)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial batch\'' -a 'status' -d 'combine the manifests of every shard into one account of the batch: rows done, failed, missing, done more than once'
-complete -c aerial -n '__aerial_is \'aerial batch\'' -F
+complete -c aerial -n '__aerial_at \'aerial batch\' 0' -a 'status' -d 'combine the manifests of every shard into one account of the batch: rows done, failed, missing, done more than once'
+complete -c aerial -n '__aerial_at \'aerial batch\' 0' -F
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l format -x -a 'csv jsonl json' -d 'file format: csv, jsonl, json (a JSON array; default: from the extension, then the content)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l delimiter -x -a 'comma semicolon tab pipe' -d 'CSV cell separator: \',\' (default; tab for .tsv), \';\', tab or \'|\''
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l output-template -x -d 'file name per row; {row}, {lat}, {lng}, a scene choice such as {zoom} or {weather}, or a column (default aerial-batch/{row}-{lat}_{lng}.jpg)'
@@ -196,8 +218,8 @@ complete -c aerial -n '__aerial_is \'aerial batch\'' -l no-save-image -d 'do not
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l tag -x -d 'descriptive tag, repeatable, at most 10'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l prompt -x -d 'custom enhancement instructions'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial batch status\'' -F
-complete -c aerial -n '__aerial_is \'aerial batch status\'' -l manifest -r -F -d 'a shard\'s manifest, or a quoted glob of them (\'dir/**/*.jsonl\'); repeatable (default: the batch\'s own manifest)'
+complete -c aerial -n '__aerial_at \'aerial batch status\' 0' -F
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l manifest -r -F -d 'shards\' manifests, or quoted globs of them (\'dir/**/*.jsonl\'): several after one --manifest, or --manifest repeated (default: the batch\'s own manifest)'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l format -x -a 'csv jsonl json' -d 'file format: csv, jsonl, json (a JSON array; default: from the extension, then the content)'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l delimiter -x -a 'comma semicolon tab pipe' -d 'CSV cell separator: \',\' (default; tab for .tsv), \';\', tab or \'|\''
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l output-template -x -d 'the --output-template the shards used (default aerial-batch/{row}-{lat}_{lng}.jpg)'
@@ -224,10 +246,10 @@ complete -c aerial -n '__aerial_is \'aerial batch status\'' -l prompt -x -d 'cus
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l page -x -d 'page number, counted from 0 (default 0)'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l size -x -d 'images per page, at least 1 (default 20)'
-complete -c aerial -n '__aerial_is \'aerial list\'' -l sort -r -F -d 'sort criterion such as createdAt,desc; repeatable'
+complete -c aerial -n '__aerial_is \'aerial list\'' -l sort -x -a 'createdAt,desc createdAt,asc' -d 'sort criterion such as createdAt,desc; repeatable'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l all -d 'walk every page and print all images'
 complete -c aerial -n '__aerial_is \'aerial list\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial export\'' -F
+complete -c aerial -n '__aerial_at \'aerial export\' 0' -F
 complete -c aerial -n '__aerial_is \'aerial export\'' -l concurrency -x -d 'downloads in flight at once, 1 to 256 (default 4)'
 complete -c aerial -n '__aerial_is \'aerial export\'' -l max-retries -x -d 'retries per request on 429, 5xx, resets and timeouts (default 5)'
 complete -c aerial -n '__aerial_is \'aerial export\'' -l retry-delay -x -d 'delay before the first retry, doubled for each further one, with jitter: 500ms, 2s; a bare number is seconds (default 500ms, at most 30s)'
@@ -242,22 +264,35 @@ complete -c aerial -n '__aerial_is \'aerial view\'' -s h -l help -d 'display hel
 complete -c aerial -n '__aerial_is \'aerial delete\'' -s y -l yes -d 'do not ask for confirmation (required without a terminal)'
 complete -c aerial -n '__aerial_is \'aerial delete\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial init\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial config\'' -a 'set' -d 'set a value (api-key without a value reads a hidden prompt or stdin)'
-complete -c aerial -n '__aerial_is \'aerial config\'' -a 'get' -d 'print one value (the API key masked)'
-complete -c aerial -n '__aerial_is \'aerial config\'' -a 'unset' -d 'remove a value from the profile'
-complete -c aerial -n '__aerial_is \'aerial config\'' -a 'list' -d 'show every setting, its value and where it comes from (flag, env, profile, default)'
-complete -c aerial -n '__aerial_is \'aerial config\'' -a 'path' -d 'print the path of the config file'
-complete -c aerial -n '__aerial_is \'aerial config\'' -a 'help' -d 'display help for command'
+complete -c aerial -n '__aerial_at \'aerial config\' 0' -a 'set' -d 'set a value (api-key without a value reads a hidden prompt or stdin)'
+complete -c aerial -n '__aerial_at \'aerial config\' 0' -a 'get' -d 'print one value (the API key masked)'
+complete -c aerial -n '__aerial_at \'aerial config\' 0' -a 'unset' -d 'remove a value from the profile'
+complete -c aerial -n '__aerial_at \'aerial config\' 0' -a 'list' -d 'show every setting, its value and where it comes from (flag, env, profile, default)'
+complete -c aerial -n '__aerial_at \'aerial config\' 0' -a 'path' -d 'print the path of the config file'
+complete -c aerial -n '__aerial_at \'aerial config\' 0' -a 'help' -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial config\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial config set\'' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview'
+complete -c aerial -n '__aerial_at \'aerial config set\' 0' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview'
+complete -c aerial -n '__aerial_at \'aerial config set\' 1 \'defaults.resolution\'' -a 'HD FHD UHD'
+complete -c aerial -n '__aerial_at \'aerial config set\' 1 \'defaults.zoom\'' -a 'ExtraLow Low Medium High ExtraHigh'
+complete -c aerial -n '__aerial_at \'aerial config set\' 1 \'defaults.bearing\'' -a 'North NorthEast East SouthEast South SouthWest West NorthWest'
+complete -c aerial -n '__aerial_at \'aerial config set\' 1 \'defaults.angle\'' -a 'Low Medium High Top'
+complete -c aerial -n '__aerial_at \'aerial config set\' 1 \'defaults.weather\'' -a 'Sunny Rainy Cloudy GoldenHour Snow'
+complete -c aerial -n '__aerial_at \'aerial config set\' 1 \'defaults.daytime\'' -a 'Dusk Day Dawn Night'
+complete -c aerial -n '__aerial_at \'aerial config set\' 1 \'defaults.aspect-ratio\'' -a 'Square Landscape Portrait Standard'
+complete -c aerial -n '__aerial_at \'aerial config set\' 1 \'defaults.epoch\'' -a 'Nowadays Historical Ancient'
+complete -c aerial -n '__aerial_at \'aerial config set\' 1 \'defaults.include-context\'' -a 'true false'
+complete -c aerial -n '__aerial_at \'aerial config set\' 1 \'defaults.include-surroundings\'' -a 'true false'
+complete -c aerial -n '__aerial_at \'aerial config set\' 1 \'defaults.improve-output\'' -a 'true false'
+complete -c aerial -n '__aerial_at \'aerial config set\' 1 \'defaults.save-image\'' -a 'true false'
+complete -c aerial -n '__aerial_at \'aerial config set\' 1 \'defaults.preview\'' -a 'true false'
 complete -c aerial -n '__aerial_is \'aerial config set\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial config get\'' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview'
+complete -c aerial -n '__aerial_at \'aerial config get\' 0' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview'
 complete -c aerial -n '__aerial_is \'aerial config get\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial config unset\'' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview'
+complete -c aerial -n '__aerial_at \'aerial config unset\' 0' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview'
 complete -c aerial -n '__aerial_is \'aerial config unset\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial config list\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial config path\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial config help\'' -a 'set get unset list path'
+complete -c aerial -n '__aerial_at \'aerial config help\' 0' -a 'set get unset list path'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l port -x -d 'port to listen on; 0 picks a free one'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l host -x -d 'address to bind'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l data-dir -r -F -d 'where accounts and images persist (default: <config dir>/sandbox)'
@@ -270,6 +305,8 @@ complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l drop-rate -x -d 'share
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l webhook-fail -x -d 'the first n webhook delivery attempts fail (then retries get through)'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l seed -x -d 'seed for the random fault decisions (same seed, same faults)'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial completion\'' -a 'bash zsh fish'
+complete -c aerial -n '__aerial_at \'aerial completion\' 0' -a 'bash zsh fish'
 complete -c aerial -n '__aerial_is \'aerial completion\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial help\'' -a 'generate generate-async batch list export view delete init config sandbox completion'
+complete -c aerial -n '__aerial_at \'aerial help\' 0' -a 'generate generate-async batch list export view delete init config sandbox completion'
+complete -c aerial -n '__aerial_at \'aerial help\' 1 \'batch\'' -a 'status'
+complete -c aerial -n '__aerial_at \'aerial help\' 1 \'config\'' -a 'set get unset list path'

@@ -3,15 +3,25 @@
 // scene vocabulary, so they cannot drift from the CLI. `aerial completion <shell>`
 // prints one; scripts/completions.mjs writes the committed copies.
 import type { Argument, Command, Option } from 'commander';
-import { configKeys } from './config.js';
+import { SORT_PROPERTIES } from './api/spec.js';
+import { configKeys, type ConfigKey } from './config.js';
 import { PROTOCOLS } from './preview/terminal.js';
 import { isSceneField, sceneSpec } from './scene-vocabulary.js';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof SHELLS)[number];
 
-/** What can follow an option or fill an argument: fixed words, a file name, or anything. */
-export type ValueKind = { kind: 'words'; words: string[] } | { kind: 'file' } | { kind: 'free' };
+/**
+ * What can follow an option or fill an argument: fixed words, a file name, or
+ * anything; or, for an argument, words that depend on the argument before it
+ * (`config set defaults.zoom <value>`, `help config <subcommand>`), with
+ * nothing offered after a word the table does not hold.
+ */
+export type ValueKind =
+  | { kind: 'words'; words: string[] }
+  | { kind: 'file' }
+  | { kind: 'free' }
+  | { kind: 'byPrevious'; words: Record<string, string[]> };
 
 export interface CompletionOption {
   short?: string;
@@ -40,22 +50,65 @@ export interface CompletionCommand {
   subcommands: CompletionCommand[];
 }
 
-/** Values that commander does not know as `.choices()` but the CLI does: scene enums, config keys, view's protocols, batch's formats and separators. */
-function knownValues(name: string, commandPath: string[]): string[] | undefined {
+/** The values `config set <key>` takes for a key, when they are a fixed few. */
+function configValues(key: ConfigKey): string[] | undefined {
+  switch (key.kind) {
+    case 'enumDefault': {
+      const spec = sceneSpec(key.field);
+      return spec.kind === 'enum' ? [...spec.values] : undefined;
+    }
+    case 'booleanDefault':
+    case 'previewDefault':
+      return ['true', 'false'];
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Values that commander does not know as `.choices()` but the CLI does: scene
+ * enums, config keys and their values, view's protocols, list's sort criteria,
+ * batch's formats and separators.
+ */
+function knownValues(name: string, commandPath: string[]): ValueKind | undefined {
   const spec = isSceneField(name) ? sceneSpec(name) : undefined;
-  if (spec?.kind === 'enum') return [...spec.values];
-  if (commandPath[1] === 'config' && name === 'key') return configKeys().map((key) => key.name);
-  if (commandPath[1] === 'view' && name === 'protocol') return ['auto', ...PROTOCOLS];
-  if (commandPath[1] === 'batch' && name === 'format') return ['csv', 'jsonl', 'json'];
+  if (spec?.kind === 'enum') return { kind: 'words', words: [...spec.values] };
+  if (commandPath[1] === 'config' && name === 'key') return { kind: 'words', words: configKeys().map((key) => key.name) };
+  if (commandPath[1] === 'config' && commandPath[2] === 'set' && name === 'value') {
+    const words: Record<string, string[]> = {};
+    for (const key of configKeys()) {
+      const values = configValues(key);
+      if (values) words[key.name] = values;
+    }
+    return { kind: 'byPrevious', words };
+  }
+  if (commandPath[1] === 'view' && name === 'protocol') return { kind: 'words', words: ['auto', ...PROTOCOLS] };
+  if (commandPath[1] === 'list' && name === 'sort') return { kind: 'words', words: SORT_PROPERTIES.flatMap((property) => [`${property},desc`, `${property},asc`]) };
+  if (commandPath[1] === 'batch' && name === 'format') return { kind: 'words', words: ['csv', 'jsonl', 'json'] };
   // By name: a ';' or '|' would need quoting on the command line.
-  if (commandPath[1] === 'batch' && name === 'delimiter') return ['comma', 'semicolon', 'tab', 'pipe'];
+  if (commandPath[1] === 'batch' && name === 'delimiter') return { kind: 'words', words: ['comma', 'semicolon', 'tab', 'pipe'] };
   return undefined;
 }
 
 function valueKind(choices: readonly string[] | undefined, name: string, placeholder: string, commandPath: string[]): ValueKind {
-  const words = choices ? [...choices] : knownValues(name, commandPath);
-  if (words) return { kind: 'words', words };
-  return /file|path|dir/i.test(placeholder) ? { kind: 'file' } : { kind: 'free' };
+  if (choices) return { kind: 'words', words: [...choices] };
+  return knownValues(name, commandPath) ?? (/file|path|dir/i.test(placeholder) ? { kind: 'file' } : { kind: 'free' });
+}
+
+/**
+ * The arguments of `help`: a command, then (for a command that has them) one
+ * of its subcommands, as `aerial help config set` reads them.
+ */
+function helpArguments(command: Command): CompletionArgument[] {
+  const commands = command.commands.filter((c) => c.name() !== 'help');
+  const subcommands: Record<string, string[]> = {};
+  for (const sub of commands) {
+    const names = sub.commands.map((c) => c.name()).filter((name) => name !== 'help');
+    if (names.length > 0) for (const name of [sub.name(), ...sub.aliases()]) subcommands[name] = names;
+  }
+  const first: CompletionArgument = { name: 'command', variadic: false, value: { kind: 'words', words: commands.map((c) => c.name()) } };
+  if (Object.keys(subcommands).length === 0) return [first];
+  return [first, { name: 'subcommand', variadic: false, value: { kind: 'byPrevious', words: subcommands } }];
 }
 
 function describeOption(option: Option, commandPath: string[]): CompletionOption {
@@ -83,7 +136,7 @@ export function describeCommand(command: Command, parentPath: string[] = []): Co
   const help = command.createHelp();
   const path = [...parentPath, command.name()];
   const subcommands = help.visibleCommands(command).map((sub) => {
-    // `help [command]` (commander's implicit one, or the program's own) completes the command names.
+    // `help [command]` (commander's implicit one, or the program's own) completes the command names, then their subcommands.
     if (!command.commands.includes(sub) || (sub.name() === 'help' && sub.commands.length === 0)) {
       return {
         path: [...path, sub.name()],
@@ -91,7 +144,7 @@ export function describeCommand(command: Command, parentPath: string[] = []): Co
         aliases: [],
         description: sub.description(),
         options: [],
-        arguments: [{ name: 'command', variadic: false, value: { kind: 'words', words: command.commands.map((c) => c.name()).filter((name) => name !== 'help') } }],
+        arguments: helpArguments(command),
         subcommands: [],
       } satisfies CompletionCommand;
     }
@@ -161,14 +214,42 @@ function flagsOf(option: CompletionOption): string[] {
 
 // ---------------------------------------------------------------- bash
 
-function bashCase(entries: Array<[patterns: string[], body: string]>): string {
-  return entries.map(([patterns, body]) => `    ${patterns.map((p) => `"${p}"`).join('|')}) ${body} ;;`).join('\n');
+/** A case pattern: quoted, but for a trailing * that matches anything. */
+function bashPattern(pattern: string): string {
+  return pattern.endsWith('*') ? `"${pattern.slice(0, -1)}"*` : `"${pattern}"`;
 }
 
-function bashValue(value: ValueKind): string {
+function bashCase(entries: Array<[patterns: string[], body: string]>): string {
+  return entries.map(([patterns, body]) => `    ${patterns.map(bashPattern).join('|')}) ${body} ;;`).join('\n');
+}
+
+function bashValue(value: Exclude<ValueKind, { kind: 'byPrevious' }>): string {
   if (value.kind === 'file') return 'echo @file';
   if (value.kind === 'free') return 'echo @free';
   return `echo "${value.words.join(' ')}"`;
+}
+
+/**
+ * The case entries of a command's arguments, matched against
+ * "<path>|<arguments typed>|<the last of them>": each argument at its
+ * position, a variadic last one at any later position too.
+ */
+function bashArguments(command: CompletionCommand): Array<[string[], string]> {
+  const entries: Array<[string[], string]> = [];
+  const at = key(command.path);
+  command.arguments.forEach((argument, index) => {
+    if (argument.value.kind === 'byPrevious') {
+      for (const [previous, words] of Object.entries(argument.value.words)) {
+        entries.push([[`${at}|${index}|${previous}`], bashValue({ kind: 'words', words })]);
+      }
+      entries.push([[`${at}|${index}|*`], 'echo @free']);
+      return;
+    }
+    entries.push([[`${at}|${index}|*`], bashValue(argument.value)]);
+  });
+  const last = command.arguments[command.arguments.length - 1];
+  if (last?.variadic && last.value.kind !== 'byPrevious') entries.push([[`${at}|*`], bashValue(last.value)]);
+  return entries;
 }
 
 export function bashScript(root: CompletionCommand): string {
@@ -182,19 +263,19 @@ export function bashScript(root: CompletionCommand): string {
       children.push([[sub.name, ...sub.aliases].map((n) => `${key(command.path)} ${n}`), `echo ${sub.name}`]);
     }
     if (command.subcommands.length) {
-      // A command that takes a file as well as subcommands (batch <file>, batch status) offers both.
+      // A command that takes a file as well as subcommands (batch <file>, batch status) offers both, first.
       const file = command.arguments[0]?.value.kind === 'file' ? '@file ' : '';
-      words.push([[key(command.path)], `echo "${file}${command.subcommands.map((s) => s.name).join(' ')}"`]);
-    } else if (command.arguments[0]) {
-      words.push([[key(command.path)], bashValue(command.arguments[0].value)]);
+      words.push([[`${key(command.path)}|0|*`], `echo "${file}${command.subcommands.map((s) => s.name).join(' ')}"`]);
+    } else {
+      words.push(...bashArguments(command));
     }
     options.push([[key(command.path)], `echo "${opts.flatMap(flagsOf).join(' ')}"`]);
     for (const option of opts) {
-      if (option.value) values.push([flagsOf(option).map((f) => `${key(command.path)} ${f}`), bashValue(option.value)]);
+      if (option.value && option.value.kind !== 'byPrevious') values.push([flagsOf(option).map((f) => `${key(command.path)} ${f}`), bashValue(option.value)]);
     }
   }
   return `# bash completion for aerial — ${HEADER('bash')}.
-# Install: aerial completion bash > ~/.local/share/bash-completion/completions/aerial
+# Install: mkdir -p ~/.local/share/bash-completion/completions && aerial completion bash > ~/.local/share/bash-completion/completions/aerial
 #      or: echo 'source <(aerial completion bash)' >> ~/.bashrc
 
 _aerial_child() {
@@ -223,7 +304,8 @@ ${bashCase(values)}
 }
 
 _aerial() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" path="aerial" word child i skip=0
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" path="aerial" word child i skip=0 last=""
+  local -a operands=()
   local value_flags=" ${valueFlags(root).join(' ')} "
   if ((COMP_CWORD > 0)); then prev="\${COMP_WORDS[COMP_CWORD - 1]}"; fi
   # --zoom=<TAB>: bash splits at '=', so the flag is two words back.
@@ -238,15 +320,21 @@ _aerial() {
       continue
     fi
     child="$(_aerial_child "$path" "$word")"
-    [[ -n $child ]] && path="$path $child"
+    if [[ -n $child ]]; then
+      path="$path $child"
+      operands=()
+    else
+      operands+=("$word")
+    fi
   done
+  ((\${#operands[@]})) && last="\${operands[\${#operands[@]} - 1]}"
 
   local candidates
   if ! candidates="$(_aerial_values "$path" "$prev")"; then
     if [[ $cur == -* ]]; then
       candidates="$(_aerial_options "$path")"
     else
-      candidates="$(_aerial_words "$path")"
+      candidates="$(_aerial_words "$path|\${#operands[@]}|$last")"
     fi
   fi
   case "$candidates" in
@@ -273,10 +361,13 @@ function zshDescription(text: string): string {
   return text.replace(/\\/g, '\\\\').replace(/([[\]:])/g, '\\$1');
 }
 
-function zshAction(value: ValueKind): string {
+/** The action of an _arguments spec; `previous` is where the argument before this one is, in $line (from 1). */
+function zshAction(value: ValueKind, previous = 0): string {
   if (value.kind === 'file') return '_files';
   if (value.kind === 'free') return ' ';
-  return `(${value.words.join(' ')})`;
+  if (value.kind === 'words') return `(${value.words.join(' ')})`;
+  const cases = Object.entries(value.words).map(([word, words]) => `(${word}) compadd -- ${words.join(' ')};;`);
+  return `{case $line[${previous}] in ${cases.join(' ')} esac}`;
 }
 
 function zshOptionSpecs(option: CompletionOption): string {
@@ -323,7 +414,7 @@ function zshFunction(command: CompletionCommand, options: CompletionOption[]): s
     );
   } else {
     const args = command.arguments.map((arg, i) =>
-      zshQuote(`${arg.variadic ? '*' : String(i + 1)}:${arg.name}:${zshAction(arg.value)}`),
+      zshQuote(`${arg.variadic ? '*' : String(i + 1)}:${arg.name}:${zshAction(arg.value, i)}`),
     );
     lines.push(`${zshFunctionName(command.path)}() {`, '  _arguments \\', ...[...specs, ...args].map((s, i, all) => `    ${s}${i < all.length - 1 ? ' \\' : ''}`), '}');
   }
@@ -355,10 +446,28 @@ function fishQuote(text: string): string {
 }
 
 function fishValue(value: ValueKind | undefined): string {
-  if (!value) return '';
+  if (!value || value.kind === 'byPrevious') return '';
   if (value.kind === 'file') return ' -r -F';
   if (value.kind === 'free') return ' -x';
   return ` -x -a ${fishQuote(value.words.join(' '))}`;
+}
+
+/** The lines completing a command's arguments, each at its position (`__aerial_at`). */
+function fishArguments(command: CompletionCommand): string[] {
+  const lines: string[] = [];
+  const condition = (position: string, previous?: string) =>
+    `-n ${fishQuote(`__aerial_at ${fishQuote(key(command.path))} ${position}${previous === undefined ? '' : ` ${fishQuote(previous)}`}`)}`;
+  command.arguments.forEach((argument, index) => {
+    const position = argument.variadic ? `${index}+` : String(index);
+    if (argument.value.kind === 'words') lines.push(`complete -c aerial ${condition(position)} -a ${fishQuote(argument.value.words.join(' '))}`);
+    if (argument.value.kind === 'file') lines.push(`complete -c aerial ${condition(position)} -F`);
+    if (argument.value.kind === 'byPrevious') {
+      for (const [previous, words] of Object.entries(argument.value.words)) {
+        lines.push(`complete -c aerial ${condition(position, previous)} -a ${fishQuote(words.join(' '))}`);
+      }
+    }
+  });
+  return lines;
 }
 
 export function fishScript(root: CompletionCommand): string {
@@ -368,14 +477,14 @@ export function fishScript(root: CompletionCommand): string {
   const lines: string[] = [];
   for (const { command, options } of all) {
     const here = `-n ${fishQuote(`__aerial_is ${fishQuote(key(command.path))}`)}`;
+    // Subcommands go where the first word after the command goes.
+    const first = `-n ${fishQuote(`__aerial_at ${fishQuote(key(command.path))} 0`)}`;
     for (const sub of command.subcommands) {
       children.push(`        case ${[sub.name, ...sub.aliases].map((n) => fishQuote(`${key(command.path)} ${n}`)).join(' ')}`, `            echo ${sub.name}`);
-      lines.push(`complete -c aerial ${here} -a ${fishQuote(sub.name)} -d ${fishQuote(sub.description)}`);
+      lines.push(`complete -c aerial ${first} -a ${fishQuote(sub.name)} -d ${fishQuote(sub.description)}`);
     }
-    for (const arg of command.arguments) {
-      if (arg.value.kind === 'words') lines.push(`complete -c aerial ${here} -a ${fishQuote(arg.value.words.join(' '))}`);
-      if (arg.value.kind === 'file') lines.push(`complete -c aerial ${here} -F`);
-    }
+    // A command with subcommands offers them, and its own first argument, where the first word goes.
+    lines.push(...(command.subcommands.length ? fishArguments({ ...command, arguments: command.arguments.slice(0, 1) }) : fishArguments(command)));
     for (const option of options) {
       // The program's globals are declared once, for every command, below.
       if (command !== root && globals.has(option.long) && !command.options.includes(option)) continue;
@@ -385,11 +494,13 @@ export function fishScript(root: CompletionCommand): string {
     }
   }
   return `# fish completion for aerial — ${HEADER('fish')}.
-# Install: aerial completion fish > ~/.config/fish/completions/aerial.fish
+# Install: mkdir -p ~/.config/fish/completions && aerial completion fish > ~/.config/fish/completions/aerial.fish
 
-# The subcommand path being typed ("aerial config set"), skipping option values.
+# The subcommand path being typed ("aerial config set"), skipping option values;
+# then, one a line, the arguments typed after it.
 function __aerial_path
     set -l path aerial
+    set -l operands
     set -l skip 0
     set -l value_flags ${valueFlags(root).join(' ')}
     for word in (commandline -opc)[2..-1]
@@ -402,9 +513,28 @@ function __aerial_path
             continue
         end
         set -l child (__aerial_child "$path" $word)
-        test -n "$child"; and set path "$path $child"
+        if test -n "$child"
+            set path "$path $child"
+            set operands
+        else
+            set -a operands $word
+        end
     end
     echo $path
+    test (count $operands) -gt 0; and printf '%s\\n' $operands
+end
+
+# At this path with this many arguments typed (N, or N+ for at least N), and the last of them, if given.
+function __aerial_at
+    set -l state (__aerial_path)
+    test "$state[1]" = "$argv[1]"; or return 1
+    set -l typed (math (count $state) - 1)
+    if string match -q -- '*+' $argv[2]
+        test $typed -ge (string trim -r -c + -- $argv[2]); or return 1
+    else
+        test $typed -eq $argv[2]; or return 1
+    end
+    test (count $argv) -lt 3; or test "$state[-1]" = "$argv[3]"
 end
 
 function __aerial_child
@@ -414,7 +544,8 @@ ${children.join('\n')}
 end
 
 function __aerial_is
-    test (__aerial_path) = "$argv[1]"
+    set -l state (__aerial_path)
+    test "$state[1]" = "$argv[1]"
 end
 
 complete -c aerial -f

@@ -10,3 +10,5 @@ export const API_PATH = `${API_ROOT}/image-generation`;
 export const URL_LIFETIME_MS = 2 * 60 * 60 * 1000;
 /** The public service, and the default base URL (its documentation: genaerial.com/api-docs). */
 export const DEFAULT_BASE_URL = 'https://api.genaerial.com';
+/** Properties the list endpoint's `sort` is documented to take (the spec shows createdAt only; others are not promised). */
+export const SORT_PROPERTIES = ['createdAt'] as const;

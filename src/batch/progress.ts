@@ -78,8 +78,45 @@ export async function createProgress(io: Terminal, options: ProgressOptions = {}
   };
 }
 
+/**
+ * `text` in lines narrower than `columns` (by display width, colour codes
+ * counting for nothing), broken between words, and within a word only when it
+ * alone is too wide; lines after the first are indented by two spaces.
+ */
+export function fitToColumns(text: string, columns: number, width: (text: string) => number): string[] {
+  // A line that fills the last column leaves the cursor waiting to wrap, which some terminals then do.
+  const room = Math.max(columns - 1, 8);
+  const lines: string[] = [];
+  let line = '';
+  const push = () => {
+    lines.push(line);
+    line = '  ';
+  };
+  for (const word of text.split(' ')) {
+    const joined = line === '' || line === '  ' ? `${line}${word}` : `${line} ${word}`;
+    if (width(joined) <= room) {
+      line = joined;
+      continue;
+    }
+    if (line !== '' && line !== '  ') push();
+    let rest = word;
+    // A word wider than a line is cut between characters.
+    while (width(`${line}${rest}`) > room) {
+      let cut = 0;
+      const characters = [...rest];
+      while (cut < characters.length && width(`${line}${characters.slice(0, cut + 1).join('')}`) <= room) cut++;
+      line += characters.slice(0, Math.max(cut, 1)).join('');
+      rest = characters.slice(Math.max(cut, 1)).join('');
+      push();
+    }
+    line += rest;
+  }
+  if (line !== '' && line !== '  ') lines.push(line);
+  return lines;
+}
+
 async function createBar(io: Terminal, noun: string, now: () => number, started: number): Promise<Progress> {
-  const { default: cliProgress } = await import('cli-progress');
+  const [{ default: cliProgress }, { default: stringWidth }] = await Promise.all([import('cli-progress'), import('string-width')]);
   const multibar = new cliProgress.MultiBar(
     {
       // Plain text: cli-progress cuts the line at the terminal width counting colour codes as characters.
@@ -90,6 +127,8 @@ async function createBar(io: Terminal, noun: string, now: () => number, started:
       clearOnComplete: false,
       gracefulExit: false,
       fps: 8,
+      // A notice clears the bar's row and writes the bar below it; an unchanged bar would not be drawn there again.
+      forceRedraw: true,
     },
     cliProgress.Presets.shades_classic,
   );
@@ -108,7 +147,10 @@ async function createBar(io: Terminal, noun: string, now: () => number, started:
       });
     },
     log(message) {
-      multibar.log(`${io.style.yellow('warning:')} ${printable(io.redact(message), MESSAGE_MAX)}\n`);
+      // Lines the terminal would wrap itself are torn by the bar's redraw, which counts each as one row.
+      const columns = (io.stderr as { columns?: number }).columns;
+      const text = `${io.style.yellow('warning:')} ${printable(io.redact(message), MESSAGE_MAX)}`;
+      multibar.log(`${columns && columns > 0 ? fitToColumns(text, columns, stringWidth).join('\n') : text}\n`);
     },
     stop() {
       multibar.stop();

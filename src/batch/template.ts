@@ -1,4 +1,4 @@
-// --output-template: `out/{id}-{lat}_{lng}.jpg` names each row's file. The
+// --output-template: `out/{row}-{lat}_{lng}.jpg` names each row's file. The
 // template's literal text is the user's own path; the values put into it come
 // from the batch file and are made safe (src/file-names.ts) so a cell can
 // never climb out of the directory, hide a file, or break a name.

@@ -1,14 +1,14 @@
 // `aerial batch <file>`: one generation per row of a CSV or JSON Lines file,
 // for CI jobs. The work lives in ../batch/; this file only declares the
 // interface, so that `--help` loads nothing heavy.
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { BatchOptions } from '../batch/batch.js';
 import type { BatchStatusOptions } from '../batch/batch-status.js';
 import type { ActionFactory, CommandRegistration, Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { DEFAULT_LISTEN_HOST } from '../flags.js';
 import { CALLBACK_WAIT_HELP } from './generate-async.js';
-import { addSceneOptions, collect, sceneColumnsHelp, sceneInputFrom } from './scene-options.js';
+import { addSceneOptions, sceneColumnsHelp, sceneInputFrom } from './scene-options.js';
 
 /**
  * The help of the duration flags batch and export share, written out so that
@@ -37,8 +37,7 @@ function register(command: Command, action: ActionFactory): void {
     .option('--max-retries <n>', 'retries per row on 429, 5xx, resets and timeouts (default 5)')
     .option('--retry-delay <duration>', RETRY_DELAY_HELP)
     .option('--retry-unsafe', 'also retry rows whose connection broke after the request was sent (the service may charge twice)')
-    // Repeatable so that `batch status`, whose flags batch reads first, gets every --manifest.
-    .option('--manifest <file>', 'JSON Lines record of each row (default aerial-batch-manifest.jsonl in the template\'s base directory)', collect)
+    .addOption(manifestOption())
     .option('--shard <k/n>', 'run only shard k of n (every n-th row, from row k); auto (or auto/N) reads k and n from the CI or job engine')
     .option('--dry-run', 'validate every row and show the credits it would cost; send nothing')
     .option('-f, --force', 'overwrite output files that this batch did not write')
@@ -89,13 +88,25 @@ skipped); otherwise the code most failed rows share (6 generation, 7 network,
 8 rate limited); 130 interrupted.
 
 Examples:
-  $ aerial batch places.csv --output-template 'out/{id}-{lat}_{lng}.jpg' --concurrency 8
+  $ aerial batch places.csv --output-template 'out/{row}-{lat}_{lng}.jpg' --concurrency 8
   $ aerial batch places.jsonl --resolution HD --dry-run
   $ aerial batch places.csv --shard 2/4 --json > summary.json     # runner 2 of 4
   $ printf 'lat,lng,zoom\\n48.8584,2.2945,High\\n' | aerial batch - --sandbox`,
     )
     .action(action<BatchCommandOptions>(runBatchCommand));
   registerStatus(command, action);
+}
+
+/**
+ * batch's --manifest. commander reads a parent's options wherever they stand, so
+ * in `batch status places.csv --manifest m1.jsonl m2.jsonl` it is this option,
+ * not status's, that takes the paths: it takes every path that follows, as
+ * status's does, and batch itself refuses more than one.
+ */
+function manifestOption(): Option {
+  const option = new Option('--manifest <file>', 'JSON Lines record of each row (default aerial-batch-manifest.jsonl in the template\'s base directory)');
+  option.variadic = true;
+  return option;
 }
 
 function registerStatus(batch: Command, action: ActionFactory): void {
@@ -105,7 +116,7 @@ function registerStatus(batch: Command, action: ActionFactory): void {
     // Taken, to say what went wrong when a shell expanded an unquoted glob into several words.
     .allowExcessArguments(true)
     .description('combine the manifests of every shard into one account of the batch: rows done, failed, missing, done more than once')
-    .option('--manifest <path-or-glob>', "a shard's manifest, or a quoted glob of them ('dir/**/*.jsonl'); repeatable (default: the batch's own manifest)", collect)
+    .option('--manifest <path-or-glob...>', "shards' manifests, or quoted globs of them ('dir/**/*.jsonl'): several after one --manifest, or --manifest repeated (default: the batch's own manifest)")
     .option('--format <format>', 'file format: csv, jsonl, json (a JSON array; default: from the extension, then the content)')
     .option('--delimiter <char>', "CSV cell separator: ',' (default; tab for .tsv), ';', tab or '|'")
     .option('--output-template <template>', 'the --output-template the shards used (default aerial-batch/{row}-{lat}_{lng}.jpg)')
@@ -129,7 +140,7 @@ only missing (no shard finished them).
 
 Examples:
   $ aerial batch status places.csv --manifest 'manifests/*/aerial-batch-manifest.jsonl'
-  $ aerial batch status places.csv --output-template 'out/{id}.jpg' --manifest m1.jsonl m2.jsonl
+  $ aerial batch status places.csv --manifest m1.jsonl m2.jsonl
   $ aerial batch status places.csv --manifest 'shards/**/*.jsonl' --json | jq '.missingRows'
   $ aerial batch status places.csv --manifest 'shards/*/*.jsonl' --report shards/report.html`,
     )
@@ -139,7 +150,7 @@ Examples:
 async function runStatusCommand(ctx: Context, options: BatchCommandOptions, args: string[]): Promise<void> {
   if (args.length > 1) {
     throw new UsageError(
-      `batch status takes one batch file; got ${args.length} (${args.slice(0, 3).join(' ')}${args.length > 3 ? ' …' : ''}): quote a glob given to --manifest ('shards/*/aerial-batch-manifest.jsonl'), or repeat --manifest`,
+      `batch status takes one batch file; got ${args.length} (${args.slice(0, 3).join(' ')}${args.length > 3 ? ' …' : ''}): give the batch file first, then --manifest and its paths or globs`,
     );
   }
   const { runBatchStatus } = await import('../batch/batch-status.js');
@@ -149,7 +160,9 @@ async function runStatusCommand(ctx: Context, options: BatchCommandOptions, args
 async function runBatchCommand(ctx: Context, options: BatchCommandOptions, args: string[]): Promise<void> {
   const manifests = options.manifest as string[] | undefined;
   if (manifests && manifests.length > 1) {
-    throw new UsageError(`--manifest: a batch writes one manifest; got ${manifests.length} (\`aerial batch status\` reads several)`);
+    throw new UsageError(
+      `--manifest: a batch writes one manifest; got ${manifests.length} (${manifests.slice(0, 3).join(' ')}${manifests.length > 3 ? ' …' : ''}): give the batch file before --manifest (\`aerial batch status\` reads several)`,
+    );
   }
   const { runBatch } = await import('../batch/batch.js');
   await runBatch(ctx, args[0]!, { ...(options as Omit<BatchOptions, 'scene'>), manifest: manifests?.[0], scene: sceneInputFrom(options) });

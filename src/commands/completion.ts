@@ -16,10 +16,10 @@ function register(command: Command, action: ActionFactory): void {
       'after',
       `
 Examples:
-  $ aerial completion bash > ~/.local/share/bash-completion/completions/aerial
+  $ mkdir -p ~/.local/share/bash-completion/completions && aerial completion bash > ~/.local/share/bash-completion/completions/aerial
   $ echo 'source <(aerial completion bash)' >> ~/.bashrc
-  $ aerial completion zsh > "\${fpath[1]}/_aerial"        # then restart zsh
-  $ aerial completion fish > ~/.config/fish/completions/aerial.fish`,
+  $ mkdir -p ~/.zfunc && aerial completion zsh > ~/.zfunc/_aerial    # fpath=(~/.zfunc $fpath) before compinit in ~/.zshrc
+  $ mkdir -p ~/.config/fish/completions && aerial completion fish > ~/.config/fish/completions/aerial.fish`,
     )
     .action(
       action(async (ctx, _options, args) => {

@@ -69,7 +69,7 @@ Examples:
   config
     .command('path')
     .description('print the path of the config file')
-    .addHelpText('after', `\nExamples:\n  $ aerial config path\n  $ cat "$(aerial config path)"`)
+    .addHelpText('after', `\nExamples:\n  $ aerial config path\n  $ ls -l "$(aerial config path)"        # mode 0600: it holds the API key`)
     .action(action(async (ctx) => ctx.io.out(configPath(ctx.env))));
 }
 

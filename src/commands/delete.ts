@@ -1,4 +1,5 @@
-// `aerial delete <id...>`: permanent deletion, confirmed on a terminal.
+// `aerial delete <id...>`: permanent deletion, confirmed on a terminal, of
+// images found in the history first (by whole id or a unique start of one).
 import type { Command } from 'commander';
 import { asCliError, CliError, ExitCode, UsageError } from '../errors.js';
 import type { ActionFactory, CommandRegistration, Context } from '../context.js';
@@ -14,11 +15,15 @@ function register(command: Command, action: ActionFactory): void {
   command
     .helpGroup('Images:')
     .description('delete images from your history permanently')
-    .argument('<id...>', 'image ids (see aerial list)')
+    .argument('<id...>', 'image ids (see aerial list), or their first characters (at least 4)')
     .option('-y, --yes', 'do not ask for confirmation (required without a terminal)')
     .addHelpText(
       'after',
       `
+Each id is looked up in your history first, so that nothing is asked or deleted for an
+id that is not there (exit 5). The first characters of an id do, when they start one
+id only; when they start several, nothing is deleted and the ids are listed (exit 2).
+
 Examples:
   $ aerial delete 0f8c2b1e
   $ aerial delete 0f8c2b1e 7d41a9c3 --yes
@@ -28,15 +33,22 @@ Examples:
 }
 
 export async function runDelete(ctx: Context, options: DeleteOptions, args: string[]): Promise<void> {
-  const ids = [...new Set(args.map((id) => id.trim()))];
+  const words = [...new Set(args.map((id) => id.trim()))];
   // Every id is checked before the first is sent: a bad third id must not leave the first two deleted.
   const { checkImageId } = await import('../api/client.js');
-  for (const id of ids) checkImageId(id);
+  for (const word of words) checkImageId(word);
+  if (!options.yes && !ctx.io.interactive) {
+    throw new UsageError('refusing to delete without confirmation: pass --yes (no terminal to ask on)');
+  }
+
+  // What the words name, before asking: no question about an image that is not there, and
+  // the question names the whole ids when the user typed their first characters.
+  const client = await ctx.client();
+  const { findImages } = await import('../image-lookup.js');
+  const records = await findImages(client, words, { signal: ctx.signal });
+  const ids = [...new Set(words.map((word) => records.get(word)!.id))];
 
   if (!options.yes) {
-    if (!ctx.io.interactive) {
-      throw new UsageError('refusing to delete without confirmation: pass --yes (no terminal to ask on)');
-    }
     const { confirm } = await import('@inquirer/prompts');
     const what = ids.length === 1 ? `image ${printable(ids[0]!, 80)}` : `${ids.length} images (${printable(ids.join(', '))})`;
     const sure = await confirm(
@@ -49,7 +61,6 @@ export async function runDelete(ctx: Context, options: DeleteOptions, args: stri
     }
   }
 
-  const client = await ctx.client();
   const deleted: string[] = [];
   const failed: Array<{ id: string; error: CliError }> = [];
   for (const id of ids) {

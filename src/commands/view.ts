@@ -3,6 +3,7 @@
 // ../preview/; this file declares the interface, so that --help loads nothing heavy.
 import type { Command } from 'commander';
 import type { ActionFactory, CommandRegistration, Context } from '../context.js';
+import type { ImageRecord } from '../api/schema.js';
 import type { PreviewFlags } from '../preview/show.js';
 
 /** Largest image read from standard input, as from the service. */
@@ -25,14 +26,15 @@ WezTerm and mintty (iTerm2 inline images), foot, mlterm and contour (sixel), any
 else half-block characters in 24-bit colour (COLORTERM=truecolor) or 256 colours.
 Inside tmux the terminal's own protocol is used when tmux lets it through
 (set -g allow-passthrough on), half-blocks otherwise; inside GNU screen, half-blocks.
-The image keeps its proportions. An id is looked up in your history and its image
-downloaded from its temporary URL (the API key is not sent there).
+The image keeps its proportions. An id, or its first characters (at least 4, the start
+of one id only), is looked up in your history and its image downloaded from its
+temporary URL (the API key is not sent there).
 
 Without a terminal there is nothing to show the image on: exit 2, unless --protocol
 names one, which writes its escape sequences to stdout anyway.
 
 Examples:
-  $ aerial view liberty.jpg
+  $ aerial view tokyo.jpg
   $ aerial view 0f8c2b1e 7d41a9c3 --width 60
   $ aerial view out/*.jpg --protocol blocks
   $ aerial generate --sandbox --lat 48.8584 --lng 2.2945 -o - | aerial view -`,
@@ -44,11 +46,14 @@ async function runView(ctx: Context, options: PreviewFlags, args: string[]): Pro
   const { planPreview, showImage } = await import('../preview/show.js');
   // The flags and the terminal first: a command that can show nothing sends nothing.
   const plan = await planPreview(ctx.io, options);
-  const { classifySources, findImages, MemorySink, readStdin } = await import('../preview/sources.js');
+  const { classifySources, MemorySink, readStdin } = await import('../preview/sources.js');
   const sources = await classifySources(args);
   const ids = sources.flatMap((source) => (source.kind === 'id' ? [source.id] : []));
   const client = ids.length > 0 ? await ctx.client() : undefined;
-  const records = client ? await findImages(client, ids, ctx.signal) : new Map();
+  const { findImages } = await import('../image-lookup.js');
+  const records = client
+    ? await findImages(client, ids, { signal: ctx.signal, notFoundNote: 'a file of that name does not exist either' })
+    : new Map<string, ImageRecord>();
   const caption = sources.length > 1;
   for (const source of sources) {
     if (source.kind === 'file') {
@@ -58,7 +63,7 @@ async function runView(ctx: Context, options: PreviewFlags, args: string[]): Pro
     } else {
       const sink = new MemorySink();
       await client!.downloadInto(records.get(source.id)!.url, sink, { signal: ctx.signal });
-      await showImage(ctx.io, plan, sink.bytes, source.id, caption);
+      await showImage(ctx.io, plan, sink.bytes, records.get(source.id)!.id, caption);
     }
   }
 }

@@ -1,17 +1,14 @@
 // What `aerial view` is given: JPEG files on disk, standard input ("-"), or
 // image ids from the account's history. Every argument is checked before
 // anything is shown: a missing file is a usage error, an id no page of the
-// listing holds is not found. An id's image is found through the list endpoint
-// (the walk of api/pages.ts, bounded) and received into memory through the one
-// image path, from its temporary URL, without the API key.
+// listing holds is not found. An id (or the start of one) is found through the
+// list endpoint (../image-lookup.ts) and its image received into memory through
+// the one image path, from its temporary URL, without the API key.
 import { stat } from 'node:fs/promises';
 import { Writable } from 'node:stream';
-import type { GenAerialClient } from '../api/client.js';
-import { CliError, ExitCode, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import type { ImageSink } from '../api/image-download.js';
 import { checkImageId } from '../api/image-id.js';
-import { walkPages } from '../api/pages.js';
-import type { ImageRecord } from '../api/schema.js';
 import { printable } from '../printable.js';
 
 export type ImageSource = { kind: 'file'; path: string } | { kind: 'stdin' } | { kind: 'id'; id: string };
@@ -38,37 +35,6 @@ export async function classifySources(args: string[]): Promise<ImageSource[]> {
   }
   if (sources.filter((source) => source.kind === 'stdin').length > 1) throw new UsageError('"-" (standard input) may be given once');
   return sources;
-}
-
-/** Images per list request while looking for ids. */
-const LOOKUP_PAGE_SIZE = 50;
-
-/**
- * The records of `ids`, from one walk of the listing, newest first (an id
- * looked at is usually a recent one), stopping as soon as every id is found.
- * An id not in the history at all is exit 5, naming it.
- */
-export async function findImages(client: GenAerialClient, ids: string[], signal: AbortSignal): Promise<Map<string, ImageRecord>> {
-  const wanted = new Set(ids);
-  const found = new Map<string, ImageRecord>();
-  if (wanted.size === 0) return found;
-  let listed = 0;
-  const pages = walkPages((page) => client.list({ page, size: LOOKUP_PAGE_SIZE, sort: ['createdAt,desc'] }, { signal }));
-  for await (const { fresh } of pages) {
-    listed += fresh.length;
-    for (const record of fresh) if (wanted.has(record.id)) found.set(record.id, record);
-    if (found.size === wanted.size) break;
-  }
-  const missing = ids.filter((id) => !found.has(id));
-  if (missing.length > 0) {
-    const names = missing.slice(0, 3).map((id) => printable(id, 80)).join(', ');
-    throw new CliError(
-      `${missing.length === 1 ? 'image' : `${missing.length} images`} ${names}${missing.length > 3 ? ', …' : ''} not found in your history (${listed} image${listed === 1 ? '' : 's'} listed); a file of that name does not exist either`,
-      ExitCode.NotFound,
-      'NotFound',
-    );
-  }
-  return found;
 }
 
 /** An image received whole into memory (a preview needs all of it): a sink for client.downloadInto. */

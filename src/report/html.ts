@@ -42,10 +42,11 @@ const STATUS_ORDER: ReportStatus[] = ['done', 'failed', 'skipped'];
 export const SECTION_SIZE = 60;
 
 /** A timestamp as people read it, in UTC; text that is not one is shown as it is. */
+/** A time as people read it, to the minute in UTC; empty for none, or for what is not a time (shown as given, not in a <time>). */
 function when(createdAt: string | undefined): string {
   if (!createdAt) return '';
   const time = Date.parse(createdAt);
-  if (Number.isNaN(time)) return createdAt;
+  if (Number.isNaN(time)) return '';
   return `${new Date(time).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
@@ -82,7 +83,7 @@ function card(image: ReportPage['images'][number], index: number): string {
     `<article class="card" id="c${index}" ${identity(image)} data-status="${image.status}" data-resolution="${escapeHtml(resolution)}" data-tags="${escapeHtml(JSON.stringify(image.tags))}">`,
     thumb,
     `<div class="body"><h2><span class="name">${escapeHtml(title(image))}</span> <span class="badge ${image.status}">${image.status}</span></h2>`,
-    `<p class="where">${escapeHtml(where)}${created ? ` · <time>${escapeHtml(created)}</time>` : ''}</p>`,
+    `<p class="where">${escapeHtml(where)}${created ? ` · <time datetime="${escapeHtml(new Date(image.createdAt!).toISOString())}">${escapeHtml(created)}</time>` : image.createdAt ? ` · ${escapeHtml(image.createdAt)}` : ''}</p>`,
     scene ? `<dl>${scene}</dl>` : '',
     image.tags.length ? `<p class="tags">${image.tags.map((tag) => `<span>${escapeHtml(tag)}</span>`).join('')}</p>` : '',
     image.error ? `<p class="error">${escapeHtml(image.error)}</p>` : '',
@@ -102,13 +103,13 @@ function options(values: Iterable<string>, label: (value: string) => string = (v
 }
 
 const STYLE = `
-:root{color-scheme:light dark;--bg:#f6f7f9;--fg:#1b1f24;--muted:#5b6470;--card:#fff;--line:#dde1e6;--sea:#dbe8f3;--land:#c9d3c0;--done:#2f8a46;--failed:#c8372d;--skipped:#8a8f98}
-@media (prefers-color-scheme:dark){:root{--bg:#15181c;--fg:#e6e9ed;--muted:#9aa3ad;--card:#1f2328;--line:#2e343b;--sea:#1b2a38;--land:#3a4436}}
+:root{color-scheme:light dark;--bg:#f6f7f9;--fg:#1b1f24;--muted:#5b6470;--card:#fff;--line:#dde1e6;--sea:#dbe8f3;--land:#c9d3c0;--done:#2a7f40;--failed:#c8372d;--skipped:#6b7079;--failed-text:#c8372d}
+@media (prefers-color-scheme:dark){:root{--bg:#15181c;--fg:#e6e9ed;--muted:#9aa3ad;--card:#1f2328;--line:#2e343b;--sea:#1b2a38;--land:#3a4436;--failed-text:#ff8a80}}
 *{box-sizing:border-box}body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--fg)}
 header{padding:16px 24px 8px}h1{font-size:20px;margin:0}.sub{margin:4px 0 0;color:var(--muted)}
 .map{padding:8px 24px}.map svg{display:block;width:100%;max-height:60vh;background:var(--sea);border:1px solid var(--line);border-radius:8px}
 .land{fill:var(--land);stroke:none}.marker{stroke:#fff;stroke-width:.8;cursor:pointer;fill:var(--done)}.marker.failed{fill:var(--failed)}.marker.skipped{fill:var(--skipped)}
-.marker:hover,.marker.focus{r:5;stroke:#000}.marker.off{display:none}
+.marker{transform-box:fill-box;transform-origin:center}.marker:hover,.marker.focus{transform:scale(1.7);stroke:#000}.marker.off{display:none}
 .filters{position:sticky;top:0;z-index:1;display:flex;flex-wrap:wrap;gap:12px;align-items:center;padding:10px 24px;background:var(--bg);border-bottom:1px solid var(--line)}
 .filters label{display:flex;gap:6px;align-items:center;color:var(--muted)}.filters select{font:inherit}#shown{margin-left:auto;font-weight:600}
 main{max-width:1950px;margin:0 auto;padding:16px 0 40px}
@@ -121,7 +122,7 @@ main{max-width:1950px;margin:0 auto;padding:16px 0 40px}
 .name{overflow-wrap:anywhere}.badge{font-size:11px;padding:1px 7px;border-radius:9px;color:#fff;background:var(--done)}.badge.failed{background:var(--failed)}.badge.skipped{background:var(--skipped)}
 .where{margin:0 0 8px;color:var(--muted)}dl{display:grid;grid-template-columns:auto 1fr;gap:1px 10px;margin:0 0 8px;font-size:12px}dt{color:var(--muted)}dd{margin:0;overflow-wrap:anywhere}
 .tags{margin:0 0 6px;display:flex;flex-wrap:wrap;gap:4px}.tags span{font-size:12px;padding:0 6px;border:1px solid var(--line);border-radius:4px}
-.error{margin:6px 0 0;color:var(--failed);font-size:12px;overflow-wrap:anywhere}`;
+.error{margin:6px 0 0;color:var(--failed-text);font-size:12px;overflow-wrap:anywhere}`;
 
 const SCRIPT = `
 (() => {
@@ -182,7 +183,7 @@ const SCRIPT = `
 function sections(cards: string[]): string {
   const parts: string[] = [];
   for (let start = 0; start === 0 || start < cards.length; start += SECTION_SIZE) {
-    parts.push(`<section class="cards">\n${cards.slice(start, start + SECTION_SIZE).join('\n')}\n</section>`);
+    parts.push(`<div class="cards">\n${cards.slice(start, start + SECTION_SIZE).join('\n')}\n</div>`);
   }
   return parts.join('\n');
 }
@@ -209,7 +210,7 @@ export function reportHtml(page: ReportPage): string {
 </head>
 <body>
 <header><h1>${escapeHtml(page.title)}</h1><p class="sub">${escapeHtml(page.subtitle)} · ${images.length} ${page.noun ?? 'image'}${images.length === 1 ? '' : 's'}${counts ? ` (${escapeHtml(counts)})` : ''} · made ${escapeHtml(when(page.generatedAt.toISOString()))} by ${escapeHtml(page.generator)}</p></header>
-<section class="map"><svg viewBox="0 0 ${MAP_WIDTH} ${MAP_HEIGHT}" role="img" aria-label="World map with one marker per image"><path class="land" d="${landPath()}"/><g class="markers">${order.map(({ image, index }) => marker(image, index)).join('')}</g></svg></section>
+<div class="map"><svg viewBox="0 0 ${MAP_WIDTH} ${MAP_HEIGHT}" role="img" aria-label="World map with one marker per image"><path class="land" d="${landPath()}"/><g class="markers">${order.map(({ image, index }) => marker(image, index)).join('')}</g></svg></div>
 <div class="filters" role="search">
 <label>Status <select id="f-status"><option value="">all</option>${options(statuses)}</select></label>
 <label>Tag <select id="f-tag"><option value="">all</option>${options(tags)}</select></label>

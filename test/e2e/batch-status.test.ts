@@ -140,6 +140,13 @@ describe('aerial batch status', () => {
     const result = await status(root, ['--manifest', 'downloads/**/m.jsonl']);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^ {2}done +6$/m);
+    // Several paths after one --manifest, as an unquoted glob expands to, with more flags after them.
+    const paths = ['downloads/1-of-2/m.jsonl', 'downloads/2-of-2/m.jsonl'];
+    for (const args of [['--manifest', ...paths, '--json'], ['--manifest', paths[0]!, '--manifest', paths[1]!, '--json']]) {
+      const several = await status(root, args);
+      expect(several.exitCode, several.stderr).toBe(0);
+      expect(JSON.parse(several.stdout)).toMatchObject({ done: 6, complete: true, manifests: [{ path: paths[0], done: 3 }, { path: paths[1], done: 3 }] });
+    }
   }, 30_000);
 
   it('warns that records match no row when status is not given the flags the shards used', async () => {
@@ -151,7 +158,7 @@ describe('aerial batch status', () => {
     expect(result.stderr).toContain('warning: 4 manifest records match no row of places.csv: rows edited since, or shards run with other flags; give status the --output-template and scene flags the shards used');
   }, 30_000);
 
-  it('refuses, with exit 2, manifests it cannot find, and a glob the shell split into words', async () => {
+  it('refuses, with exit 2, manifests it cannot find, and a second batch file', async () => {
     const root = workspace(2);
     mkdirSync(join(root, 'empty'));
     const cases: Array<[string[], string]> = [
@@ -159,7 +166,8 @@ describe('aerial batch status', () => {
       [['--manifest', 'nowhere.jsonl'], 'error: --manifest nowhere.jsonl: no such file\n'],
       [['--manifest', 'empty'], 'error: --manifest empty is a directory; name the manifest file, or a glob such as dir/**/*.jsonl\n'],
       [[], "error: no manifest at out/aerial-batch-manifest.jsonl (the batch's default place); give the shards' manifests with --manifest <path or glob>\n"],
-      [['--manifest', 'a.jsonl', 'b.jsonl'], "error: batch status takes one batch file; got 2 (places.csv b.jsonl): quote a glob given to --manifest ('shards/*/aerial-batch-manifest.jsonl'), or repeat --manifest\n"],
+      [['--manifest', 'empty', 'nowhere.jsonl'], 'error: --manifest empty is a directory; name the manifest file, or a glob such as dir/**/*.jsonl\n'],
+      [['other.csv', '--manifest', 'a.jsonl'], 'error: batch status takes one batch file; got 2 (places.csv other.csv): give the batch file first, then --manifest and its paths or globs\n'],
     ];
     for (const [args, message] of cases) {
       const result = await status(root, args);
@@ -170,7 +178,7 @@ describe('aerial batch status', () => {
     // batch itself writes one manifest.
     const batch = await runCli(['batch', 'places.csv', '--manifest', 'a.jsonl', '--manifest', 'b.jsonl', '--sandbox'], { configDir: root, cwd: root });
     expect(batch.exitCode).toBe(ExitCode.Usage);
-    expect(batch.stderr).toBe('error: --manifest: a batch writes one manifest; got 2 (`aerial batch status` reads several)\n');
+    expect(batch.stderr).toBe('error: --manifest: a batch writes one manifest; got 2 (a.jsonl b.jsonl): give the batch file before --manifest (`aerial batch status` reads several)\n');
   }, 30_000);
 
   it('writes its whole --json account to a slow reader, byte for byte as to a file', async () => {

@@ -188,9 +188,24 @@ describe.skipIf(!ptyAvailable())('on a terminal', () => {
     expect(key.screen).toContain('error: interrupted');
     expect(existsSync(join(ws.configDir, 'config.json'))).toBe(false);
 
-    const del = spawnInPty(['delete', 'some-image-id'], ws);
-    await del.answer('permanently?', KEYS.ctrlC);
+    const made = await runCli(['generate', '--lat', '1', '--lng', '2', '--resolution', 'HD', '-o', 'del.jpg'], ws);
+    expect(made.exitCode, made.stderr).toBe(0);
+    const id = (await runCli(['list', '--size', '1'], ws)).stdout.split('\t')[0]!;
+    // Its first characters are looked up first: the question names the whole id.
+    const del = spawnInPty(['delete', id.slice(0, 8)], ws);
+    await del.answer(`Delete image ${id} permanently?`, KEYS.ctrlC);
     expect((await del.exited).exitCode).toBe(130);
+    expect(sandbox.requests().filter((r) => r.method === 'DELETE')).toEqual([]);
+    ws.dir.remove();
+  });
+
+  it('delete asks nothing about an id that is not in the history: exit 5', async () => {
+    const ws = workspace();
+    const del = spawnInPty(['delete', 'no-such-image-id'], ws);
+    const { exitCode } = await del.exited;
+    expect(exitCode).toBe(5);
+    expect(del.screen).toContain('error: NotFound — image no-such-image-id not found in your history');
+    expect(del.screen).not.toContain('permanently?');
     expect(sandbox.requests().filter((r) => r.method === 'DELETE')).toEqual([]);
     ws.dir.remove();
   });

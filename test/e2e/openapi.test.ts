@@ -151,6 +151,11 @@ describe('every command keeps to the document, answers included', () => {
 
       const ids = (JSON.parse((await aerial(['list', '--json'])).stdout) as { content: { id: string }[] }).content.map((image) => image.id);
       expect((await aerial(['delete', ids[0]!, '--yes'])).exitCode).toBe(0);
+      // delete looks an id up in the listing first and sends no DELETE for one that is not there (the run of
+      // 'no-such-image' above): the document's 404 answer to a DELETE is asked for directly, through the proxy.
+      const gone = await fetch(`${proxy.url}${API}/no-such-image`, { method: 'DELETE', headers: { 'x-api-key': sandbox.key } });
+      expect(gone.status).toBe(404);
+      await gone.arrayBuffer();
 
       // The errors of the document: 402 with no credits, 401 with a key the service does not know, 500 when generation fails.
       const broke = await sandbox.createAccount({ credits: 0 });

@@ -217,6 +217,12 @@ describe.skipIf(!ptyAvailable())('aerial view on a terminal', () => {
     expect(downloads).toHaveLength(1);
     expect(downloads[0]).toMatchObject({ status: 200 });
     expect(downloads[0]!.apiKeyHeader).toBeUndefined();
+
+    // Its first 8 characters, as `aerial view 0f8c2b1e` suggests, name it too, and the caption is the whole id.
+    const short = await viewInPty([id.slice(0, 8), photo, '--width', '20'], { ...sandbox.env(), TERM_PROGRAM: 'iTerm.app' });
+    expect(short.exitCode).toBe(0);
+    expect(parseIterm(short.output)).toHaveLength(2);
+    expect(withoutSgr(short.output)).toContain(id);
   });
 });
 

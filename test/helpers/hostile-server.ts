@@ -143,6 +143,28 @@ export function answerJson(status: number, value: unknown, headers: Record<strin
   return answer(status, JSON.stringify(value), 'application/json', headers);
 }
 
+/**
+ * Answers the list endpoint (GET …/image-generation?page=&size=) with the
+ * history `ids` make, in that order and paged as asked, and every other
+ * request with `otherwise`: for commands that look ids up before acting on them.
+ */
+export function listingOf(ids: string[], otherwise: Responder): Responder {
+  return (res, received, req) => {
+    const url = new URL(received.url, 'http://x');
+    if (received.method !== 'GET' || !url.pathname.endsWith('/image-generation')) return otherwise(res, received, req);
+    const page = Number(url.searchParams.get('page') ?? 0);
+    const size = Number(url.searchParams.get('size') ?? 20);
+    const content = ids.slice(page * size, (page + 1) * size).map((id, index) => ({
+      id,
+      url: `http://127.0.0.1:9/images/${page * size + index}.jpg`,
+      coordinates: { latitude: 1, longitude: 2 },
+      resolution: 'HD',
+      createdAt: '2025-01-01T00:00:00Z',
+    }));
+    answerJson(200, { content, totalElements: ids.length, totalPages: Math.ceil(ids.length / size), page, size })(res, received, req);
+  };
+}
+
 /** Lowercased header names of a request, for checking what travelled. */
 export function headerNames(headers: IncomingHttpHeaders): string[] {
   return Object.keys(headers).map((name) => name.toLowerCase());

@@ -73,10 +73,10 @@ export class PtySession {
   readonly exited: Promise<PtyExit>;
   private readonly child;
 
-  constructor(args: string[], options: PtyOptions) {
-    const command = `stty cols ${options.columns ?? 100} rows ${options.rows ?? 40}; exec ${[process.execPath, BIN, ...args]
-      .map(shellQuote)
-      .join(' ')}`;
+  /** `args` are aerial's; or, with `shellLine`, bash runs that line as typed at a prompt (args then only name it). */
+  constructor(args: string[], options: PtyOptions, shellLine?: string) {
+    const program = shellLine === undefined ? [process.execPath, BIN, ...args] : ['bash', '--norc', '--noprofile', '-o', 'pipefail', '-c', shellLine];
+    const command = `stty cols ${options.columns ?? 100} rows ${options.rows ?? 40}; exec ${program.map(shellQuote).join(' ')}`;
     // -e: exit with the child's status; -E never: no echo of our keystrokes by script itself.
     const script = scriptArgs(['-q', '-e', '-E', 'never', '-c', command]);
     this.child = spawn('script', script.args, {
@@ -162,4 +162,9 @@ export class PtySession {
 
 export function spawnInPty(args: string[], options: PtyOptions): PtySession {
   return new PtySession(args, options);
+}
+
+/** Runs a shell command line (pipes, redirections, `~`) on a pseudo-terminal, as pasted at a bash prompt. */
+export function spawnShellInPty(line: string, options: PtyOptions): PtySession {
+  return new PtySession([line], options, line);
 }

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
-import { answer, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
+import { answer, listingOf, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 
 const KEY = 'sk_test_hostile_ids_7e41b0';
 registerSecret(KEY);
@@ -50,9 +50,54 @@ describe('delete with ids shaped like paths', () => {
     // As a shell would pass them: trimmed of surrounding blanks, not empty, not a dot segment.
     const sendable = [...new Set(ids.map((id) => id.trim()))].filter((id) => id !== '' && id !== '.' && id !== '..').slice(0, 60);
     expect(sendable.length).toBeGreaterThan(40);
+    server.respond(listingOf(sendable, answer(200)));
     const result = await aerial(['delete', ...sendable, '--yes', '--json']);
     expect(result.exitCode).toBe(0);
     expect(JSON.parse(result.stdout).deleted).toEqual(sendable);
-    expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual(sendable.map((id) => `DELETE ${PREFIX}/${encodeURIComponent(id)}`));
+    const deletions = server.requests.filter((r) => r.method === 'DELETE');
+    expect(deletions.map((r) => `${r.method} ${r.url}`)).toEqual(sendable.map((id) => `DELETE ${PREFIX}/${encodeURIComponent(id)}`));
+  });
+});
+
+describe('ids found in the history before anything is deleted', () => {
+  const HISTORY = ['0f8c2b1e-aaaa', '0f8c2b1e-bbbb', '7d41a9c3-cccc', 'abc', 'abcd-1234'];
+  const deletions = () => server.requests.filter((r) => r.method === 'DELETE').map((r) => r.url.slice(PREFIX.length + 1));
+
+  it('the start of one id deletes that image, named whole; a whole id wins over ids it starts', async () => {
+    server.respond(listingOf(HISTORY, answer(200)));
+    const result = await aerial(['delete', '7d41', 'abc', '--yes', '--json']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).deleted).toEqual(['7d41a9c3-cccc', 'abc']);
+    expect(deletions()).toEqual(['7d41a9c3-cccc', 'abc']);
+  });
+
+  it('the start of several ids is refused with the candidates (exit 2), and nothing is deleted', async () => {
+    server.respond(listingOf(HISTORY, answer(200)));
+    const result = await aerial(['delete', '7d41a9c3', '0f8c2b1e', '--yes']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toBe('error: AmbiguousId — 0f8c2b1e is the start of 2 image ids (0f8c2b1e-aaaa, 0f8c2b1e-bbbb); give more of the id\n');
+    expect(deletions()).toEqual([]);
+  });
+
+  it('an id the history does not hold is not found (exit 5), and the others are not deleted either', async () => {
+    server.respond(listingOf(HISTORY, answer(200)));
+    const result = await aerial(['delete', '7d41a9c3-cccc', 'img_gone', '--yes']);
+    expect(result.exitCode).toBe(5);
+    expect(result.stderr).toBe('error: NotFound — image img_gone not found in your history (5 images listed)\n');
+    // Fewer than 4 characters are never taken as the start of an id.
+    const short = await aerial(['delete', '0f8', '--yes']);
+    expect(short.exitCode).toBe(5);
+    expect(short.stderr).toBe("error: NotFound — image 0f8 not found in your history (5 images listed); an id's start must be at least 4 characters\n");
+    expect(deletions()).toEqual([]);
+  });
+
+  it('whole ids stop the walk of the history as soon as each is found', async () => {
+    const history = Array.from({ length: 500 }, (_, index) => `img_${String(index).padStart(3, '0')}`);
+    server.respond(listingOf(history, answer(200)));
+    const result = await aerial(['delete', 'img_001', 'img_060', '--yes']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    // Pages of 50: the second holds img_060.
+    expect(server.requests.filter((r) => r.method === 'GET')).toHaveLength(2);
+    expect(deletions()).toEqual(['img_001', 'img_060']);
   });
 });

@@ -3,7 +3,7 @@
 // it should never use (huge, endless, not UTF-8, redirecting elsewhere).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
-import { answer, answerJson, leftovers, startHostileServer, writeForever, type HostileServer } from '../helpers/hostile-server.js';
+import { answer, answerJson, leftovers, listingOf, startHostileServer, writeForever, type HostileServer } from '../helpers/hostile-server.js';
 
 const KEY = 'sk_test_hostile_responses_8c1d4e';
 registerSecret(KEY);
@@ -94,11 +94,11 @@ describe('bodies the spec leaves unshown: empty, text or JSON', () => {
     });
 
     it(`delete answered 200 with a ${body.kind} body: exit 0, the id on stdout`, async () => {
-      server.respond(body.responder(200));
+      server.respond(listingOf(['img_1'], body.responder(200)));
       const result = await aerial(['delete', 'img_1', '--yes']);
       expect(result.exitCode).toBe(0);
       expect(result.stdout).toBe('img_1\n');
-      expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['DELETE /api/external/v1/image-generation/img_1']);
+      expect(server.requests.map((r) => `${r.method} ${r.url}`).filter((line) => !line.startsWith('GET '))).toEqual(['DELETE /api/external/v1/image-generation/img_1']);
     });
   }
 
@@ -138,7 +138,8 @@ describe('list against a hostile server', () => {
   });
 
   it('invalid UTF-8 in an error body still gives the status and a readable line: exit 5', async () => {
-    server.respond(answer(404, Buffer.concat([Buffer.from('no such image '), Buffer.from([0xc0, 0xaf, 0xff])]), 'text/plain'));
+    // Listed, then gone by the time it is deleted.
+    server.respond(listingOf(['img_404'], answer(404, Buffer.concat([Buffer.from('no such image '), Buffer.from([0xc0, 0xaf, 0xff])]), 'text/plain')));
     const result = await aerial(['delete', 'img_404', '--yes']);
     expect(result.exitCode).toBe(5);
     expect(errorLine(result)).toMatch(/^error: NotFound — no such image \uFFFD+$/);
@@ -179,10 +180,12 @@ describe('list against a hostile server', () => {
 
 describe('bodies that never end, where the CLI does not even need one', () => {
   it('a delete 200 whose body never ends still finishes promptly: exit 0', async () => {
-    server.respond((res) => {
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      writeForever(res, 'deleted ', 100);
-    });
+    server.respond(
+      listingOf(['img_1'], (res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        writeForever(res, 'deleted ', 100);
+      }),
+    );
     const result = await aerial(['delete', 'img_1', '--yes']);
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('img_1\n');

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
-import { acceptAndCallBack, answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
+import { acceptAndCallBack, answerJson, listingOf, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 
 const KEY = 'sk_test_hostile_terminal_61fa2c';
 registerSecret(KEY);
@@ -161,7 +161,7 @@ describe('batch cells and ids', () => {
   });
 
   it('delete prints ids with direction overrides as plain text', async () => {
-    server.respond(answerJson(200, {}));
+    server.respond(listingOf(['img\u202eexe.txt', 'img\u2066x'], answerJson(200, {})));
     const result = await aerial(['delete', 'img\u202eexe.txt', 'img\u2066x', '--yes']);
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toMatch(/Deleted img exe\.txt/);

@@ -13,7 +13,7 @@ import { resolveSettings } from '../../src/config.js';
 import { buildGenerationRequest } from '../../src/request.js';
 import { registerSecret, runCli, tempDir, type CliResult } from '../helpers/cli.js';
 import { failure, memorySink, withAttempts, withClientAt, withLimits } from '../helpers/client.js';
-import { answer, answerJpeg, serveOnLoopback, useHostileServerPerFile, writeForever, type HostileServer } from '../helpers/hostile-server.js';
+import { answer, answerJpeg, listingOf, serveOnLoopback, useHostileServerPerFile, writeForever, type HostileServer } from '../helpers/hostile-server.js';
 
 const KEY = 'sk_test_hostile_timeouts_5c1f9a';
 registerSecret(KEY);
@@ -58,11 +58,12 @@ describe('each stage names itself, the host and the attempts (the CLI, AERIAL_TI
   });
 
   it('headers: a delete is a lookup too (3 attempts); a generation is sent once, never repeated', async () => {
-    server.respond(silence);
+    // The id is found in the listing; the deletion itself is never answered.
+    server.respond(listingOf(['img_1'], silence));
     const deleted = await aerial(['delete', 'img_1', '--yes'], { AERIAL_TIMEOUT_MS: '300' });
     expect(deleted.exitCode).toBe(ExitCode.Network);
     expectOneLine(deleted, `timed out waiting for response headers from 127.0.0.1:${server.port}: none within 0.3s (3 attempts)`);
-    expect(server.requests.map((r) => r.method)).toEqual(['DELETE', 'DELETE', 'DELETE']);
+    expect(server.requests.map((r) => r.method)).toEqual(['GET', 'DELETE', 'DELETE', 'DELETE']);
 
     server.reset();
     const generated = await aerial(['generate', '--lat', '1', '--lng', '2', '-o', 'never.jpg'], { AERIAL_TIMEOUT_MS: '300' });

@@ -1,5 +1,7 @@
+import fc from 'fast-check';
+import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
-import { createProgress, progressLine } from '../../src/batch/progress.js';
+import { createProgress, fitToColumns, progressLine } from '../../src/batch/progress.js';
 import { TestTerminal } from '../helpers/terminal.js';
 
 async function terminal(options: { tty?: boolean; quiet?: boolean } = {}) {
@@ -55,5 +57,27 @@ describe('createProgress', () => {
     await new Promise((resolve) => setTimeout(resolve, 15));
     progress.stop();
     expect(text()).toBe('');
+  });
+});
+
+describe('fitToColumns', () => {
+  it('breaks a notice between words into lines narrower than the terminal, keeping every word in order', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.stringMatching(/^[a-z():;,0-9-]{1,12}$/), fc.constantFrom('漢字の', 'ｗｉｄｅ', 'é', `\x1b[33mwarning:\x1b[39m`)), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 20, max: 120 }),
+        (parts, columns) => {
+          const text = parts.join(' ');
+          const lines = fitToColumns(text, columns, stringWidth);
+          for (const line of lines) expect(stringWidth(line)).toBeLessThan(columns);
+          expect(lines.slice(1).every((line) => line.startsWith('  '))).toBe(true);
+          expect(lines.join(' ').split(/\s+/).join('')).toBe(parts.join(''));
+        },
+      ),
+    );
+  });
+
+  it('cuts a word wider than a line between characters', () => {
+    expect(fitToColumns(`error: ${'x'.repeat(30)}`, 20, stringWidth)).toEqual(['error:', `  ${'x'.repeat(17)}`, `  ${'x'.repeat(13)}`]);
   });
 });

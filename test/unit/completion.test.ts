@@ -116,6 +116,17 @@ describe('bash completes', () => {
     ['argument choices', ['aerial', 'completion', ''], ['bash', 'zsh', 'fish']],
     ['file names for file-valued flags', ['aerial', 'generate', '-o', 'r'], ['renders', 'rows.csv']],
     ['nothing for free-form values', ['aerial', 'generate', '--lat', ''], []],
+    ['sort criteria, not file names, after list --sort', ['aerial', 'list', '--sort', ''], ['createdAt,desc', 'createdAt,asc']],
+    ["a config key's values after the key", ['aerial', 'config', 'set', 'defaults.zoom', ''], ['ExtraLow', 'Low', 'Medium', 'High', 'ExtraHigh']],
+    ["a config key's values past an option", ['aerial', 'config', 'set', 'defaults.zoom', '--profile', 'work', 'Ex'], ['ExtraLow', 'ExtraHigh']],
+    ['true or false for a switch key', ['aerial', 'config', 'set', 'defaults.save-image', ''], ['true', 'false']],
+    ['nothing for a key with free values', ['aerial', 'config', 'set', 'base-url', ''], []],
+    ['nothing after the last argument', ['aerial', 'config', 'set', 'defaults.zoom', 'High', ''], []],
+    ["the subcommands of the command help is asked about", ['aerial', 'help', 'config', ''], ['set', 'get', 'unset', 'list', 'path']],
+    ['the subcommands of batch under help', ['aerial', 'help', 'batch', ''], ['status']],
+    ['the commands after help', ['aerial', 'help', 'gen'], ['generate', 'generate-async']],
+    ["config's own help command", ['aerial', 'config', 'help', 'u'], ['unset']],
+    ['no subcommand after an argument', ['aerial', 'batch', 'rows.csv', 'st'], []],
   ];
   for (const [what, words, expected] of cases) {
     it(what, () => {
@@ -141,6 +152,17 @@ describe.skipIf(!hasShell('fish'))('fish completes', () => {
     expect(complete('aerial config set defaults.as')).toEqual(['defaults.aspect-ratio']);
     expect(complete('aerial ls --so')).toEqual(['--sort']);
     expect(complete('aerial generate --zoom=Ex').sort()).toEqual(['--zoom=ExtraHigh', '--zoom=ExtraLow']);
+  });
+
+  it('sort criteria after list --sort, a key\'s values after config set <key>, subcommands after help <command>', () => {
+    expect(complete('aerial list --sort ').sort()).toEqual(['createdAt,asc', 'createdAt,desc']);
+    expect(complete('aerial config set defaults.zoom ').sort()).toEqual([...SCENE_ENUMS.zoom].sort());
+    expect(complete('aerial config set defaults.preview ').sort()).toEqual(['false', 'true']);
+    expect(complete('aerial config set api-key ')).toEqual([]);
+    expect(complete('aerial help config ').sort()).toEqual(['get', 'list', 'path', 'set', 'unset']);
+    expect(complete('aerial help batch ')).toEqual(['status']);
+    expect(complete('aerial help gen')).toEqual(['generate', 'generate-async']);
+    expect(complete('aerial batch places.csv st')).toEqual([]);
   });
 });
 
@@ -178,5 +200,17 @@ zpty -d z`;
     const zooms = zshList('aerial generate --zoom ');
     for (const zoom of SCENE_ENUMS.zoom) expect(zooms).toContain(zoom);
     expect(zshList('aerial config set defaults.a')).toMatch(/defaults\.a(ngle|spect-ratio)/);
+  });
+
+  it('lists sort criteria, a config key\'s values and help\'s subcommands in a real interactive zsh', () => {
+    const sorts = zshList('aerial list --sort ');
+    expect(sorts).toContain('createdAt,desc');
+    expect(sorts).not.toContain('package.json');
+    const zooms = zshList('aerial config set defaults.zoom ');
+    for (const zoom of SCENE_ENUMS.zoom) expect(zooms).toContain(zoom);
+    expect(zooms).not.toContain('defaults.angle');
+    const subcommands = zshList('aerial help config ');
+    for (const name of ['set', 'get', 'unset', 'list', 'path']) expect(subcommands).toMatch(new RegExp(`\\b${name}\\b`));
+    expect(subcommands).not.toContain('generate');
   });
 });
