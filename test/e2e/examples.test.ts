@@ -32,10 +32,12 @@ const ID_PLACEHOLDERS: Array<[placeholder: string, image: number]> = [
 
 /**
  * The lines not run: the project's own npm scripts (the checkout is built
- * already: `npm ci && …` runs what follows), another vendor's CLI (aws), and a
- * `<placeholder>` for something only the reader has (a tunnel's name).
+ * already: `npm ci && …` runs what follows), packing and installing the
+ * package (test/e2e/installed-package.test.ts does that, into a temporary
+ * prefix), another vendor's CLI (aws), and a `<placeholder>` for something
+ * only the reader has (a tunnel's name).
  */
-const NOT_RUN = /^npm (ci|test|run bench)\s*(#.*)?$|^aws |^array=\$\(aws |<[a-z][a-z-]*>/;
+const NOT_RUN = /^npm (ci|test|run bench|pack)\s*(#.*)?$|^npm install --global \S+\.tgz\s*(#.*)?$|^aws |^array=\$\(aws |<[a-z][a-z-]*>/;
 
 /** Lines of shell with `\` continuations joined, comment-only lines dropped. */
 function commandLines(lines: string[]): string[] {
@@ -259,11 +261,13 @@ describe('the examples are found', () => {
   it('and only these are not run: the project\'s own npm scripts, the AWS CLI, and a tunnel only the reader has', () => {
     const skipped = examples.filter((example) => !runnable.includes(example)).map((example) => example.line);
     expect(skipped).toEqual([
+      expect.stringMatching(/^npm install --global aerial-[\d.]+\.tgz /),
       'npm test',
       ...Array(4).fill(expect.stringMatching(/^(aws|array=\$\(aws) /)),
-      'npm ci            # installs and builds (esbuild bundle and its V8 code caches in dist/)',
+      'npm ci            # installs and builds (the esbuild bundle in dist/)',
       'npm test          # build, typecheck, vitest (unit + end-to-end)',
-      'npm run bench     # startup, memory, rendering, batch, preview and report figures',
+      expect.stringMatching(/^npm run bench +# start-up \(on Node 22, 24, 26/),
+      expect.stringMatching(/^npm pack +# the tarball users install/),
       expect.stringContaining('--public-url https://<your-subdomain>.ngrok-free.app'),
     ]);
   });
