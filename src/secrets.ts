@@ -79,22 +79,31 @@ export function secretForms(secret: string): string[] {
 
 /** The secrets of one run, and every text, or value, made safe of them. */
 export class Redactor {
-  private forms: string[] = [];
+  /** Every form of every secret, longest first; made when a text is first looked at. */
+  private forms: string[] | undefined = [];
   private readonly secrets = new Set<string>();
+  /** The shortest form: no text shorter than it can hold any. */
+  private shortest = 0;
 
   /** Registers a value that must never be printed or stored; too short a value (under 4) is not one. */
   add(secret: string | undefined): void {
     if (!secret || secret.length < 4 || this.secrets.has(secret)) return;
     this.secrets.add(secret);
-    this.forms = [...new Set([...this.forms, ...secretForms(secret)])].sort((a, b) => b.length - a.length);
+    this.forms = undefined;
   }
 
   redact(text: string): string {
+    // Short texts (most of a listing's fields) are let through before any form is made or looked for.
+    if (this.secrets.size === 0 || text.length < 4) return text;
+    if (!this.forms) {
+      this.forms = [...new Set([...this.secrets].flatMap(secretForms))].sort((a, b) => b.length - a.length);
+      this.shortest = this.forms.at(-1)!.length;
+    }
+    if (text.length < this.shortest) return text;
     let out = text;
     for (const form of this.forms) if (out.includes(form)) out = out.split(form).join(MASK);
     return out;
   }
-
 }
 
 /** Redaction as a plain function, for code that takes one (the API client, writers of files). */
