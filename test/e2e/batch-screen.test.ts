@@ -71,8 +71,12 @@ class Screen {
   }
 
   exitStatus(): number | undefined {
-    const [dead, status] = this.tmux(['display', '-p', '#{pane_dead} #{pane_dead_status}']).trim().split(' ');
-    return dead === '1' ? Number(status) : undefined;
+    // A pane can be dead a moment before tmux has its status; one ended by a signal has none, and counts
+    // as the shell counts it (128 + the signal), so it can never pass for the 130 of an interrupted batch.
+    const [dead, status, signal] = this.tmux(['display', '-p', '#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}']).trim().split('|');
+    if (dead !== '1') return undefined;
+    if (status) return Number(status);
+    return signal ? 128 + Number(signal) : undefined;
   }
 
   close(): void {
