@@ -3,7 +3,7 @@
 // is drawn and a notice is printed over it, on the first Ctrl-C and on
 // SIGTERM. The notice must stay whole, and the bar keep being drawn under it.
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, cliEnv, tempDir } from '../helpers/cli.js';
@@ -37,7 +37,10 @@ class Screen {
     const assignments = Object.entries(env)
       .filter((entry): entry is [string, string] => entry[1] !== undefined && /^[A-Z_][A-Z0-9_]*$/i.test(entry[0]))
       .map(([name, value]) => quote(`${name}=${value}`));
-    const inner = ['env', '-i', ...assignments, process.execPath, BIN, ...args.map(quote)].join(' ');
+    // The shell that runs the batch says how it ended (tmux does not always know a dead pane's status).
+    // Its trap only keeps it alive through a Ctrl-C meant for the batch; the batch itself, exec'd by
+    // env, starts with every signal at its default, as from any shell.
+    const inner = `trap : INT TERM; ${['env', '-i', ...assignments, process.execPath, BIN, ...args.map(quote)].join(' ')}; echo "[exit $?]"`;
     this.tmux(['-f', conf, 'new-session', '-d', '-x', String(columns), '-y', '24', '-c', dir, inner]);
   }
 
@@ -62,21 +65,31 @@ class Screen {
     }
   }
 
+  /** The batch's pid: the child of the pane's shell (read from /proc: Linux, as tmux's tests here are). */
   pid(): number {
-    return Number(this.tmux(['display', '-p', '#{pane_pid}']).trim());
+    const shell = this.tmux(['display', '-p', '#{pane_pid}']).trim();
+    const children = readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .filter((name) => {
+        try {
+          // The parent's pid is the field after the state, after the command's name in parentheses.
+          return readFileSync(`/proc/${name}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1] === shell;
+        } catch {
+          return false;
+        }
+      });
+    if (children.length !== 1) throw new Error(`the pane's shell ${shell} has ${children.length} children`);
+    return Number(children[0]);
   }
 
   keys(keys: string): void {
     this.tmux(['send-keys', keys]);
   }
 
+  /** The batch's exit status, once the shell has printed it. */
   exitStatus(): number | undefined {
-    // A pane can be dead a moment before tmux has its status; one ended by a signal has none, and counts
-    // as the shell counts it (128 + the signal), so it can never pass for the 130 of an interrupted batch.
-    const [dead, status, signal] = this.tmux(['display', '-p', '#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}']).trim().split('|');
-    if (dead !== '1') return undefined;
-    if (status) return Number(status);
-    return signal ? 128 + Number(signal) : undefined;
+    const line = this.lines().find((text) => /^\[exit \d+\]$/.test(text.trim()));
+    return line === undefined ? undefined : Number(/\d+/.exec(line)![0]);
   }
 
   close(): void {
