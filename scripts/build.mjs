@@ -23,7 +23,7 @@ const retired = new URL(`../dist.${process.pid}.old`, import.meta.url);
  * uses get lazy stand-ins in the bundle (see scripts/shims/): startup is a goal.
  * Each pays (measured against a build without them, interleaved, CPU time:
  * about 7 ms of `list --json` for undici's http2 and assert, 3 ms of every
- * command for commander's), and test/unit/bundle-shims.test.ts holds each to
+ * command for commander's), and test/unit/build/bundle-shims.test.ts holds each to
  * the real module. (undici's fs/promises and zlib needed stand-ins too while all
  * of undici was bundled; what remains of it loads neither: see below.)
  */
@@ -83,7 +83,7 @@ const builtinsByRequire = {
  *
  * `new CacheStorage(...)`, the entry point's `caches` export, is named pure: it
  * checks its argument and marks the new object as not cloneable, nothing more.
- * test/unit/tree-shaken-undici.test.ts holds the result to the real undici.
+ * test/unit/build/tree-shaken-undici.test.ts holds the result to the real undici.
  */
 const UNDICI_VALUES = /export\s*{([^}]*)}\s*from\s*'undici'/.exec(readFileSync(new URL('../src/api/undici.ts', import.meta.url), 'utf8'))[1]
   .split(',')
@@ -107,9 +107,9 @@ const treeShakenUndici = {
 const { metafile } = await build({
   plugins: [treeShakenUndici, builtinShims, builtinsByRequire],
   metafile: true,
-  // Worker threads load scripts of their own (src/bundled-script.ts): the sandbox's renderers, and
+  // Worker threads load scripts of their own (src/bundle/bundled-script.ts): the sandbox's renderers, and
   // the file-size lookups of a resumed batch (src/batch/file-sizes.ts).
-  entryPoints: { cli: 'src/cli.ts', 'render-worker': 'src/sandbox/render-worker.ts', 'file-sizes-worker': 'src/batch/file-sizes-worker.ts' },
+  entryPoints: { cli: 'src/main.ts', 'render-worker': 'src/sandbox/render-worker.ts', 'file-sizes-worker': 'src/batch/file-sizes-worker.ts' },
   // sharp loads libvips, a native addon installed from npm for the platform: it cannot be bundled.
   external: ['sharp'],
   outdir: staging.pathname,
@@ -138,7 +138,7 @@ await writeWorldData(staging);
 // The sandbox serves the OpenAPI document as JSON (GET /openapi.json); docs/openapi.yaml is its source.
 writeFileSync(new URL('openapi.json', `${staging.href}/`), JSON.stringify(parseYaml(readFileSync(new URL('../docs/openapi.yaml', import.meta.url), 'utf8'))));
 
-// Precomputed help for bin/aerial.js (see renderHelpTexts in src/cli.ts), written
+// Precomputed help for bin/aerial.js (see renderHelpTexts in src/main.ts), written
 // into the staged bundle so it always matches the code beside it.
 const { renderHelpTexts } = await import(new URL('cli.js', `${staging.href}/`).href);
 writeFileSync(new URL('help.json', `${staging.href}/`), JSON.stringify(renderHelpTexts()));

@@ -1,6 +1,6 @@
 // Writes the committed completion scripts in completions/ from the built CLI
 // (`npm run build` first), exactly as `aerial completion <shell>` prints them.
-// test/unit/completion.test.ts fails when they drift from the program.
+// test/unit/commands/completion/scripts.test.ts fails when they drift from the program.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -3,8 +3,8 @@
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { formatBytes } from '../bytes.js';
-import { printable } from '../printable.js';
+import { formatBytes } from '../text/bytes.js';
+import { printable } from '../text/printable.js';
 import { directDispatcher } from './dispatcher.js';
 import { checkDownloadHost } from './download-guard.js';
 import { ApiError, BadResponseError, defaultCodeForStatus, ImageUrlRefusedError, RequestError } from './errors.js';
@@ -13,7 +13,7 @@ import { imageIdSegment } from './image-id.js';
 import { networkFailure, oneLine, responseTimeout, type FailureScene } from './network-failure.js';
 import type { ProxySettings } from './proxy.js';
 import { DEFAULT_RETRY_POLICY, withRetries, type Attempt, type RetryHooks, type RetryNotice, type RetryPolicy, type Sleep } from './retry.js';
-import { Redactor, type Redact } from '../secrets.js';
+import { Redactor, type Redact } from '../text/secrets.js';
 import { API_PATH } from './spec.js';
 import { CallBudget, DEFAULT_TIMEOUTS, type CallKind, type Timeouts } from './timeouts.js';
 import {

@@ -1,10 +1,10 @@
 // The enum fields of GenerationRequest, as the spec spells their values on the
-// wire: named views of the scene vocabulary (../scene-vocabulary.ts), which
+// wire: named views of the scene vocabulary (../scene/vocabulary.ts), which
 // holds the values, and what the sandbox and the metadata make of them
 // (compass degrees, prices, image sizes). Kept light: the sandbox reads it.
-import { ENUM_FIELDS, SCENE_FIELDS, type EnumField, type EnumValue } from '../scene-vocabulary.js';
+import { ENUM_FIELDS, SCENE_FIELDS, type EnumField, type EnumValue } from '../scene/vocabulary.js';
 
-export { flagName, parseSceneEnum, type EnumParse } from '../scene-vocabulary.js';
+export { flagName, parseSceneEnum, type EnumParse } from '../scene/vocabulary.js';
 
 export const RESOLUTIONS = SCENE_FIELDS.resolution.values;
 export const ASPECT_RATIOS = SCENE_FIELDS.aspectRatio.values;

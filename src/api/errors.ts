@@ -4,7 +4,7 @@
 // answer the client will not take, a generation the service reported failed,
 // or input that could not be sent at all. This layer knows nothing of
 // terminals or exit codes: the CLI gives each kind its exit code in one place
-// (cliErrorOf in src/errors.ts).
+// (cliErrorOf in src/process/errors.ts).
 
 /** Every failure the API layer names: a machine-readable code, and the HTTP status when an answer carried one. */
 export abstract class RequestError extends Error {

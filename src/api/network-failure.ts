@@ -2,7 +2,7 @@
 // names the host (or the proxy) involved, what failed, and how many attempts
 // were made. A certificate that cannot be verified says how to
 // trust a company CA; a timeout names the stage that ran out.
-import { printable } from '../printable.js';
+import { printable } from '../text/printable.js';
 import { NetworkError, RequestError } from './errors.js';
 import { maskProxy, proxyFor, type ProxyEndpoint, type ProxySettings } from './proxy.js';
 import { attemptsText, timeoutMessage } from './timeouts.js';

@@ -14,7 +14,7 @@ import {
   type SceneFields,
   type SceneFieldSpec,
   type TextField,
-} from '../scene-vocabulary.js';
+} from '../scene/vocabulary.js';
 import { CONTROL_CHARACTERS } from './image-id.js';
 
 /**

@@ -8,6 +8,6 @@
 // the build takes it in. That leaves out undici's cookie helpers too, which
 // looked up globalThis.Headers as they loaded and so made Node 20 load its own,
 // internal copy of undici (test/e2e/undici-entry.test.ts holds both).
-// Commands that send no request never load this module (context.ts imports the
+// Commands that send no request never load this module (cli/context.ts imports the
 // client on first use).
 export { Agent, EnvHttpProxyAgent, errors, Pool, type Dispatcher } from 'undici';

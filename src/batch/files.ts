@@ -4,7 +4,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { JPEG_CHECK_TAIL_BYTES, JpegCheck } from '../api/jpeg-verifier.js';
-import { partFilePrefix, partFilePrefixOf } from '../file-names.js';
+import { partFilePrefix, partFilePrefixOf } from '../files/file-names.js';
 import { textKey, WordTable } from './compact.js';
 
 /**

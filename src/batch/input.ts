@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
-import { fileSystemProblem, UsageError } from '../errors.js';
+import { fileSystemProblem, UsageError } from '../process/errors.js';
 import { checkDelimiter, delimiterFlag, parseDelimiter } from './csv-dialect.js';
 import { inputError, shownPath, surveyText, textChunks, unixLineEnds } from './input-text.js';
 import { JsonValues } from './json-values.js';

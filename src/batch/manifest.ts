@@ -14,10 +14,10 @@ import { dirname } from 'node:path';
 import type { GenerationRequest } from '../api/schema.js';
 import { hexKey, WordTable } from './compact.js';
 import { notRegular } from './files.js';
-import { makeDirectories } from '../directories.js';
+import { makeDirectories } from '../files/directories.js';
 import { lines } from './input.js';
 import { scanLine } from './manifest-lines.js';
-import { redactValue, type Redact } from '../secrets.js';
+import { redactValue, type Redact } from '../text/secrets.js';
 
 export type RowStatus = 'started' | 'done' | 'failed';
 

@@ -1,9 +1,9 @@
 // Batch progress on stderr: a live bar when a person is watching a terminal,
 // otherwise one plain line every few seconds (CI logs keep every line, so a
 // redrawn bar would fill them with control codes).
-import { formatDuration } from '../duration.js';
-import type { Terminal } from '../io.js';
-import { MESSAGE_MAX, printable } from '../printable.js';
+import { formatDuration } from '../input/duration.js';
+import type { Terminal } from '../terminal/terminal.js';
+import { MESSAGE_MAX, printable } from '../text/printable.js';
 
 export interface ProgressCounts {
   /** Rows this run has to do (rows already done by an earlier run are not counted). */

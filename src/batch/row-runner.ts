@@ -10,8 +10,8 @@
 // row's request goes out while the previous one's file is finished.
 import { ApiError, ImageUrlRefusedError } from '../api/errors.js';
 import { isRateLimited, NotRetriedError, type RetryHooks } from '../api/retry.js';
-import { asCliError, CliError, ExitCode, fileSystemError, FileSystemError } from '../errors.js';
-import type { WrittenJpeg } from '../jpeg-file.js';
+import { asCliError, CliError, ExitCode, fileSystemError, FileSystemError } from '../process/errors.js';
+import type { WrittenJpeg } from '../files/jpeg-file.js';
 import type { ManifestWriter } from './manifest.js';
 import type { OutcomeLog } from './outcomes.js';
 import type { ValidRow } from './plan.js';

@@ -6,10 +6,10 @@
 // away from a field's name (`zooom`), which is refused.
 import { extname } from 'node:path';
 import { closestMatch } from 'leven';
-import { UsageError } from '../errors.js';
-import { parseSwitch } from '../flags.js';
-import type { SceneInput } from '../request.js';
-import { columnNames, SCENE_FIELD_NAMES, sceneSpec, type SceneField } from '../scene-vocabulary.js';
+import { UsageError } from '../process/errors.js';
+import { parseSwitch } from '../input/flags.js';
+import type { SceneInput } from '../input/scene-request.js';
+import { columnNames, SCENE_FIELD_NAMES, sceneSpec, type SceneField } from '../scene/vocabulary.js';
 
 export type BatchFormat = 'csv' | 'jsonl' | 'json';
 

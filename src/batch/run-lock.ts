@@ -3,7 +3,7 @@
 // would sweep the other's temp files as a dead run's; two exports would do the
 // same to each other's downloads and index.
 //
-// A run holds a lock file beside what it writes (src/file-lock.ts: O_EXCL,
+// A run holds a lock file beside what it writes (src/files/file-lock.ts: O_EXCL,
 // its holder's pid, host and command, renewed while it runs). A batch's lock
 // is its manifest's name with `.lock`, or `.shard-k-of-n.lock` for a shard, so
 // that shards sharing one manifest run side by side: a run also looks at the
@@ -13,10 +13,10 @@
 // that meet, at least one sees the other.
 import { readdir, rmdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { makeDirectories } from '../directories.js';
-import { CliError, ExitCode, InterruptedError } from '../errors.js';
-import { holdRunLock, RUN_LOCK_ABANDONED_MS, runLockHolder, type BusyLock, type RunLock } from '../file-lock.js';
-import { printable } from '../printable.js';
+import { makeDirectories } from '../files/directories.js';
+import { CliError, ExitCode, InterruptedError } from '../process/errors.js';
+import { holdRunLock, RUN_LOCK_ABANDONED_MS, runLockHolder, type BusyLock, type RunLock } from '../files/file-lock.js';
+import { printable } from '../text/printable.js';
 import type { Shard } from './shard.js';
 
 /** The lock file an export takes in its directory. */

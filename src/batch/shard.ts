@@ -8,7 +8,7 @@
 // that give only an index (Kubernetes Indexed Jobs, AWS Batch array jobs) take
 // the total from --shard auto/N. Partial or contradictory information is
 // refused: a wrong split would silently skip rows or do them twice.
-import { UsageError } from '../errors.js';
+import { UsageError } from '../process/errors.js';
 
 export interface Shard {
   /** 1-based index of this runner. */

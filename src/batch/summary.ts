@@ -5,7 +5,7 @@
 //   3 or 4              the batch stopped early on 401/403 or 402
 //   the failed rows'    the code most failed rows share (ties: the lower code),
 //   own code            e.g. 6 generation errors, 7 network, 8 rate limited, 2 invalid
-import { ExitCode } from '../errors.js';
+import { ExitCode } from '../process/errors.js';
 
 export type OutcomeStatus = 'done' | 'failed' | 'skipped';
 

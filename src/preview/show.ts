@@ -2,11 +2,11 @@
 // protocol chosen (forced, or detected from the environment), the size worked
 // out from the terminal, and each image written to stdout. `generate --preview`
 // and `generate-async --listen --preview` show the image they saved the same way.
-import { UsageError } from '../errors.js';
-import type { Terminal } from '../io.js';
-import { parseWholeNumber } from '../flags.js';
-import { printable } from '../printable.js';
-import { nearest } from '../suggest.js';
+import { UsageError } from '../process/errors.js';
+import type { Terminal } from '../terminal/terminal.js';
+import { parseWholeNumber } from '../input/flags.js';
+import { printable } from '../text/printable.js';
+import { nearest } from '../text/suggest.js';
 import { queryCellPixels, type CellPixels } from './cell-size.js';
 import { colorDepth, detectGraphics, PROTOCOLS, type Protocol, type TerminalGraphics } from './terminal.js';
 

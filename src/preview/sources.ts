@@ -6,10 +6,10 @@
 // the one image path, from its temporary URL, without the API key.
 import { stat } from 'node:fs/promises';
 import { Writable } from 'node:stream';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../process/errors.js';
 import type { ImageSink } from '../api/image-download.js';
 import { checkImageId } from '../api/image-id.js';
-import { printable } from '../printable.js';
+import { printable } from '../text/printable.js';
 
 export type ImageSource = { kind: 'file'; path: string } | { kind: 'stdin' } | { kind: 'id'; id: string };
 

@@ -3,7 +3,7 @@
 // sets it and QGIS, geojson.io and kepler.gl read it. Every feature carries the
 // same properties (null where unknown), so GIS tools see one table.
 import { dirname, relative, sep } from 'node:path';
-import { writeFileAtomic } from '../atomic-file.js';
+import { writeFileAtomic } from '../files/atomic-file.js';
 import { located, REPORT_SCENE_FIELDS, sceneKey, type ReportImage } from './images.js';
 
 export interface PointFeature {

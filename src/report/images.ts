@@ -1,8 +1,8 @@
 // The images a report or a GeoJSON file describes, as plain records: where an
 // image is, what its file is, how it was asked for and how it went. Batch rows
-// and exported history records become these (batch-images.ts,
+// and exported history records become these (commands/batch/report-images.ts,
 // export-images.ts); the builders (html.ts, geojson.ts) take nothing else.
-import { readWire, sceneSpec, SCENE_FIELD_NAMES, wirePath, flagName, type SceneField } from '../scene-vocabulary.js';
+import { readWire, sceneSpec, SCENE_FIELD_NAMES, wirePath, flagName, type SceneField } from '../scene/vocabulary.js';
 
 export type ReportStatus = 'done' | 'failed' | 'skipped';
 

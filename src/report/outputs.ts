@@ -3,10 +3,10 @@
 // checked before any work starts, then both files written at the end.
 import { lstat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import { UsageError } from '../errors.js';
-import { displayPath } from '../batch/report.js';
-import { printable } from '../printable.js';
-import { redactValue, type Redact } from '../secrets.js';
+import { UsageError } from '../process/errors.js';
+import { displayPath } from '../commands/batch/print.js';
+import { printable } from '../text/printable.js';
+import { redactValue, type Redact } from '../text/secrets.js';
 import type { ReportImage } from './images.js';
 import type { WrittenReport } from './report.js';
 
@@ -21,7 +21,7 @@ export async function checkOutputFile(raw: string, flag: string): Promise<string
   const info = await lstat(path).catch(() => undefined);
   if (info?.isDirectory()) throw new UsageError(`${flag} ${raw} is a directory; name a file`);
   if (info && !info.isFile() && !info.isSymbolicLink()) throw new UsageError(`${flag} ${raw} is not a regular file; name another`);
-  const { checkOutputDirectory } = await import('../jpeg-file.js');
+  const { checkOutputDirectory } = await import('../files/jpeg-file.js');
   await checkOutputDirectory(dirname(path), basename(path), `${flag} ${raw}`);
   return path;
 }

@@ -2,9 +2,9 @@
 // (thumbnails.ts), then the page (html.ts), written to a temp file and renamed
 // into place, so a browser or a CI artifact upload never sees half a page.
 import { dirname } from 'node:path';
-import { InterruptedError } from '../errors.js';
-import { writeFileAtomic } from '../atomic-file.js';
-import { VERSION } from '../version.js';
+import { InterruptedError } from '../process/errors.js';
+import { writeFileAtomic } from '../files/atomic-file.js';
+import { VERSION } from '../bundle/version.js';
 import { relativeFile } from './geojson.js';
 import { reportHtml } from './html.js';
 import type { ReportImage } from './images.js';

@@ -10,8 +10,8 @@ import { mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promise
 import { basename, dirname, extname, join, relative } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
-import { TEMP_SUFFIX } from '../atomic-file.js';
-import { fitName, nameTag, safeNamePart } from '../file-names.js';
+import { TEMP_SUFFIX } from '../files/atomic-file.js';
+import { fitName, nameTag, safeNamePart } from '../files/file-names.js';
 
 /** The box a thumbnail fits in: twice what a card shows, for high-density screens. */
 export const THUMBNAIL_SIZE = { width: 320, height: 180 } as const;

@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { configDir } from '../config.js';
+import { configDir } from '../config/config.js';
 import {
   creditsProblem,
   DEFAULT_CREDITS,

@@ -3,8 +3,8 @@
 // makes the first n attempts count as failures without sending anything.
 import { Agent } from '../api/undici.js';
 import type { WebhookError, WebhookSuccess } from '../api/schema.js';
-import { startDeadline } from '../deadline.js';
-import { formatDuration } from '../duration.js';
+import { startDeadline } from '../webhook/deadline.js';
+import { formatDuration } from '../input/duration.js';
 import { sleep, type Faults } from './faults.js';
 import { RecentLog } from './recent-log.js';
 

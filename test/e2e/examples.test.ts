@@ -12,7 +12,7 @@ import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, symlinkSync, 
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildProgram } from '../../src/cli.js';
+import { buildProgram } from '../../src/main.js';
 import { BIN, registerSecret, ROOT, runCli, tempDir } from '../helpers/cli.js';
 import { KEYS, plain, ptyAvailable, spawnShellInPty } from '../helpers/pty.js';
 import { API_PATH, generationRequest, useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildProgram } from '../../src/cli.js';
+import { buildProgram } from '../../src/main.js';
 import { ROOT, runCli, tempDir } from '../helpers/cli.js';
 
 const home = tempDir();

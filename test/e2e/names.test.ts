@@ -6,7 +6,7 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { utf8Length } from '../../src/file-names.js';
+import { utf8Length } from '../../src/files/file-names.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { answerJson, startHostileServer, tinyJpeg, type HostileServer } from '../helpers/hostile-server.js';
 import { API_PATH, jpegInfo, useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';

@@ -7,7 +7,7 @@
 // export), then stdout, stderr and every file under the run's directories
 // (config dir, output dirs, manifests, reports, GeoJSON, index.jsonl, the
 // images' metadata, TMPDIR, HOME) are searched for the key in each encoding.
-// The encodings are made here, independently of src/secrets.ts.
+// The encodings are made here, independently of src/text/secrets.ts.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import exifr from 'exifr';

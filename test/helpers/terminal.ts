@@ -3,7 +3,7 @@
 // input is given, each stream says whether it is a terminal and how wide it is,
 // the environment is the test's own (never this process's), and signals reach
 // the command alone. runInProcess() runs a command line through the real
-// program (main() in src/cli.ts) in such a terminal and gives back the exit
+// program (main() in src/main.ts) in such a terminal and gives back the exit
 // code and what was written. End-to-end tests spawn bin/aerial.js instead
 // (helpers/cli.ts); this is for tests of the program and its commands.
 import { EventEmitter } from 'node:events';
@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll } from 'vitest';
-import { main } from '../../src/cli.js';
-import { openContext, type Context, type GlobalOptions, type Process } from '../../src/context.js';
-import { Shutdown } from '../../src/shutdown.js';
+import { main } from '../../src/main.js';
+import { openContext, type Context, type GlobalOptions, type Process } from '../../src/cli/context.js';
+import { Shutdown } from '../../src/process/shutdown.js';
 import { assertNoSecrets, type CliResult } from './cli.js';
 
 /** Standard output or error: what was written, and what it claims to be. */

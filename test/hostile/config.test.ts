@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../src/errors.js';
-import { checkProfileName } from '../../src/config.js';
+import { ExitCode } from '../../src/process/errors.js';
+import { checkProfileName } from '../../src/config/config.js';
 import { AS_UNPRIVILEGED_USER, BIN, cliEnv, runCli, spawnCli, tempDir } from '../helpers/cli.js';
 
 let home: ReturnType<typeof tempDir>;

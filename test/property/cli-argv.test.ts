@@ -6,14 +6,14 @@
 // bulk of the cases run in-process and this file runs a few dozen.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CliError, ExitCode } from '../../src/errors.js';
+import { CliError, ExitCode } from '../../src/process/errors.js';
 import { generationRequestSchema } from '../../src/api/schema.js';
-import { resolveSettings } from '../../src/config.js';
-import { buildGenerationRequest } from '../../src/request.js';
+import { resolveSettings } from '../../src/config/config.js';
+import { buildGenerationRequest } from '../../src/input/scene-request.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { answerJpeg, leftovers, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 import { expectedBody, invalidFlags, sceneArgv, sceneCase, sceneInput, type SceneCase } from './scene-model.js';
-import { MESSAGE_MAX, printable } from '../../src/printable.js';
+import { MESSAGE_MAX, printable } from '../../src/text/printable.js';
 
 const KEY = 'sk_test_property_argv_31f9aa';
 registerSecret(KEY);

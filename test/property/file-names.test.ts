@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { imageFileNames } from '../../src/batch/export.js';
+import { imageFileNames } from '../../src/commands/export/run.js';
 import {
   boundedName,
   cutToBytes,
@@ -19,7 +19,7 @@ import {
   safeNamePart,
   separateNames,
   utf8Length,
-} from '../../src/file-names.js';
+} from '../../src/files/file-names.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aerial-names-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

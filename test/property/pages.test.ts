@@ -6,7 +6,7 @@
 // an announced end or stops with a PagingError.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cliErrorOf, ExitCode } from '../../src/errors.js';
+import { cliErrorOf, ExitCode } from '../../src/process/errors.js';
 import { PagingError, WALK_LIMITS, walkPages, type WalkLimits } from '../../src/api/pages.js';
 import type { ImageRecord, Page } from '../../src/api/schema.js';
 

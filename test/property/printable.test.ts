@@ -3,7 +3,7 @@
 // nothing a terminal acts on; the other is the same JSON value, byte-clean.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { printable, terminalSafeJson } from '../../src/printable.js';
+import { printable, terminalSafeJson } from '../../src/text/printable.js';
 
 const ACTIVE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]|\p{Cs}/u;
 const SEQUENCES = ['\u001b[2J', '\u001b]0;title\u0007', '\u001b]8;;x\u001b\\', '\u001bP1;2|x\u001b\\', '\u009b1m', '\u001bc', '\r\n', '\u2028', '\u202e', '\ud800', '\udc00', '😀', 'text'];

@@ -7,8 +7,8 @@
 // vocabulary, so a field added there is generated here too.
 import fc from 'fast-check';
 import { BEARING_ABBREVIATIONS, SCENE_DEFAULTS, SCENE_ENUMS, flagName, type SceneEnumField } from '../../src/api/enums.js';
-import type { SceneInput } from '../../src/request.js';
-import { BOOLEAN_FIELDS, type BooleanField } from '../../src/scene-vocabulary.js';
+import type { SceneInput } from '../../src/input/scene-request.js';
+import { BOOLEAN_FIELDS, type BooleanField } from '../../src/scene/vocabulary.js';
 
 /** A raw flag value and what it must become: a wire value, or a refusal. */
 export interface Valued<T> {

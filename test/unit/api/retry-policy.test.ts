@@ -1,0 +1,337 @@
+// The one retry engine (src/api/retry.ts): which failures each policy retries,
+// after how long, how many times, and how a unit of work's hooks (a slot on
+// the wire, a stop, a pause shared by every caller) take part.
+import { describe, expect, it } from 'vitest';
+import { ApiError, GenerationFailedError, NetworkError } from '../../../src/api/errors.js';
+import { cliErrorOf, CliError, ExitCode, FileSystemError, UsageError } from '../../../src/process/errors.js';
+import { CorruptImageError } from '../../../src/api/jpeg-verifier.js';
+import {
+  backoffDelay,
+  DEFAULT_RETRY_POLICY,
+  judge,
+  MaybeChargedError,
+  NotRetriedError,
+  PauseGate,
+  persistentPolicy,
+  TokenBucket,
+  WireLimiter,
+  withRetries,
+  type Attempt,
+  type RetryPolicy,
+  type WireTicket,
+} from '../../../src/api/retry.js';
+import { CallBudget, DEFAULT_TIMEOUTS } from '../../../src/api/timeouts.js';
+
+const half = () => 0.5;
+const attempt = (number: number, answered = false): Attempt => ({ number, answered });
+const noAnswer = new NetworkError('timed out waiting for response headers', 'HeadersTimeout', false);
+const reset = new NetworkError('connection reset', 'ECONNRESET', true);
+const batch = (overrides: Partial<Parameters<typeof persistentPolicy>[0]> = {}): RetryPolicy =>
+  persistentPolicy({ maxRetries: 5, firstDelayMs: 100, retryUnsafe: false, ...overrides });
+
+describe('backoff', () => {
+  it('doubles per retry, caps, and keeps its jitter within [ceiling/2, ceiling]', () => {
+    const policy = { firstDelayMs: 100, maxDelayMs: 1000 };
+    expect(backoffDelay(1, policy, () => 0)).toBe(50);
+    expect(backoffDelay(1, policy, () => 1)).toBe(100);
+    expect(backoffDelay(2, policy, () => 1)).toBe(200);
+    expect(backoffDelay(3, policy, () => 1)).toBe(400);
+    expect(backoffDelay(10, policy, () => 1)).toBe(1000);
+    for (let i = 0; i < 100; i++) {
+      const delay = backoffDelay(3, policy);
+      expect(delay).toBeGreaterThanOrEqual(200);
+      expect(delay).toBeLessThanOrEqual(400);
+    }
+  });
+});
+
+describe('the default policy (single commands)', () => {
+  const policy = DEFAULT_RETRY_POLICY;
+
+  it('tries a lookup or download without an answer 3 times, a generation once (it may have been charged)', () => {
+    for (const kind of ['lookup', 'download'] as const) {
+      expect(judge(noAnswer, attempt(1), kind, policy, undefined, half)).toEqual({ retry: true, delayMs: 375, rateLimited: false });
+      expect(judge(noAnswer, attempt(2), kind, policy).retry).toBe(true);
+      expect(judge(noAnswer, attempt(3), kind, policy)).toEqual({ retry: false, error: noAnswer });
+    }
+    expect(judge(noAnswer, attempt(1), 'generation', policy)).toEqual({ retry: false, error: noAnswer });
+    expect(judge(new NetworkError('refused', 'ECONNREFUSED', false), attempt(1), 'generation', policy).retry).toBe(false);
+  });
+
+  it('retries the gateway errors (502-504) like no answer, and no other 5xx', () => {
+    for (const status of [502, 503, 504]) expect(judge(new ApiError(status, 'ServerError', 'x'), attempt(1), 'lookup', policy).retry).toBe(true);
+    for (const status of [500, 501, 505]) expect(judge(new ApiError(status, 'ServerError', 'x'), attempt(1), 'lookup', policy).retry).toBe(false);
+    expect(judge(new ApiError(503, 'ServerError', 'x'), attempt(1), 'generation', policy).retry).toBe(false);
+  });
+
+  it('retries a 429 up to 3 times whatever the kind, honouring Retry-After and capping it', () => {
+    const slowDown = (seconds?: number) => new ApiError(429, 'RateLimited', 'slow', seconds);
+    expect(judge(slowDown(7), attempt(1), 'generation', policy)).toEqual({ retry: true, delayMs: 7000, rateLimited: true, cappedRetryAfter: undefined });
+    expect(judge(slowDown(3600), attempt(3), 'lookup', policy)).toEqual({ retry: true, delayMs: 60_000, rateLimited: true, cappedRetryAfter: 3600 });
+    expect(judge(slowDown(), attempt(2), 'lookup', policy, undefined, () => 1)).toEqual({ retry: true, delayMs: 1000, rateLimited: true });
+    expect(judge(slowDown(1), attempt(4), 'lookup', policy).retry).toBe(false);
+  });
+
+  it('does not retry a body that broke off or failed its checks', () => {
+    const cut = new NetworkError('timed out receiving the response body', 'ResponseTimeout', true);
+    expect(judge(cut, attempt(1, true), 'lookup', policy).retry).toBe(false);
+    expect(judge(new CorruptImageError('not a JPEG'), attempt(1, true), 'download', policy).retry).toBe(false);
+  });
+
+  it('retries only what fits in the call\'s budget', () => {
+    let now = 0;
+    const budget = new CallBudget(DEFAULT_TIMEOUTS.calls.lookup, () => now);
+    now = 54_000;
+    expect(judge(noAnswer, attempt(1), 'lookup', policy, budget).retry).toBe(false);
+    now = 20_000;
+    expect(judge(noAnswer, attempt(1), 'lookup', policy, budget).retry).toBe(true);
+  });
+});
+
+describe('the persistent policy (batch and export)', () => {
+  it('retries every 5xx, 429s and no answer until --max-retries run out', () => {
+    const policy = batch({ maxRetries: 2 });
+    for (const error of [new ApiError(500, 'ErrorGeneratingImage', 'x'), new ApiError(429, 'RateLimited', 'x'), new NetworkError('refused', 'ECONNREFUSED', false)]) {
+      expect(judge(error, attempt(1), 'generation', policy).retry).toBe(true);
+      expect(judge(error, attempt(2), 'generation', policy).retry).toBe(true);
+      expect(judge(error, attempt(3), 'generation', policy).retry).toBe(false);
+    }
+  });
+
+  it('retries a generation the webhook reported failed, as the service\'s 500 (the default policy does not)', () => {
+    const failed = new GenerationFailedError('ErrorGeneratingImage', 'x');
+    expect(judge(failed, attempt(1), 'generation', batch()).retry).toBe(true);
+    expect(judge(failed, attempt(1), 'generation', DEFAULT_RETRY_POLICY).retry).toBe(false);
+  });
+
+  it('never sends again a generation that may have been charged, unless --retry-unsafe, and says why', () => {
+    for (const [error, answered] of [[reset, false], [new NetworkError('cut', 'UND_ERR_SOCKET', false), true], [new CorruptImageError('truncated'), true]] as const) {
+      const verdict = judge(error, attempt(1, answered), 'generation', batch());
+      expect(verdict.retry).toBe(false);
+      const why = (verdict as { error: MaybeChargedError }).error;
+      expect(why).toBeInstanceOf(MaybeChargedError);
+      expect(cliErrorOf(why).exitCode).toBe(ExitCode.Network);
+      expect(why.message).toMatch(/may already have generated \(and charged for\) this image.*--retry-unsafe/);
+      expect(judge(error, attempt(1, answered), 'generation', batch({ retryUnsafe: true })).retry).toBe(true);
+    }
+  });
+
+  it('retries downloads and lookups that broke off: repeating them never charges', () => {
+    const cut = new NetworkError('cut', 'UND_ERR_SOCKET', true);
+    expect(judge(cut, attempt(1, true), 'download', batch()).retry).toBe(true);
+    expect(judge(new CorruptImageError('truncated'), attempt(1, true), 'download', batch()).retry).toBe(true);
+    expect(judge(cut, attempt(1, true), 'lookup', batch()).retry).toBe(true);
+  });
+
+  it('never retries a refusal, a file that cannot be written, a bug, or an attempt that cannot be taken back', () => {
+    const policy = batch({ retryUnsafe: true });
+    const refusals = [400, 401, 402, 403, 404].map((status) => new ApiError(status, 'No', 'no'));
+    const full = Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+    for (const error of [...refusals, new UsageError('exists'), new FileSystemError('full', 'NoSpace'), full, new Error('bug')]) {
+      expect(judge(error, attempt(1), 'generation', policy).retry).toBe(false);
+    }
+    expect(judge(noAnswer, { number: 1, answered: true, final: true }, 'download', policy).retry).toBe(false);
+    // A certificate another attempt will not mend.
+    expect(judge(new NetworkError('bad cert', 'SELF_SIGNED_CERT_IN_CHAIN', false), attempt(1), 'lookup', policy).retry).toBe(false);
+  });
+});
+
+describe('withRetries', () => {
+  const recorded = (policy: RetryPolicy) => {
+    const waits: number[] = [];
+    return { waits, policy: { ...policy, sleep: async (ms: number) => void waits.push(ms) } };
+  };
+
+  it('runs the work until it succeeds, telling the hooks of each attempt and each wait', async () => {
+    const { waits, policy } = recorded(DEFAULT_RETRY_POLICY);
+    const seen: string[] = [];
+    const result = await withRetries(
+      policy,
+      { kind: 'lookup', onAttempt: (a) => seen.push(`attempt ${a.number}`), onRetry: (n) => (seen.push(`retry after ${n.attempt.number}`), () => seen.push('waited')) },
+      async (a) => {
+        if (a.number < 3) throw new ApiError(503, 'ServerError', 'busy');
+        return 'done';
+      },
+    );
+    expect(result).toBe('done');
+    expect(seen).toEqual(['attempt 1', 'retry after 1', 'waited', 'attempt 2', 'retry after 2', 'waited', 'attempt 3']);
+    expect(waits).toHaveLength(2);
+  });
+
+  it('gives up with the failure as the policy says, telling onGiveUp before the attempt\'s room is given back', async () => {
+    const wire = new WireLimiter(2);
+    const order: string[] = [];
+    const refused = new ApiError(402, 'InsufficientCredits', 'no');
+    const work = async () => {
+      order.push(`sent with ${wire.inFlight} on the wire`);
+      throw refused;
+    };
+    await expect(withRetries(batch({ wire }), { kind: 'generation', onGiveUp: () => void order.push(`gave up with ${wire.inFlight} on the wire`) }, work)).rejects.toBe(refused);
+    expect(order).toEqual(['sent with 1 on the wire', 'gave up with 1 on the wire']);
+    expect(wire.inFlight).toBe(0);
+  });
+
+  it('a 429 pauses every caller under the policy, and the wait is left out of the call\'s budget', async () => {
+    const policy = batch();
+    const starts: Array<[string, number]> = [];
+    let refused = false;
+    const work = (name: string) => async () => {
+      starts.push([name, Date.now()]);
+      if (name === 'a' && !refused) {
+        refused = true;
+        throw new ApiError(429, 'RateLimited', 'slow', 0.15);
+      }
+    };
+    const budget = new CallBudget(DEFAULT_TIMEOUTS.calls.lookup);
+    const first = withRetries(policy, { kind: 'generation', budget }, work('a'));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const pausedAt = Date.now();
+    await Promise.all([first, withRetries(policy, { kind: 'generation' }, work('b'))]);
+    const b = starts.find(([name]) => name === 'b')![1];
+    expect(b - pausedAt).toBeGreaterThanOrEqual(100);
+    expect(budget.elapsedMs()).toBeLessThan(100);
+  });
+
+  it('a stop before the next attempt sends nothing more: NotRetriedError with the attempts made', async () => {
+    const stop = new AbortController();
+    stop.abort(new Error('stop'));
+    const never = withRetries(DEFAULT_RETRY_POLICY, { kind: 'lookup', stopSignal: stop.signal }, async () => 'sent');
+    await expect(never).rejects.toMatchObject({ attempts: 0, message: 'not started: interrupted' });
+
+    const later = new AbortController();
+    const busy = new ApiError(503, 'ServerError', 'busy');
+    const stopped = withRetries({ ...batch(), firstDelayMs: 10_000 }, { kind: 'lookup', stopSignal: later.signal }, async () => Promise.reject(busy));
+    setTimeout(() => later.abort(new Error('stop')), 20);
+    const error = await stopped.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NotRetriedError);
+    expect(error).toMatchObject({ attempts: 1, lastError: busy, message: 'not retried: interrupted' });
+  });
+
+  it('an abort ends the work with its reason, the attempt on the wire included', async () => {
+    const controller = new AbortController();
+    const reason = new CliError('interrupted', ExitCode.Interrupted, 'Interrupted');
+    const running = withRetries(DEFAULT_RETRY_POLICY, { kind: 'lookup', signal: controller.signal }, () => new Promise((_, reject) => controller.signal.addEventListener('abort', () => reject(new Error('aborted')))));
+    controller.abort(reason);
+    await expect(running).rejects.toBe(reason);
+  });
+});
+
+describe('PauseGate', () => {
+  it('holds every waiter until the longest pause has passed, telling only when a pause starts', async () => {
+    const told: number[] = [];
+    const gate = new PauseGate((ms) => told.push(ms));
+    gate.pause(40);
+    gate.pause(10);
+    const started = Date.now();
+    await Promise.all([gate.wait(), gate.wait()]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(38);
+    expect(gate.remaining()).toBe(0);
+    expect(told).toEqual([40]);
+  });
+
+  it('stops waiting when the signal aborts', async () => {
+    const gate = new PauseGate();
+    gate.pause(10_000);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('interrupted')), 5);
+    await expect(gate.wait(controller.signal)).rejects.toThrow('interrupted');
+  });
+});
+
+describe('WireLimiter', () => {
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
+
+  it('lets at most its limit on the wire, in turn', async () => {
+    const wire = new WireLimiter(3);
+    let peak = 0;
+    const order: number[] = [];
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        wire.admit(async (ticket) => {
+          ticket.sent();
+          order.push(i);
+          peak = Math.max(peak, wire.inFlight);
+          await tick();
+          ticket.answered(false);
+        }),
+      ),
+    );
+    expect(peak).toBe(3);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(wire.stats).toMatchObject({ requests: 10, rateLimited: 0, lowestLimit: 3 });
+  });
+
+  it('halves the limit on a 429 once per round, and grows it back by one per limit\'s worth of answers', async () => {
+    const cuts: number[] = [];
+    const wire = new WireLimiter(16, { onCut: (limit) => cuts.push(limit) });
+    // Eight requests on the wire together are all refused: one cut, not eight.
+    const tickets: WireTicket[] = [];
+    const held: Array<() => void> = [];
+    const round = Array.from({ length: 8 }, () => wire.admit((ticket) => new Promise<void>((resolve) => (tickets.push(ticket), held.push(resolve)))));
+    await tick();
+    for (const ticket of tickets) ticket.answered(true);
+    held.forEach((release) => release());
+    await Promise.all(round);
+    expect(wire.limit).toBe(8);
+    expect(cuts).toEqual([8]);
+    // A 429 to a request sent after the cut cuts again.
+    await wire.admit(async (ticket) => ticket.answered(true));
+    expect(wire.limit).toBe(4);
+    // Four answers grow it by one; the next five by one more.
+    for (let i = 0; i < 4; i++) await wire.admit(async (ticket) => ticket.answered(false));
+    expect(wire.limit).toBe(5);
+    for (let i = 0; i < 5; i++) await wire.admit(async (ticket) => ticket.answered(false));
+    expect(wire.limit).toBe(6);
+    // Never below one, never above the concurrency it started with.
+    for (let i = 0; i < 10; i++) await wire.admit(async (ticket) => ticket.answered(true));
+    expect(wire.limit).toBe(1);
+    for (let i = 0; i < 2000; i++) await wire.admit(async (ticket) => ticket.answered(false));
+    expect(wire.limit).toBe(16);
+    expect(wire.stats).toMatchObject({ rateLimited: 19, lowestLimit: 1 });
+  });
+
+  it('lets waiting callers in as the limit grows', async () => {
+    const wire = new WireLimiter(2);
+    await wire.admit(async (ticket) => ticket.answered(true));
+    expect(wire.limit).toBe(1);
+    let release!: () => void;
+    const first = wire.admit((ticket) => new Promise<void>((resolve) => (release = () => (ticket.answered(false), resolve()))));
+    let secondStarted = false;
+    const second = wire.admit(async () => void (secondStarted = true));
+    await tick();
+    expect(secondStarted).toBe(false);
+    release();
+    await Promise.all([first, second]);
+    expect(secondStarted).toBe(true);
+  });
+
+  it('paces starts by --rate: a token bucket a tenth of a second deep', async () => {
+    let clock = 0;
+    const slept: number[] = [];
+    const bucket = new TokenBucket(20, () => clock, async (ms) => void slept.push(ms));
+    // Two tokens at once (a tenth of a second of 20/s), then one every 50 ms.
+    for (let i = 0; i < 5; i++) await bucket.take();
+    expect(slept).toEqual([50, 100, 150]);
+    clock += 1000;
+    await bucket.take();
+    expect(slept).toHaveLength(3);
+
+    const wire = new WireLimiter(64, { ratePerSecond: 200 });
+    const started = Date.now();
+    await Promise.all(Array.from({ length: 41 }, () => wire.admit(async () => wire.pace())));
+    // 20 tokens at once, the other 21 over about 100 ms.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(95);
+  });
+
+  it('gives a token back when the wait for it is given up', async () => {
+    let clock = 0;
+    const bucket = new TokenBucket(1, () => clock, (ms, signal) => new Promise((_, reject) => signal!.addEventListener('abort', () => reject(signal!.reason))));
+    await bucket.take();
+    const stop = new AbortController();
+    const waiting = bucket.take(stop.signal);
+    stop.abort(new Error('stop'));
+    await expect(waiting).rejects.toThrow('stop');
+    clock += 1000;
+    await bucket.take();
+  });
+});

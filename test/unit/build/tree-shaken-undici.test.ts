@@ -1,0 +1,146 @@
+// The build bundles undici's entry point tree-shaken down to what aerial
+// imports (scripts/build.mjs, scripts/tree-shake.mjs). These tests hold the
+// bundled module, as it ships in dist/, to the real 'undici': the same
+// dispatchers with the same methods (the request, stream and pipeline the entry
+// point puts on every dispatcher among them), the same errors, requests that
+// work, and none of the parts aerial does not use, loaded or even bundled.
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as undici from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../../helpers/cli.js';
+
+const CHUNKS = join(ROOT, 'dist', 'chunks');
+
+/** The bundle file that holds undici: the one whose source map names undici's entry point. */
+function undiciChunk(): { file: string; sources: string[] } {
+  const found = readdirSync(CHUNKS)
+    .filter((name) => name.endsWith('.js'))
+    .map((name) => ({ file: join(CHUNKS, name), sources: (JSON.parse(readFileSync(join(CHUNKS, `${name}.map`), 'utf8')) as { sources: string[] }).sources }))
+    .filter(({ sources }) => sources.some((source) => source.endsWith('node_modules/undici/index.js')));
+  expect(found.map(({ file }) => file)).toHaveLength(1);
+  return found[0]!;
+}
+
+/** undici's files (relative to its directory) that went into the chunk. */
+const undiciFiles = (sources: string[]) => sources.filter((s) => s.startsWith('../../node_modules/undici/')).map((s) => s.slice('../../node_modules/undici/'.length));
+
+type Bundled = { Agent: typeof undici.Agent; EnvHttpProxyAgent: typeof undici.EnvHttpProxyAgent; Pool: typeof undici.Pool; errors: typeof undici.errors };
+
+/** The name a class was declared with (Rollup numbers the ones it renames apart: `Agent$3`). */
+const declaredName = (value: { name: string }) => value.name.replace(/\$\d+$/, '');
+
+/** The chunk's exports, by what they are (the bundlers name the bindings as they like). */
+async function bundled(): Promise<Bundled> {
+  const exports = Object.values((await import(pathToFileURL(undiciChunk().file).href)) as Record<string, unknown>);
+  expect(exports).toHaveLength(4);
+  const ofClass = (name: string) => exports.find((value) => typeof value === 'function' && declaredName(value) === name);
+  const errors = exports.find((value) => typeof value === 'object' && value !== null && 'UndiciError' in value);
+  return { Agent: ofClass('Agent'), EnvHttpProxyAgent: ofClass('EnvHttpProxyAgent'), Pool: ofClass('Pool'), errors } as Bundled;
+}
+
+/** Every method name along a prototype chain, up to Object.prototype. */
+function methodsAlong(prototype: object | null): string[] {
+  const names: string[] = [];
+  for (let p = prototype; p && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) {
+    const className = declaredName(p.constructor);
+    names.push(...Object.getOwnPropertyNames(p).map((name) => `${className}: ${name}`));
+  }
+  return names;
+}
+
+describe('undici as bundled, tree-shaken', () => {
+  let server: Server;
+  let origin: string;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      res.end(`${req.method} ${req.url}`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('gives each dispatcher the methods the real one has, the request, stream and pipeline the entry point adds among them', async () => {
+    const { Agent, EnvHttpProxyAgent, Pool } = await bundled();
+    const dispatcherMethods = ['request', 'stream', 'pipeline', 'upgrade', 'connect'];
+    for (const [mine, real] of [
+      [Agent, undici.Agent],
+      [EnvHttpProxyAgent, undici.EnvHttpProxyAgent],
+      [Pool, undici.Pool],
+    ] as const) {
+      expect(methodsAlong(mine.prototype)).toEqual(methodsAlong(real.prototype));
+      for (const name of dispatcherMethods) expect([real.name, name, typeof (mine.prototype as unknown as Record<string, unknown>)[name]]).toEqual([real.name, name, 'function']);
+    }
+    expect(methodsAlong(Agent.prototype)).toEqual(expect.arrayContaining(dispatcherMethods.map((name) => `Dispatcher: ${name}`)));
+  });
+
+  it('has the same errors: each class, its name and its code', async () => {
+    const { errors } = await bundled();
+    expect(Object.keys(errors).sort()).toEqual(Object.keys(undici.errors).sort());
+    const describeError = (Class: unknown) => {
+      // Enough for every constructor: (message, status code, details with headers).
+      const error = new (Class as new (...args: unknown[]) => Error & { code?: string })('probe', 500, { headers: {}, data: {} });
+      return { name: error.name, code: error.code, message: error.message, isError: error instanceof Error };
+    };
+    for (const [name, Class] of Object.entries(undici.errors)) {
+      if (typeof Class !== 'function') continue;
+      expect([name, describeError((errors as unknown as Record<string, unknown>)[name])]).toEqual([name, describeError(Class)]);
+    }
+    // Its own errors are instances of its own classes: one copy of each, as aerial's checks expect.
+    expect(new errors.ConnectTimeoutError()).toBeInstanceOf(errors.UndiciError);
+  });
+
+  it('requests and streams through a real socket with an Agent, a Pool and an EnvHttpProxyAgent', async () => {
+    const { Agent, EnvHttpProxyAgent, Pool, errors } = await bundled();
+    for (const dispatcher of [new Agent(), new Pool(origin), new EnvHttpProxyAgent({ httpProxy: '', httpsProxy: '', noProxy: '' })]) {
+      const response = await dispatcher.request({ origin, path: '/probe?x=1', method: 'GET' });
+      expect([response.statusCode, await response.body.text()]).toEqual([200, 'GET /probe?x=1']);
+      const chunks: Buffer[] = [];
+      const { Writable } = await import('node:stream');
+      await dispatcher.stream({ origin, path: '/streamed', method: 'POST', body: 'x' }, () => new Writable({ write: (chunk: Buffer, _e, done) => (chunks.push(chunk), done()) }));
+      expect(Buffer.concat(chunks).toString()).toBe('POST /streamed');
+      await dispatcher.close();
+    }
+    // A closed dispatcher's refusal: the same error as the real undici's, and one of the bundle's own classes.
+    const refusal = async (dispatcher: undici.Dispatcher): Promise<Error & { code?: string }> => {
+      await dispatcher.close();
+      return dispatcher.request({ origin, path: '/', method: 'GET' }).then(
+        () => new Error('answered'),
+        (error: Error) => error,
+      );
+    };
+    const [mine, real] = [await refusal(new Agent()), await refusal(new undici.Agent())];
+    expect([mine.name, mine.code]).toEqual([real.name, real.code]);
+    expect(real.code).toMatch(/^UND_ERR_/);
+    expect(mine).toBeInstanceOf((errors as unknown as Record<string, new () => Error>)[real.name]);
+  });
+
+  it('bundles the dispatchers, and none of fetch, WebSocket, EventSource, mocks, caches, interceptors or cookies', () => {
+    const files = undiciFiles(undiciChunk().sources);
+    expect(files).toEqual(expect.arrayContaining(['index.js', 'lib/dispatcher/agent.js', 'lib/dispatcher/pool.js', 'lib/dispatcher/env-http-proxy-agent.js', 'lib/core/errors.js', 'lib/api/index.js']));
+    const unused = /^lib\/(web\/(websocket|eventsource|cache|cookies)\/|web\/fetch\/(index|headers|request|response)\.js|mock\/|interceptor\/|handler\/(cache|retry|redirect|deduplication)|cache\/memory)/;
+    expect(files.filter((file) => unused.test(file))).toEqual([]);
+  });
+
+  it('loads none of the Node built-ins only those parts take, and keeps undici’s own lazy parts lazy', () => {
+    // A fresh Node that loads only the chunk, beside one that imports nothing: what Node's own ES module
+    // loader takes differs from line to line (Node 24's takes util/types).
+    const loadedBy = (file: string | undefined) =>
+      JSON.parse(
+        execFileSync(process.execPath, ['--input-type=module', '-e', `${file ? `await import(${JSON.stringify(pathToFileURL(file).href)});` : ''} process.stdout.write(JSON.stringify(process.moduleLoadList));`], { encoding: 'utf8' }),
+      ) as string[];
+    const bare = new Set(loadedBy(undefined));
+    const loaded = loadedBy(undiciChunk().file).filter((name) => !bare.has(name));
+    const builtin = (name: string) => loaded.includes(`NativeModule ${name}`);
+    expect(builtin('http')).toBe(true);
+    expect(['worker_threads', 'perf_hooks', 'console', 'crypto', 'dns', 'util/types', 'http2', 'zlib', 'fs/promises', 'assert'].filter(builtin)).toEqual([]);
+    // node:stream brings the web streams' helpers; the streams themselves, fetch's, stay unloaded.
+    expect(loaded.filter((name) => /webstreams\/(readable|writable|transform)stream|internal\/deps\/undici/.test(name))).toEqual([]);
+  });
+});

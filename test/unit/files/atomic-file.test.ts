@@ -1,0 +1,99 @@
+// writeFileAtomic on a real file system: the new bytes replace the old ones,
+// and writers renaming into one directory at the same time share the
+// directory's fsync, each still getting one that started after its rename.
+// FileHandle.prototype.sync is wrapped (the real fsync still runs) to see the
+// directory fsyncs, and to make them slow enough for writers to pile up.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileAtomic } from '../../../src/files/atomic-file.js';
+
+interface DirectorySync {
+  /** The directory's entries when this fsync started. */
+  entries: Set<string>;
+  /** Event numbers: when it started and when it finished. */
+  startedAt: number;
+  finishedAt?: number;
+}
+
+let work: string;
+let events = 0;
+let directorySyncs: DirectorySync[] = [];
+let handlePrototype: { sync: (this: FileHandle) => Promise<void> };
+let realSync: (this: FileHandle) => Promise<void>;
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'aerial-atomic-file-'));
+  const probe = await open(work, 'r');
+  handlePrototype = Object.getPrototypeOf(probe) as typeof handlePrototype;
+  await probe.close();
+  realSync = handlePrototype.sync;
+  handlePrototype.sync = async function (this: FileHandle) {
+    if (!(await this.stat()).isDirectory()) return realSync.call(this);
+    const sync: DirectorySync = { entries: new Set(readdirSync(currentDir)), startedAt: ++events };
+    directorySyncs.push(sync);
+    await realSync.call(this);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    sync.finishedAt = ++events;
+  };
+});
+
+afterAll(() => {
+  handlePrototype.sync = realSync;
+  rmSync(work, { recursive: true, force: true });
+});
+
+let currentDir: string;
+let dirs = 0;
+afterEach(() => {
+  directorySyncs = [];
+});
+
+function freshDir(): string {
+  currentDir = mkdtempSync(join(work, `dir-${++dirs}-`));
+  return currentDir;
+}
+
+describe('writeFileAtomic', () => {
+  it('replaces the file with the new bytes and leaves no temp file behind', async () => {
+    const dir = freshDir();
+    const path = join(dir, 'state.json');
+    await writeFileAtomic(path, 'old');
+    await writeFileAtomic(path, Buffer.from('new'));
+    expect(readFileSync(path, 'utf8')).toBe('new');
+    expect(readdirSync(dir)).toEqual(['state.json']);
+  });
+
+  it('gives writers renaming at the same time a few shared directory fsyncs, each started after its rename', async () => {
+    const dir = freshDir();
+    const names = Array.from({ length: 16 }, (_, i) => `image-${i}.jpg`);
+    const resolvedAt = new Map<string, number>();
+    await Promise.all(
+      names.map(async (name) => {
+        await writeFileAtomic(join(dir, name), Buffer.alloc(64 * 1024, name.length));
+        resolvedAt.set(name, ++events);
+      }),
+    );
+    expect(readdirSync(dir).sort()).toEqual([...names].sort());
+    // One each would be 16; the writes finish within the slowed fsyncs of each other.
+    expect(directorySyncs.length).toBeLessThanOrEqual(4);
+    for (const name of names) {
+      const covering = directorySyncs.filter((sync) => sync.entries.has(name) && sync.finishedAt! < resolvedAt.get(name)!);
+      expect(covering, name).not.toEqual([]);
+    }
+  });
+
+  it('starts a new directory fsync for a rename made while one is running', async () => {
+    const dir = freshDir();
+    const first = writeFileAtomic(join(dir, 'a'), 'a');
+    // Wait until the first write's directory fsync is under way, then write again.
+    while (directorySyncs.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    await writeFileAtomic(join(dir, 'b'), 'b');
+    await first;
+    expect(directorySyncs).toHaveLength(2);
+    expect(directorySyncs[0]!.entries.has('b')).toBe(false);
+    expect(directorySyncs[1]!.entries.has('b')).toBe(true);
+  });
+});
