@@ -8,6 +8,7 @@
 // target are named here too, so a name of the full 255 bytes still gets a
 // temp name that fits.
 import { createHash } from 'node:crypto';
+import { relative } from 'node:path';
 
 /** Longest file name (one path component), in bytes of UTF-8. */
 export const MAX_NAME_BYTES = 255;
@@ -169,4 +170,10 @@ export function partFilePrefixOf(candidate: string): string | undefined {
 /** Whether `candidate` is one of the temp files partFileName makes for `targetName`. */
 export function isPartFileOf(candidate: string, targetName: string): boolean {
   return partFilePrefixOf(candidate) === partFilePrefix(targetName);
+}
+
+/** A path as messages show it: relative to the working directory when it lies inside it, else whole. */
+export function displayPath(path: string): string {
+  const fromCwd = relative(process.cwd(), path);
+  return fromCwd && !fromCwd.startsWith('..') ? fromCwd : path;
 }

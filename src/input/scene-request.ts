@@ -3,7 +3,6 @@
 // and nothing is sent until this has succeeded.
 import { UsageError } from '../process/errors.js';
 import { describeIssues, generationRequestSchema, type GenerationRequest } from '../api/schema.js';
-import type { Settings } from '../config/config.js';
 import {
   flagName,
   parseSceneEnum,
@@ -30,6 +29,12 @@ interface InputByKind {
 
 /** Scene values as they arrive from the command line or a batch row: strings, not yet checked. */
 export type SceneInput = { [F in SceneField]?: InputByKind[SceneFields[F]['kind']] };
+
+/**
+ * The default of each enum and boolean field: the config's resolved scene
+ * defaults (Settings['sceneDefaults']) give them, with where each came from.
+ */
+export type SceneDefaults = { [F in EnumField]: { value: string } } & { [F in BooleanField]: { value: boolean | undefined } };
 
 /** How a field is named to the user: `--zoom` on the command line, `column 'zoom'` in a batch file. */
 export type FieldLabel = (field: string) => string;
@@ -91,7 +96,7 @@ function resolveCoordinates(input: SceneInput, label: FieldLabel): { lat: number
 
 export function buildGenerationRequest(
   input: SceneInput,
-  defaults: Settings['sceneDefaults'],
+  defaults: SceneDefaults,
   label: FieldLabel = flagLabel,
 ): GenerationRequest {
   const coordinates = resolveCoordinates(input, label);

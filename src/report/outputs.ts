@@ -4,7 +4,7 @@
 import { lstat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { UsageError } from '../process/errors.js';
-import { displayPath } from '../commands/batch/print.js';
+import { displayPath } from '../files/file-names.js';
 import { printable } from '../text/printable.js';
 import { redactValue, type Redact } from '../text/secrets.js';
 import type { ReportImage } from './images.js';

@@ -1,8 +1,11 @@
-// Which modules may import which. Commands are reached only through the
-// registry (src/commands/index.ts) and see only their Context, so none depends
-// on the program that runs them; and the HTTP layer (src/api/) knows nothing
-// of the terminal, the commands or exit codes. Imports are read from the
-// source (static, type-only and dynamic), and followed through other modules.
+// Which modules may import which: src/ is a stack of layers, each folder
+// importing only from itself and the layers below (docs/architecture.md draws
+// them). Commands are reached only through the registry (src/commands/index.ts)
+// and see only their Context, so none depends on the program that runs them;
+// the HTTP layer (src/api/) knows nothing of the terminal, the commands or exit
+// codes; reports and the batch engine do not know each other. Imports are read
+// from the source (static, type-only and dynamic), and followed through other
+// modules.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -41,41 +44,168 @@ function reachable(graph: Map<string, string[]>, from: string): Set<string> {
   return seen;
 }
 
-const isCommandFile = (file: string) => file.startsWith('commands/');
+/** The folder a source file sits in ('.' for src/ itself). */
+const folderOf = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : '.');
 
-describe('imports across the seam', () => {
+/**
+ * The layers of src/, lowest first. A file imports from its own folder and
+ * from folders of lower layers, never sideways within a layer nor up: text and
+ * the scene vocabulary know nothing else; the HTTP layer knows them alone; the
+ * CLI's errors and signals sit on it; files, input parsing and the config
+ * above; then the terminal and webhooks, previews and reports, the batch engine
+ * and the sandbox, the seam commands run in, the commands, and the program.
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  ['text', 'bundle'],
+  ['scene'],
+  ['api'],
+  ['process'],
+  ['files', 'input'],
+  ['config'],
+  ['terminal', 'webhook'],
+  ['preview', 'report'],
+  ['batch', 'sandbox'],
+  ['cli'],
+  ['commands'],
+  ['.'],
+];
+const layerOf = (file: string) => LAYERS.findIndex((layer) => layer.includes(folderOf(file)));
+
+/** Each command's folder (commands/<name>/), and what commands share (commands/shared/). */
+const commandOf = (file: string) => (file.startsWith('commands/') && file.split('/').length > 2 ? file.split('/')[1]! : undefined);
+
+/** Every import circle among src/'s files (strongly connected components of more than one file, or a file importing itself). */
+function circles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  let next = 0;
+  const visit = (file: string) => {
+    index.set(file, next);
+    low.set(file, next++);
+    stack.push(file);
+    for (const target of graph.get(file) ?? []) {
+      if (!graph.has(target)) continue;
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (stack.includes(target)) low.set(file, Math.min(low.get(file)!, index.get(target)!));
+    }
+    if (low.get(file) === index.get(file)) {
+      const component: string[] = [];
+      let member: string;
+      do component.push((member = stack.pop()!));
+      while (member !== file);
+      if (component.length > 1 || (graph.get(file) ?? []).includes(file)) found.push(component.sort());
+    }
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return found;
+}
+
+describe('the plan of src/', () => {
   const graph = importGraph();
-  const commands = [...graph.keys()].filter((file) => isCommandFile(file) && file !== 'commands/index.ts');
+  const files = [...graph.keys()];
 
   it('reads the imports it checks (static, type-only and dynamic)', () => {
-    expect(commands.length).toBeGreaterThanOrEqual(10);
+    expect(files.length).toBeGreaterThanOrEqual(100);
     expect(importsOf('x/y.ts', "import type { A } from '../a.js';\nimport { b } from './b.js';\nconst c = await import('../c/d.js');\nimport './e.js';")).toEqual(['a.ts', 'x/b.ts', 'c/d.ts', 'x/e.ts']);
-    expect(graph.get('cli.ts')).toContain('commands/index.ts');
+    expect(graph.get('main.ts')).toContain('commands/index.ts');
   });
 
-  it('no command imports cli.ts, directly or through another module', () => {
-    const offenders = commands.filter((file) => reachable(graph, file).has('cli.ts'));
+  it('holds folders, with at most three files at its root', () => {
+    expect(files.filter((file) => folderOf(file) === '.').length).toBeLessThanOrEqual(3);
+  });
+
+  it('puts every folder in a layer', () => {
+    const unplaced = [...new Set(files.map(folderOf))].filter((folder) => !LAYERS.some((layer) => layer.includes(folder)));
+    expect(unplaced).toEqual([]);
+  });
+
+  it('has no import that runs sideways or back up a layer', () => {
+    const upward = [...graph].flatMap(([file, imports]) =>
+      imports.filter((target) => folderOf(target) !== folderOf(file) && layerOf(target) >= layerOf(file)).map((target) => `${file} → ${target}`),
+    );
+    expect(upward).toEqual([]);
+    // The rule is not empty: a file of a lower layer that imported a higher one would be named.
+    expect(layerOf('api/client.ts')).toBeLessThan(layerOf('commands/list/index.ts'));
+  });
+
+  it('has no import circle, across folders or within one', () => {
+    expect(circles(graph)).toEqual([]);
+    expect(circles(new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['a.ts']]]))).toEqual([['a.ts', 'b.ts', 'c.ts']]);
+  });
+
+  it('has no source file longer than 900 lines', () => {
+    const long = files.filter((file) => readFileSync(join(SRC, file), 'utf8').split('\n').length > 900);
+    expect(long).toEqual([]);
+  });
+});
+
+describe('commands', () => {
+  const graph = importGraph();
+
+  it('are reached through the registry alone: nothing outside src/commands/ imports one, but the program its registry', () => {
+    const crossings = [...graph].flatMap(([file, imports]) =>
+      file.startsWith('commands/') ? [] : imports.filter((target) => target.startsWith('commands/')).map((target) => `${file} → ${target}`),
+    );
+    expect(crossings).toEqual(['main.ts → commands/index.ts']);
+  });
+
+  it('each keeps to its own folder and what commands share: no command imports another', () => {
+    const registered = [...graph.keys()].filter((file) => /^commands\/[^/]+\/index\.ts$/.test(file) && commandOf(file) !== 'shared');
+    expect(registered.length).toBeGreaterThanOrEqual(11);
+    const across = [...graph].flatMap(([file, imports]) => {
+      const own = commandOf(file);
+      return own === undefined ? [] : imports.filter((target) => ![own, 'shared', undefined].includes(commandOf(target)) || target === 'commands/index.ts').map((target) => `${file} → ${target}`);
+    });
+    expect(across).toEqual([]);
+  });
+
+  it('none reaches the program (main.ts), directly or through another module', () => {
+    const offenders = [...graph.keys()].filter((file) => file.startsWith('commands/') && reachable(graph, file).has('main.ts'));
     expect(offenders).toEqual([]);
   });
+});
 
-  it('nothing outside src/commands/ imports a command: the program reaches them through the registry alone', () => {
-    const crossings = [...graph].flatMap(([file, imports]) =>
-      isCommandFile(file) ? [] : imports.filter(isCommandFile).map((target) => `${file} → ${target}`),
-    );
-    expect(crossings).toEqual(['cli.ts → commands/index.ts']);
+describe('the batch engine and the reports', () => {
+  const graph = importGraph();
+  const importsInto = (from: string, into: string[]) =>
+    [...graph].flatMap(([file, imports]) => (folderOf(file) === from ? imports.filter((target) => into.includes(folderOf(target))).map((target) => `${file} → ${target}`) : []));
+
+  it('reports are made from plain records: report/ imports neither batch/ nor commands/', () => {
+    expect(importsInto('report', ['batch', 'commands'])).toEqual([]);
   });
 
-  it('cli.ts is in no import circle', () => {
-    const circles = (graph.get('cli.ts') ?? []).filter((target) => target === 'cli.ts' || reachable(graph, target).has('cli.ts'));
-    expect(circles).toEqual([]);
+  it('the engine runs rows without knowing what they are for: batch/ imports neither report/ nor commands/ nor the seam', () => {
+    expect(importsInto('batch', ['report', 'commands', 'cli'])).toEqual([]);
+  });
+});
+
+describe('the sandbox', () => {
+  const graph = importGraph();
+  /**
+   * The interface facts it shares with the client (the spec's constants, the
+   * wire schema, the enums and the scene vocabulary), undici for the webhooks it
+   * sends, and plain helpers that know nothing of the CLI: text, the bundle's
+   * worker scripts, atomic writes and locks, durations and deadlines.
+   */
+  const shared = (target: string) =>
+    ['api/spec.ts', 'api/schema.ts', 'api/enums.ts', 'api/undici.ts', 'files/atomic-file.ts', 'files/file-lock.ts', 'input/duration.ts', 'webhook/deadline.ts'].includes(target) ||
+    ['scene', 'text', 'bundle', 'sandbox'].includes(folderOf(target));
+
+  it('imports only the interface facts it shares with the client, and plain helpers', () => {
+    const beyond = [...graph].flatMap(([file, imports]) => (file.startsWith('sandbox/') ? imports.filter((target) => !shared(target)).map((target) => `${file} → ${target}`) : []));
+    expect(beyond).toEqual([]);
   });
 });
 
 describe('the HTTP layer', () => {
   const graph = importGraph();
   const api = [...graph.keys()].filter((file) => file.startsWith('api/'));
-  /** The terminal, the program, its commands, the CLI's errors and exit codes, and how commands are stopped. */
-  const outside = (file: string) => ['io.ts', 'cli.ts', 'context.ts', 'errors.ts', 'shutdown.ts', 'config.ts'].includes(file) || isCommandFile(file);
+  /** The terminal, the program, its commands and seam, the CLI's errors and exit codes, how commands are stopped, the config. */
+  const outside = (file: string) => ['terminal', 'cli', 'commands', 'process', 'config', '.'].includes(folderOf(file));
 
   it('reaches nothing of the terminal, the commands or the CLI’s errors, through any import', () => {
     expect(api.length).toBeGreaterThanOrEqual(15);

@@ -7,16 +7,8 @@ import type { BatchStatusOptions } from './status.js';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
 import { UsageError } from '../../process/errors.js';
 import { DEFAULT_LISTEN_HOST } from '../../input/flags.js';
-import { CALLBACK_WAIT_HELP } from '../generate-async/index.js';
+import { CALLBACK_WAIT_HELP, PROGRESS_INTERVAL_HELP, RETRY_DELAY_HELP } from '../shared/help.js';
 import { addSceneOptions, sceneColumnsHelp, sceneInputFrom } from '../shared/scene-options.js';
-
-/**
- * The help of the duration flags batch and export share, written out so that
- * --help loads no parser (a test holds them to src/commands/shared/batch-options.ts).
- */
-export const RETRY_DELAY_HELP =
-  'delay before the first retry, doubled for each further one, with jitter: 500ms, 2s; a bare number is seconds (default 500ms, at most 30s)';
-export const PROGRESS_INTERVAL_HELP = 'time between progress lines when stderr is not a terminal: 10s, 1m; a bare number is seconds (default 5s)';
 
 interface BatchCommandOptions {
   [option: string]: unknown;

@@ -1,7 +1,7 @@
 // What a batch prints: the --dry-run listing and the closing summary, human
 // or --json. Both are written as they are read, row by row, so a batch of any
 // length prints whole through a pipe of any speed.
-import { relative } from 'node:path';
+import { displayPath } from '../../files/file-names.js';
 import type { WireStats } from '../../api/retry.js';
 import { UsageError } from '../../process/errors.js';
 import type { Context } from '../../cli/context.js';
@@ -9,11 +9,6 @@ import { formatDuration } from '../../input/duration.js';
 import { MESSAGE_MAX, printable } from '../../text/printable.js';
 import type { OutcomeCounts, OutcomeLog } from '../../batch/outcomes.js';
 import type { PlannedRow } from '../../batch/plan.js';
-
-export function displayPath(path: string): string {
-  const fromCwd = relative(process.cwd(), path);
-  return fromCwd && !fromCwd.startsWith('..') ? fromCwd : path;
-}
 
 export interface DryRunCounts {
   total: number;

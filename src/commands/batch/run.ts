@@ -27,7 +27,8 @@ import { parseProgressInterval, parseRetryDelay } from '../shared/batch-options.
 import { OutcomeLog } from '../../batch/outcomes.js';
 import { plannedRows, RowPlanner, surveyBatch, type PlannedRow, type Survey, type SurveyOptions, type ValidRow } from '../../batch/plan.js';
 import { createProgress, type Progress } from '../../batch/progress.js';
-import { displayPath, printDryRun, printJsonSummary, printSummary } from './print.js';
+import { displayPath } from '../../files/file-names.js';
+import { printDryRun, printJsonSummary, printSummary } from './print.js';
 import { resumeBySize, resumeEntry, ResumeTable, type ResumeEntry } from '../../batch/resume.js';
 import { RowRunner, type Job, type RowProducer } from '../../batch/row-runner.js';
 import { resolveShard, type Shard } from '../../batch/shard.js';

@@ -14,7 +14,7 @@ import { DEFAULT_TEMPLATE, surveyOrRefuseEmpty } from './run.js';
 import { BatchInput } from '../../batch/input.js';
 import { manifestRecords } from '../../batch/manifest.js';
 import { defaultManifestPath, plannedRows, RowPlanner, type PlannedRow } from '../../batch/plan.js';
-import { displayPath } from './print.js';
+import { displayPath } from '../../files/file-names.js';
 import { ManifestSet, rowRanges, statusExitCode, StatusTally, type BatchStatusReport, type RowState } from '../../batch/shard-account.js';
 import { compileTemplate } from '../../batch/template.js';
 

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import type { ExportOptions } from './run.js';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
-import { PROGRESS_INTERVAL_HELP, RETRY_DELAY_HELP } from '../batch/index.js';
+import { PROGRESS_INTERVAL_HELP, RETRY_DELAY_HELP } from '../shared/help.js';
 
 export const registration: CommandRegistration = { name: 'export', register };
 

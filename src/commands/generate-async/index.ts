@@ -11,7 +11,8 @@ import { DEFAULT_LISTEN_HOST } from '../../input/flags.js';
 import type { Spinner } from '../../terminal/terminal.js';
 import { printable } from '../../text/printable.js';
 import { VERSION } from '../../bundle/version.js';
-import { defaultOutputName, PREVIEW_HELP, wantsPreview } from '../generate/index.js';
+import { CALLBACK_WAIT_HELP, PREVIEW_HELP } from '../shared/help.js';
+import { defaultOutputName, wantsPreview } from '../shared/saved-image.js';
 import { addLocationOptions, addSceneOptions, sceneInputFrom } from '../shared/scene-options.js';
 
 interface GenerateAsyncOptions {
@@ -28,12 +29,6 @@ interface GenerateAsyncOptions {
   preview?: boolean;
   [scene: string]: unknown;
 }
-
-/**
- * The help's words for a callback wait, shared with batch --callback-timeout; written
- * out so that --help loads no parser (a test holds them to CALLBACK_WAIT_RANGE).
- */
-export const CALLBACK_WAIT_HELP = '90s, 10m, 1h; a bare number is seconds, at most 600 (default 10m, up to 24h)';
 
 export const registration: CommandRegistration = { name: 'generate-async', register };
 

@@ -5,6 +5,8 @@ import { formatBytes } from '../../text/bytes.js';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
 import { VERSION } from '../../bundle/version.js';
 import { addLocationOptions, addSceneOptions, sceneInputFrom } from '../shared/scene-options.js';
+import { PREVIEW_HELP } from '../shared/help.js';
+import { defaultOutputName, wantsPreview } from '../shared/saved-image.js';
 
 interface GenerateOptions {
   output?: string;
@@ -55,18 +57,6 @@ source type); --no-metadata keeps the bytes exactly as the service sent them.`,
 }
 
 /** The help of --preview, which generate-async --listen shares. */
-export const PREVIEW_HELP = 'show the saved image in the terminal, as aerial view does (on a terminal only; default: config defaults.preview)';
-
-/** Whether to show the saved image: the flag, else the config's defaults.preview. */
-export function wantsPreview(ctx: Context, flag: boolean | undefined): boolean {
-  return flag ?? ctx.settings().preview.value;
-}
-
-export function defaultOutputName(lat: number, lng: number, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
-  return `aerial-${lat}_${lng}-${stamp}.jpg`;
-}
-
 export async function runGenerate(ctx: Context, options: GenerateOptions): Promise<void> {
   const { buildGenerationRequest } = await import('../../input/scene-request.js');
   const defaults = ctx.settings().sceneDefaults;
