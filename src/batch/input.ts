@@ -27,7 +27,7 @@ import { fileSystemProblem, UsageError } from '../process/errors.js';
 import { checkDelimiter, delimiterFlag, parseDelimiter } from './csv-dialect.js';
 import { inputError, shownPath, surveyText, textChunks, unixLineEnds } from './input-text.js';
 import { JsonValues } from './json-values.js';
-import { detectFormat, type BatchFormat, type BatchRow } from './rows.js';
+import { detectFormat, type BatchFormat, type BatchRow } from './row-columns.js';
 
 /** A file this large is a mistake, or a device that never ends. */
 export const MAX_BATCH_FILE_BYTES = 256 * 1024 * 1024;

@@ -20,7 +20,7 @@ import { VERSION } from '../bundle/version.js';
 import { RowArray, textKey, WordTable } from './compact.js';
 import { DEFAULT_MANIFEST_NAME, rowKey } from './manifest.js';
 import { inputError } from './input-text.js';
-import { ColumnMap, misspeltColumn, rowSceneInput, sceneFieldOf, type BatchRow } from './rows.js';
+import { ColumnMap, misspeltColumn, rowSceneInput, sceneFieldOf, type BatchRow } from './row-columns.js';
 import { inShard, type Shard } from './shard.js';
 import { checkPlaceholders, expandTemplate, type ExpandedTemplate, type OutputTemplate } from './template.js';
 

@@ -1,5 +1,5 @@
 // The escape sequences that put an image on a terminal, one per protocol, from
-// pixels or an encoded image already sized (render.ts does the pixels). Pure
+// pixels or an encoded image already sized (picture.ts does the pixels). Pure
 // functions of their input: the tests parse what they make.
 import type { ColorDepth } from './terminal.js';
 

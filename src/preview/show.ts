@@ -71,7 +71,7 @@ export async function planPreview(io: Terminal, flags: PreviewFlags): Promise<Pr
 
 /** Writes one image to stdout as planned; `caption` (a file name or id) goes above it when given. */
 export async function showImage(io: Terminal, plan: PreviewPlan, source: Buffer | string, name: string, caption: boolean): Promise<void> {
-  const { renderPreview } = await import('./render.js');
+  const { renderPreview } = await import('./picture.js');
   const started = process.hrtime.bigint();
   const preview = await renderPreview(source, {
     protocol: plan.graphics.protocol,

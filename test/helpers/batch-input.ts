@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { BatchInput } from '../../src/batch/input.js';
-import type { BatchRow } from '../../src/batch/rows.js';
+import type { BatchRow } from '../../src/batch/row-columns.js';
 
 let dir: string | undefined;
 let files = 0;

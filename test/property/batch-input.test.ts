@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/process/errors.js';
 import { BatchInput } from '../../src/batch/input.js';
-import { mapColumns, rowSceneInput, type BatchRow } from '../../src/batch/rows.js';
+import { mapColumns, rowSceneInput, type BatchRow } from '../../src/batch/row-columns.js';
 import { resolveSettings } from '../../src/config/config.js';
 import { buildGenerationRequest } from '../../src/input/scene-request.js';
 import { csvDialect, dialectCase, jsonDialect, jsonLinesDialect, nthLineStart, places, render, withLatin1Byte, type Place } from '../helpers/batch-dialects.js';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { halfBlocks, itermSequence, kittySequence, quantize, sixelSequence, tmuxPassthrough, xterm256 } from '../../../src/preview/encoders.js';
 import { colorDepth, detectGraphics } from '../../../src/preview/terminal.js';
-import { fitColumns } from '../../../src/preview/render.js';
+import { fitColumns } from '../../../src/preview/picture.js';
 import { blockLines, parseIterm, parseKitty, parseSixel } from '../../helpers/terminal-graphics.js';
 
 /** An image of horizontal stripes: red, green, blue, white, repeating every `stripe` rows. */

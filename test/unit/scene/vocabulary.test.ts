@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { describeIssues, generationRequestSchema, type GenerationRequest } from '../../../src/api/schema.js';
 import { planBatch } from '../../../src/batch/plan.js';
-import { sceneFieldOf } from '../../../src/batch/rows.js';
+import { sceneFieldOf } from '../../../src/batch/row-columns.js';
 import { compileTemplate } from '../../../src/batch/template.js';
 import { batchFile } from '../../helpers/batch-input.js';
 import { buildProgram } from '../../../src/main.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveSettings } from '../../../src/config/config.js';
 import { buildGenerationRequest } from '../../../src/input/scene-request.js';
-import { detectFormat, mapColumns, misspeltColumn, rowSceneInput, sceneFieldOf } from '../../../src/batch/rows.js';
+import { detectFormat, mapColumns, misspeltColumn, rowSceneInput, sceneFieldOf } from '../../../src/batch/row-columns.js';
 import { batchFile, readRows } from '../../helpers/batch-input.js';
 import { usageMessage } from '../../helpers/usage-error.js';
 
