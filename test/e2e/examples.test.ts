@@ -1,7 +1,8 @@
-// Every example in the README and in each command's --help, run as pasted:
-// by bash, on a real pseudo-terminal of 80 columns, against a sandbox, with
-// the placeholders filled as the README's "Examples are meant to be pasted"
-// says. Each example runs on its own, in a fresh copy of a working directory
+// Every example in the README, in the manual (docs/**/*.md) and in each
+// command's --help, run as pasted: by bash, on a real pseudo-terminal of 80
+// columns, against a sandbox, with the placeholders filled as "Examples are
+// meant to be pasted" (docs/commands/README.md) says. An example written in
+// several places (the README's tour repeats the manual's) runs once. Each example runs on its own, in a fresh copy of a working directory
 // that holds the files the examples read (places.csv, tokyo.jpg, the shards'
 // manifests…), a home directory of its own, and a config whose default and
 // `work` profiles point at the sandbox with a fresh account holding three
@@ -11,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
+import { globSync } from 'tinyglobby';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/main.js';
 import { BIN, registerSecret, ROOT, runCli, tempDir } from '../helpers/cli.js';
@@ -19,7 +21,7 @@ import { API_PATH, generationRequest, useSandboxPerFile, type TestSandbox } from
 import { available, command } from '../helpers/system-tools.js';
 
 interface Example {
-  /** Where it is written: "README.md:57" or "aerial config set --help". */
+  /** Where it is written: "README.md:57", "docs/commands/batch.md:12" or "aerial config set --help". */
   source: string;
   line: string;
 }
@@ -31,13 +33,37 @@ const ID_PLACEHOLDERS: Array<[placeholder: string, image: number]> = [
 ];
 
 /**
- * The lines not run: the project's own npm scripts (the checkout is built
- * already: `npm ci && …` runs what follows), packing and installing the
- * package (test/e2e/installed-package.test.ts does that, into a temporary
- * prefix), another vendor's CLI (aws), and a `<placeholder>` for something
- * only the reader has (a tunnel's name).
+ * The lines not run (matched without their comment): the project's own npm
+ * and node scripts (the checkout is built already: `npm ci && …` runs what
+ * follows; the bench and the OpenAPI proxy have tests of their own), packing
+ * and installing the package (test/e2e/installed-package.test.ts does that,
+ * into a temporary prefix), other vendors' CLIs (aws, ngrok, cloudflared), a
+ * `<placeholder>` for something only the reader has (a tunnel's name, a key
+ * printed elsewhere), and a session on fixed local ports: a server started in
+ * the background (`&`) and the commands that reach one at 127.0.0.1:4010 or
+ * :4020.
  */
-const NOT_RUN = /^npm (ci|test|run bench|pack)\s*(#.*)?$|^npm install --global \S+\.tgz\s*(#.*)?$|^aws |^array=\$\(aws |<[a-z][a-z-]*>/;
+const NOT_RUN =
+  /^npm (ci|test|run bench|pack)$|^npm run build && node (bench|scripts)\/|^node (bench|scripts)\/|^npm install --global \S+\.tgz$|^aws |^array=\$\(aws |^(ngrok|cloudflared) |<[a-z][a-z -]*>|&$|127\.0\.0\.1:40[12]0/;
+
+/** A line of shell without its trailing comment (a `#` after white space, outside quotes). */
+function withoutComment(line: string): string {
+  let quote: string | undefined;
+  for (let index = 0; index < line.length; index++) {
+    const char = line[index]!;
+    if (quote !== undefined) {
+      if (char === quote) quote = undefined;
+      else if (char === '\\' && quote === '"') index++;
+    } else if (char === "'" || char === '"') quote = char;
+    else if (char === '\\') index++;
+    else if (char === '#' && (index === 0 || /\s/.test(line[index - 1]!))) return line.slice(0, index).trimEnd();
+  }
+  return line;
+}
+
+function notRun(example: Example): boolean {
+  return NOT_RUN.test(withoutComment(example.line));
+}
 
 /** Lines of shell with `\` continuations joined, comment-only lines dropped. */
 function commandLines(lines: string[]): string[] {
@@ -56,18 +82,26 @@ function commandLines(lines: string[]): string[] {
   return out;
 }
 
-function readmeExamples(): Example[] {
-  const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n');
+/** The pages whose shell blocks are examples: the README, then the manual. */
+const PAGES = ['README.md', ...globSync('docs/**/*.md', { cwd: ROOT }).sort()];
+
+/** The lines of every block marked as shell (```sh, ```bash, ```shell) of `page`. */
+function pageExamples(page: string): Example[] {
+  const lines = readFileSync(join(ROOT, page), 'utf8').split('\n');
   const examples: Example[] = [];
   for (let index = 0; index < lines.length; index++) {
-    if (lines[index] !== '```sh') continue;
+    if (!/^```(sh|bash|shell)\s*$/.test(lines[index]!)) continue;
     const start = index + 1;
     let end = start;
     while (lines[end] !== '```') end++;
-    for (const line of commandLines(lines.slice(start, end))) examples.push({ source: `README.md:${start}`, line });
+    for (const line of commandLines(lines.slice(start, end))) examples.push({ source: `${page}:${start}`, line });
     index = end;
   }
   return examples;
+}
+
+function documentExamples(): Example[] {
+  return PAGES.flatMap(pageExamples);
 }
 
 function commandPaths(command: Command, path: string[] = []): string[][] {
@@ -248,26 +282,58 @@ async function run(example: Example): Promise<{ exitCode: number | null; screen:
   return { exitCode, screen: plain(output), line };
 }
 
-const examples = [...readmeExamples(), ...helpExamples()];
-const runnable = examples.filter((example) => !NOT_RUN.test(example.line));
+/** The first of the examples that are one command, comments and spacing aside. */
+function once(examples: Example[]): Example[] {
+  const seen = new Set<string>();
+  return examples.filter((example) => {
+    const command = withoutComment(example.line).replace(/\s+/g, ' ');
+    if (seen.has(command)) return false;
+    seen.add(command);
+    return true;
+  });
+}
+
+const examples = [...documentExamples(), ...helpExamples()];
+const runnable = once(examples.filter((example) => !notRun(example)));
 
 describe('the examples are found', () => {
-  it('in the README and in every help page', () => {
-    expect(readmeExamples().length).toBeGreaterThan(40);
+  it('in the README, in the manual and in every help page', () => {
+    expect(pageExamples('README.md').length).toBeGreaterThan(20);
+    expect(documentExamples().length).toBeGreaterThan(60);
+    expect(new Set(documentExamples().map((example) => example.source.split(':')[0])).size).toBeGreaterThan(12);
     expect(helpExamples().length).toBeGreaterThan(50);
     expect(new Set(helpExamples().map((example) => example.source)).size).toBeGreaterThan(15);
   });
 
-  it('and only these are not run: the project\'s own npm scripts, the AWS CLI, and a tunnel only the reader has', () => {
-    const skipped = examples.filter((example) => !runnable.includes(example)).map((example) => example.line);
+  it('and only these are not run: the project\'s own npm and node scripts, other vendors\' CLIs, what only the reader has, and a session on fixed ports', () => {
+    const skipped = examples.filter(notRun).map((example) => example.line);
     expect(skipped).toEqual([
+      // README.md
       expect.stringMatching(/^npm install --global aerial-[\d.]+\.tgz /),
       'npm test',
-      ...Array(4).fill(expect.stringMatching(/^(aws|array=\$\(aws) /)),
+      // docs/development.md
       'npm ci            # installs and builds (the esbuild bundle in dist/)',
       'npm test          # build, typecheck, vitest (unit + end-to-end)',
       expect.stringMatching(/^npm run bench +# start-up \(on Node 22, 24, 26/),
       expect.stringMatching(/^npm pack +# the tarball users install/),
+      // docs/sandbox.md: the OpenAPI document and its proxy, on fixed ports; the sandbox's bench
+      expect.stringMatching(/^curl -s http:\/\/127\.0\.0\.1:4010\/openapi\.json /),
+      expect.stringMatching(/^aerial sandbox --port 4010 & /),
+      expect.stringMatching(/^node scripts\/openapi-proxy\.mjs --upstream http:\/\/127\.0\.0\.1:4010 .* &$/),
+      expect.stringMatching(/^AERIAL_BASE_URL=http:\/\/127\.0\.0\.1:4020 aerial generate /),
+      expect.stringMatching(/^node scripts\/openapi-proxy\.mjs --upstream https:\/\/api\.genaerial\.com .* &$/),
+      'AERIAL_BASE_URL=http://127.0.0.1:4020 aerial list --json',
+      ...Array(2).fill(expect.stringMatching(/^npm run build && node bench\/sandbox-throughput\.mjs/)),
+      // docs/scale-out.md
+      ...Array(4).fill(expect.stringMatching(/^(aws|array=\$\(aws) /)),
+      // docs/webhooks.md: tunnels, and a key another terminal printed
+      expect.stringContaining('--public-url https://<id>.ngrok-free.app -o westminster.jpg'),
+      'ngrok http 127.0.0.1:8787',
+      expect.stringContaining('--public-url https://<id>.ngrok-free.app -o liberty.jpg'),
+      'cloudflared tunnel --url http://127.0.0.1:8787',
+      expect.stringContaining('--public-url https://<random-words>.trycloudflare.com'),
+      expect.stringContaining('AERIAL_API_KEY=<key it printed>'),
+      // aerial generate-async --help
       expect.stringContaining('--public-url https://<your-subdomain>.ngrok-free.app'),
     ]);
   });

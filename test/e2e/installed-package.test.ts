@@ -45,18 +45,22 @@ describe('the packed tarball', () => {
     expect(Object.keys(manifest.dependencies)).toEqual(['sharp']);
   });
 
-  it('has a README whose links to files in the package all resolve there', () => {
+  it('has a README and a manual whose links to files in the package all resolve there', () => {
     const root = join(prefix, 'lib', 'node_modules', 'aerial');
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const links = [...readme.matchAll(/\]\(((?!https?:|#|mailto:)[^)\s]+)\)/g)].map((match) => match[1]!.split('#')[0]!).filter(Boolean);
-    expect(links.length).toBeGreaterThan(5);
+    const pages = ['README.md', ...readdirSync(join(root, 'docs'), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.md')).map((file) => join('docs', file))];
+    expect(pages).toContain(join('docs', 'commands', 'batch.md'));
+    const links = pages.flatMap((page) => {
+      const text = readFileSync(join(root, page), 'utf8').replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, '');
+      return [...text.matchAll(/\]\(((?!https?:|#|mailto:)[^)\s]+)\)/g)].map((match) => join(dirname(page), match[1]!.split('#')[0]!));
+    });
+    expect(links.length).toBeGreaterThan(50);
     expect(links.filter((link) => !existsSync(join(root, link)))).toEqual([]);
   });
 
-  it('is installed at a size the README states', () => {
+  it('is installed at a size the manual states', () => {
     const megabytes = bytesUnder(join(prefix, 'lib', 'node_modules', 'aerial')) / 1e6;
-    const stated = /installed, it takes\s+about (\d+) MB/i.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'));
-    expect(stated, 'README states the installed size').not.toBeNull();
+    const stated = /installed, it takes\s+about (\d+) MB/i.exec(readFileSync(join(ROOT, 'docs', 'performance.md'), 'utf8'));
+    expect(stated, 'docs/performance.md states the installed size').not.toBeNull();
     expect(Math.abs(megabytes - Number(stated![1]))).toBeLessThan(3);
   });
 });
