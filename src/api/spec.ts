@@ -1,4 +1,4 @@
-// Facts of the GenAerial v1 interface (shared/spec/genaerial-api-v1.md) that
+// Facts of the GenAerial v1 interface (docs/openapi.yaml describes it) that
 // both the client and the sandbox build on. Free of dependencies, so either
 // side imports it without loading anything of the other.
 

@@ -26,7 +26,7 @@ function scratch(): string {
 }
 
 async function plan(lines: string, template = 'out/{row}.jpg', extra: Partial<Parameters<typeof planBatch>[0]> = {}) {
-  return planBatch({ file: await batchFile(lines), flags: {}, sceneDefaults, template: compileTemplate(template), cwd: '/work', ...extra });
+  return planBatch({ file: await batchFile(lines), flags: {}, sceneDefaults, template: compileTemplate(template), cwd: '/ci/workspace', ...extra });
 }
 
 describe('planBatch', () => {
@@ -49,9 +49,9 @@ describe('planBatch', () => {
   it('names files from the template with the request values and columns, relative to the manifest', async () => {
     const result = await plan('{"id":"eiffel tower","lat":48.8584,"lng":2.2945,"zoom":"high"}\n', 'out/{id}-{lat}_{lng}-{zoom}-{row}.jpg');
     const [row] = result.rows;
-    expect(row!.target).toBe('/work/out/eiffel_tower-48.8584_2.2945-High-1.jpg');
+    expect(row!.target).toBe('/ci/workspace/out/eiffel_tower-48.8584_2.2945-High-1.jpg');
     expect(row!.file).toBe('eiffel_tower-48.8584_2.2945-High-1.jpg');
-    expect(result.manifestPath).toBe('/work/out/aerial-batch-manifest.jsonl');
+    expect(result.manifestPath).toBe('/ci/workspace/out/aerial-batch-manifest.jsonl');
     expect(row!.key).toBe(rowKey(row!.request, row!.file!));
   });
 
@@ -99,15 +99,15 @@ describe('planBatch', () => {
     expect(defaultManifestPath(compileTemplate('out/{country}/{id}.jpg'), '/w')).toBe('/w/out/aerial-batch-manifest.jsonl');
     expect(defaultManifestPath(compileTemplate('{id}.jpg'), '/w')).toBe('/w/aerial-batch-manifest.jsonl');
     expect(defaultManifestPath(compileTemplate('/data/img-{id}.jpg'), '/w')).toBe('/data/aerial-batch-manifest.jsonl');
-    expect((await plan('{"lat":1,"lng":2}', 'out/{row}.jpg', { manifestPath: 'm/x.jsonl' })).manifestPath).toBe('/work/m/x.jsonl');
+    expect((await plan('{"lat":1,"lng":2}', 'out/{row}.jpg', { manifestPath: 'm/x.jsonl' })).manifestPath).toBe('/ci/workspace/m/x.jsonl');
   });
 });
 
 describe('manifest files', () => {
   it('are the output paths relative to the manifest, as relative() makes them', () => {
-    for (const manifestPath of ['/work/out/m.jsonl', '/m.jsonl', '/work/out/sub/m.jsonl']) {
-      const planner = new RowPlanner({ header: ['lat', 'lng'], flags: {}, sceneDefaults, template: compileTemplate('out/{row}.jpg'), cwd: '/work', manifestPath });
-      for (const target of ['/work/out/1.jpg', '/work/out/a/b/2.jpg', '/work/outer/3.jpg', '/elsewhere/4.jpg', '/work/out/..jpg', '/work/out/.x/5.jpg', '/work/out//6.jpg', '/work/out/a/../7.jpg', '/work/out']) {
+    for (const manifestPath of ['/ci/workspace/out/m.jsonl', '/m.jsonl', '/ci/workspace/out/sub/m.jsonl']) {
+      const planner = new RowPlanner({ header: ['lat', 'lng'], flags: {}, sceneDefaults, template: compileTemplate('out/{row}.jpg'), cwd: '/ci/workspace', manifestPath });
+      for (const target of ['/ci/workspace/out/1.jpg', '/ci/workspace/out/a/b/2.jpg', '/ci/workspace/outer/3.jpg', '/elsewhere/4.jpg', '/ci/workspace/out/..jpg', '/ci/workspace/out/.x/5.jpg', '/ci/workspace/out//6.jpg', '/ci/workspace/out/a/../7.jpg', '/ci/workspace/out']) {
         expect(planner.manifestFile(target), `${manifestPath} ${target}`).toBe(relative(planner.manifestDir, target));
       }
     }

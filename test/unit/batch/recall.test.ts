@@ -27,7 +27,7 @@ function scratch(): string {
 }
 
 function planner(overrides: Partial<PlannerOptions> = {}): RowPlanner {
-  return new RowPlanner({ header: ['id', 'lat', 'lng'], flags: {}, sceneDefaults, template: compileTemplate('out/{id}.jpg'), cwd: '/work', inputDigests: true, ...overrides });
+  return new RowPlanner({ header: ['id', 'lat', 'lng'], flags: {}, sceneDefaults, template: compileTemplate('out/{id}.jpg'), cwd: '/ci/workspace', inputDigests: true, ...overrides });
 }
 const row = (n: number, cells: Record<string, unknown> = { id: `r${n}`, lat: '1', lng: '2' }) => ({ row: n, cells });
 
@@ -43,7 +43,7 @@ describe("a row's input digest", () => {
       planner({ sceneDefaults: { ...sceneDefaults, resolution: { value: 'UHD', source: 'profile' } } }).inputDigest(row(1)),
       planner({ template: compileTemplate('out/{id}-{zoom}.jpg') }).inputDigest(row(1)),
       planner({ cwd: '/elsewhere' }).inputDigest(row(1)),
-      planner({ manifestPath: '/work/m.jsonl' }).inputDigest(row(1)),
+      planner({ manifestPath: '/ci/workspace/m.jsonl' }).inputDigest(row(1)),
     ];
     expect(new Set([digest, ...others]).size).toBe(others.length + 1);
   });
@@ -54,14 +54,14 @@ describe("a row's input digest", () => {
     const planned = p.finish(draft);
     expect(planned.input).toBe(p.inputDigest(row(1)));
     expect(p.targetOf(planned.file!)).toBe(planned.target);
-    expect(p.finish(draft, '/work/out/r1~2.jpg').input).toBeUndefined();
+    expect(p.finish(draft, '/ci/workspace/out/r1~2.jpg').input).toBeUndefined();
     expect(planner({ inputDigests: false }).finish(draft).input).toBeUndefined();
   });
 
   it('leads from a recorded file back to its target, as resolve() does', () => {
-    const p = planner({ manifestPath: '/work/out/m.jsonl' });
+    const p = planner({ manifestPath: '/ci/workspace/out/m.jsonl' });
     for (const file of ['a.jpg', 'x/y/z.jpg', '../up.jpg', './a.jpg', 'a//b.jpg', 'a/./b.jpg', 'a/../b.jpg', '/abs/c.jpg', 'ü/☕.jpg']) {
-      expect(p.targetOf(file), file).toBe(resolve('/work/out', file));
+      expect(p.targetOf(file), file).toBe(resolve('/ci/workspace/out', file));
     }
   });
 });
