@@ -4,6 +4,7 @@
 // is a goal). bin/aerial.js turns on Node's own compile cache before it loads
 // the bundle, so later runs skip compiling it.
 import { build } from 'esbuild';
+import { regroup } from './regroup.mjs';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -39,24 +40,6 @@ const builtinShims = {
       const shim = SHIMS.find((s) => s.module === args.path && s.importer.test(args.importer));
       return shim ? { path: fileURLToPath(new URL(`./shims/${shim.shim}`, import.meta.url)) } : undefined;
     });
-  },
-};
-
-/**
- * An ES module that imports one of Node's built-ins gets its namespace, and
- * making that namespace reads every export: `import … from 'node:fs'` loads
- * fs/promises, readline, the fs streams and watchers, for a command that reads
- * one file (measured on Node 24: about 30 built-in modules more than
- * `require('node:fs')`). So the bundle takes every built-in with require(),
- * whose lazy properties stay lazy until used; esbuild turns the ES imports of
- * it into property reads of that object.
- */
-const builtinsByRequire = {
-  name: 'builtins-by-require',
-  setup(build) {
-    // Static imports only: `await import('node:…')` stays Node's own, as code that waits for it expects a namespace.
-    build.onResolve({ filter: /^node:/ }, (args) => (args.kind === 'import-statement' ? { path: args.path, namespace: 'node-builtin' } : undefined));
-    build.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
   },
 };
 
@@ -104,23 +87,22 @@ const treeShakenUndici = {
   },
 };
 
+// esbuild compiles and bundles into a work directory; regroup() then splits the result into dist/'s files.
+const bundled = new URL(`../dist.${process.pid}.bundled`, import.meta.url);
 const { metafile } = await build({
-  plugins: [treeShakenUndici, builtinShims, builtinsByRequire],
+  plugins: [treeShakenUndici, builtinShims],
   metafile: true,
   // Worker threads load scripts of their own (src/bundle/bundled-script.ts): the sandbox's renderers, and
   // the file-size lookups of a resumed batch (src/batch/file-sizes.ts).
   entryPoints: { cli: 'src/main.ts', 'render-worker': 'src/sandbox/render-worker.ts', 'file-sizes-worker': 'src/batch/file-sizes-worker.ts' },
   // sharp loads libvips, a native addon installed from npm for the platform: it cannot be bundled.
   external: ['sharp'],
-  outdir: staging.pathname,
+  outdir: bundled.pathname,
   bundle: true,
   splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  // The CommonJS packages bundled here (commander, undici, …) call require() for Node's built-ins,
-  // which an ES module has no binding for: each file gets one of its own.
-  banner: { js: "import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);" },
   // Maps back to the sources for development (NODE_OPTIONS=--enable-source-maps, and the tests
   // that look inside the bundle); with no link in the files, and left out of the package.
   sourcemap: 'external',
@@ -133,6 +115,11 @@ const { metafile } = await build({
   logLevel: 'warning',
 });
 
+try {
+  await regroup(bundled, staging, ['cli', 'render-worker', 'file-sizes-worker']);
+} finally {
+  rmSync(bundled, { recursive: true, force: true });
+}
 writeFileSync(new URL('THIRD-PARTY-NOTICES.md', `${staging.href}/`), thirdPartyNotices(metafile, fileURLToPath(new URL('..', import.meta.url))));
 await writeWorldData(staging);
 // The sandbox serves the OpenAPI document as JSON (GET /openapi.json); docs/openapi.yaml is its source.

@@ -1,0 +1,178 @@
+// Bundles the CLI into dist/ as ES modules with code splitting: the entry
+// holds only what `--help` and `--version` need; every heavy dependency sits
+// in a chunk that is loaded the first time a command reaches for it (startup
+// is a goal). bin/aerial.js turns on Node's own compile cache before it loads
+// the bundle, so later runs skip compiling it.
+import { build } from 'esbuild';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { thirdPartyNotices } from './third-party-notices.mjs';
+import { treeShakenEntry } from './tree-shake.mjs';
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+const dist = new URL('../dist-zz', import.meta.url);
+// Build beside dist/ and swap it in, so a CLI run during a rebuild never sees half a bundle.
+const staging = new URL(`../dist.${process.pid}.tmp`, import.meta.url);
+const retired = new URL(`../dist.${process.pid}.old`, import.meta.url);
+
+/**
+ * Node built-ins that dependencies load eagerly but aerial rarely or never
+ * uses get lazy stand-ins in the bundle (see scripts/shims/): startup is a goal.
+ * Each pays (measured against a build without them, interleaved, CPU time:
+ * about 7 ms of `list --json` for undici's http2 and assert, 3 ms of every
+ * command for commander's), and test/unit/build/bundle-shims.test.ts holds each to
+ * the real module. (undici's fs/promises and zlib needed stand-ins too while all
+ * of undici was bundled; what remains of it loads neither: see below.)
+ */
+const SHIMS = [
+  { importer: /[\\/]commander[\\/]/, module: 'node:child_process', shim: 'commander-child-process.cjs' },
+  { importer: /[\\/]undici[\\/]/, module: 'node:http2', shim: 'undici-http2.cjs' },
+  { importer: /[\\/]undici[\\/]/, module: 'node:assert', shim: 'undici-assert.cjs' },
+];
+const builtinShims = {
+  name: 'builtin-shims',
+  setup(build) {
+    build.onResolve({ filter: /^node:/ }, (args) => {
+      const shim = SHIMS.find((s) => s.module === args.path && s.importer.test(args.importer));
+      return shim ? { path: fileURLToPath(new URL(`./shims/${shim.shim}`, import.meta.url)) } : undefined;
+    });
+  },
+};
+
+/**
+ * An ES module that imports one of Node's built-ins gets its namespace, and
+ * making that namespace reads every export: `import … from 'node:fs'` loads
+ * fs/promises, readline, the fs streams and watchers, for a command that reads
+ * one file (measured on Node 24: about 30 built-in modules more than
+ * `require('node:fs')`). So the bundle takes every built-in with require(),
+ * whose lazy properties stay lazy until used; esbuild turns the ES imports of
+ * it into property reads of that object.
+ */
+const builtinsByRequire = {
+  name: 'builtins-by-require',
+  setup(build) {
+    // Static imports only: `await import('node:…')` stays Node's own, as code that waits for it expects a namespace.
+    build.onResolve({ filter: /^node:/ }, (args) => (args.kind === 'import-statement' ? { path: args.path, namespace: 'node-builtin' } : undefined));
+    build.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+  },
+};
+
+/**
+ * undici's entry point requires, and so runs at load, all of undici: fetch,
+ * WebSocket, EventSource, mocks, cache stores, interceptors, cookies, and the
+ * Node built-ins they take (dns, worker_threads, perf_hooks, console, web
+ * streams, crypto). aerial uses its dispatchers alone, and every command that
+ * sends a request would pay for the rest at start-up. So 'undici' is bundled
+ * as its entry point tree-shaken down to the names src/api/undici.ts exports
+ * (scripts/tree-shake.mjs): an ES module holding what those names need, plus
+ * what the entry point does as it loads that they rely on (it gives every
+ * dispatcher its request, stream and pipeline methods).
+ *
+ * Which of undici's files may be left out whole when nothing they export is
+ * used: every file under lib/. Each defines classes, functions and constants,
+ * and the only things they do at load beyond that are (a) to their own
+ * classes and objects, which go with them, (b) the debug log NODE_DEBUG=undici
+ * turns on, in lib/core/diagnostics.js, which the dispatchers use and so is
+ * kept, and (c) lib/global.js's default global dispatcher, for undici's own
+ * top-level request() and fetch(), which aerial never calls (every request
+ * names its dispatcher). The entry point (index.js) is not among them: each of
+ * its statements with an effect stays.
+ *
+ * `new CacheStorage(...)`, the entry point's `caches` export, is named pure: it
+ * checks its argument and marks the new object as not cloneable, nothing more.
+ * test/unit/build/tree-shaken-undici.test.ts holds the result to the real undici.
+ */
+const UNDICI_VALUES = /export\s*{([^}]*)}\s*from\s*'undici'/.exec(readFileSync(new URL('../src/api/undici.ts', import.meta.url), 'utf8'))[1]
+  .split(',')
+  .map((name) => name.trim())
+  .filter((name) => name && !name.startsWith('type '));
+const undici = await treeShakenEntry({
+  specifier: 'undici',
+  names: UNDICI_VALUES,
+  sideEffectFree: (id) => /[\\/]undici[\\/]lib[\\/]/.test(id),
+  pure: ['CacheStorage'],
+});
+const treeShakenUndici = {
+  name: 'tree-shaken-undici',
+  setup(build) {
+    // A file in undici's directory: the stand-ins above apply to its requires.
+    build.onResolve({ filter: /^undici$/ }, () => ({ path: undici.file }));
+    build.onLoad({ filter: /[\\/]tree-shaken\.aerial\.mjs$/ }, (args) => (args.path === undici.file ? { contents: undici.code, loader: 'js', resolveDir: dirname(undici.file) } : undefined));
+  },
+};
+
+const { metafile } = await build({
+  plugins: [treeShakenUndici, builtinShims, builtinsByRequire],
+  metafile: true,
+  // Worker threads load scripts of their own (src/bundle/bundled-script.ts): the sandbox's renderers, and
+  // the file-size lookups of a resumed batch (src/batch/file-sizes.ts).
+  entryPoints: { cli: 'src/main.ts', 'render-worker': 'src/sandbox/render-worker.ts', 'file-sizes-worker': 'src/batch/file-sizes-worker.ts' },
+  // sharp loads libvips, a native addon installed from npm for the platform: it cannot be bundled.
+  external: ['sharp'],
+  outdir: staging.pathname,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // The CommonJS packages bundled here (commander, undici, …) call require() for Node's built-ins,
+  // which an ES module has no binding for: each file gets one of its own.
+  banner: { js: "import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);" },
+  // Maps back to the sources for development (NODE_OPTIONS=--enable-source-maps, and the tests
+  // that look inside the bundle); with no link in the files, and left out of the package.
+  sourcemap: 'external',
+  chunkNames: 'chunks/[name]-[hash]',
+  legalComments: 'none',
+  // Less to parse at every start; identifiers stay readable in stack traces.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  define: { __AERIAL_VERSION__: JSON.stringify(version) },
+  logLevel: 'warning',
+});
+
+writeFileSync('/tmp/mv/meta.json', JSON.stringify(metafile));
+writeFileSync(new URL('THIRD-PARTY-NOTICES.md', `${staging.href}/`), thirdPartyNotices(metafile, fileURLToPath(new URL('..', import.meta.url))));
+await writeWorldData(staging);
+// The sandbox serves the OpenAPI document as JSON (GET /openapi.json); docs/openapi.yaml is its source.
+writeFileSync(new URL('openapi.json', `${staging.href}/`), JSON.stringify(parseYaml(readFileSync(new URL('../docs/openapi.yaml', import.meta.url), 'utf8'))));
+
+// Precomputed help for bin/aerial.js (see renderHelpTexts in src/main.ts), written
+// into the staged bundle so it always matches the code beside it.
+const { renderHelpTexts } = await import(new URL('cli.js', `${staging.href}/`).href);
+writeFileSync(new URL('help.json', `${staging.href}/`), JSON.stringify(renderHelpTexts()));
+
+try {
+  renameSync(dist, retired);
+} catch (error) {
+  if (error.code !== 'ENOENT') throw error;
+}
+renameSync(staging, dist);
+rmSync(retired, { recursive: true, force: true });
+
+/**
+ * The sandbox's world data (src/sandbox/world/compile.ts): land, lakes,
+ * rivers, places, climate and the caption font, from the npm packages that
+ * carry them, packed into one file the render threads read.
+ */
+async function writeWorldData(dir) {
+  const work = mkdtempSync(join(tmpdir(), 'aerial-world-'));
+  try {
+    const compiler = join(work, 'compile.mjs');
+    await build({
+      entryPoints: ['src/sandbox/world/compile.ts'],
+      outfile: compiler,
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      logLevel: 'warning',
+    });
+    const { compileWorld } = await import(pathToFileURL(compiler).href);
+    writeFileSync(new URL('sandbox-world.bin', `${dir.href}/`), compileWorld(fileURLToPath(new URL('..', import.meta.url))));
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
