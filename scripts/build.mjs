@@ -109,7 +109,7 @@ const { metafile } = await build({
   metafile: true,
   // Worker threads load scripts of their own (src/bundled-script.ts): the sandbox's renderers, and
   // the file-size lookups of a resumed batch (src/batch/file-sizes.ts).
-  entryPoints: { cli: 'src/cli.ts', 'render-worker': 'src/sandbox/render-worker.ts', 'file-sizes-worker': 'src/batch/file-sizes-worker.ts' },
+  entryPoints: { cli: 'src/cli.ts', 'render-worker': 'src/sandbox/render/worker.ts', 'file-sizes-worker': 'src/batch/file-sizes-worker.ts' },
   // sharp loads libvips, a native addon installed from npm for the platform: it cannot be bundled.
   external: ['sharp'],
   outdir: staging.pathname,

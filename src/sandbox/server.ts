@@ -16,23 +16,23 @@ import {
   newAccount,
   newApiKey,
   type StoredAccount,
-} from './accounts.js';
-import { API_BASE_PATH, handleApi } from './api-routes.js';
-import type { Exchange, ExchangeNotes, SandboxApp } from './app.js';
-import { BackgroundWork } from './background.js';
-import { handleControl, isControlPath, isLoggedPath } from './control-routes.js';
+} from './server/accounts.js';
+import { API_BASE_PATH, handleApi } from './server/api-routes.js';
+import type { Exchange, ExchangeNotes, SandboxApp } from './server/app.js';
+import { BackgroundWork } from './server/background.js';
+import { handleControl, isControlPath, isLoggedPath } from './server/control-routes.js';
 import { Faults, MAX_LATENCY_MS, type FaultSettings } from './faults.js';
-import { SceneRenderer } from './generation.js';
-import { HttpError, notFound, queryObject, sendError } from './http-io.js';
-import { bundledRenderWorker, DEFAULT_RENDER_THREADS, RenderPool, RUNNING_FROM_SOURCES } from './render-pool.js';
-import { RequestLog, type RequestLogEntry } from './request-log.js';
-import { dropExpiredUnlisted, SandboxStore, type SandboxState } from './store.js';
-import { DEFAULT_WEBHOOK_POLICY, WebhookSender, type DeliveryAttempt, type WebhookPolicy } from './webhooks.js';
+import { SceneRenderer } from './server/generation.js';
+import { HttpError, notFound, queryObject, sendError } from './server/http-io.js';
+import { bundledRenderWorker, DEFAULT_RENDER_THREADS, RenderPool, RUNNING_FROM_SOURCES } from './render/pool.js';
+import { RequestLog, type RequestLogEntry } from './server/request-log.js';
+import { dropExpiredUnlisted, SandboxStore, type SandboxState } from './server/store.js';
+import { DEFAULT_WEBHOOK_POLICY, WebhookSender, type DeliveryAttempt, type WebhookPolicy } from './server/webhooks.js';
 
-export { API_BASE_PATH } from './api-routes.js';
-export { DEFAULT_CREDITS } from './accounts.js';
-export type { RequestLogEntry } from './request-log.js';
-export type { DeliveryAttempt } from './webhooks.js';
+export { API_BASE_PATH } from './server/api-routes.js';
+export { DEFAULT_CREDITS } from './server/accounts.js';
+export type { RequestLogEntry } from './server/request-log.js';
+export type { DeliveryAttempt } from './server/webhooks.js';
 export type { FaultSettings } from './faults.js';
 
 export const DEFAULT_PORT = 4010;

@@ -4,7 +4,7 @@
 import jpeg from 'jpeg-js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { GenerationRequest } from '../../src/api/schema.js';
-import { renderAerialJpeg } from '../../src/sandbox/render.js';
+import { renderAerialJpeg } from '../../src/sandbox/render/aerial-image.js';
 import { generationRequest } from '../helpers/sandbox.js';
 
 // The harbour seen from Liberty Island: water, shore and city in one frame.

@@ -3,7 +3,7 @@
 // there) follows the world data; zooming out shows more of the same place.
 import { describe, expect, it } from 'vitest';
 import type { GenerationRequest } from '../../src/api/schema.js';
-import { COVER, renderAerialFrame, type RenderedFrame } from '../../src/sandbox/render.js';
+import { COVER, renderAerialFrame, type RenderedFrame } from '../../src/sandbox/render/aerial-image.js';
 import { generationRequest } from '../helpers/sandbox.js';
 
 /** The frame at (lat, lng), seen from the top unless `overrides` say otherwise. */

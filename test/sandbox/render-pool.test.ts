@@ -6,10 +6,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { GenerationRequest } from '../../src/api/schema.js';
-import { SceneRenderer } from '../../src/sandbox/generation.js';
-import { HttpError } from '../../src/sandbox/http-io.js';
-import { bundledRenderWorker, RenderPool, RUNNING_FROM_SOURCES, WARM_UP_REQUEST, WARM_UP_SIZE } from '../../src/sandbox/render-pool.js';
-import { renderAerialJpeg } from '../../src/sandbox/render.js';
+import { SceneRenderer } from '../../src/sandbox/server/generation.js';
+import { HttpError } from '../../src/sandbox/server/http-io.js';
+import { bundledRenderWorker, RenderPool, RUNNING_FROM_SOURCES, WARM_UP_REQUEST, WARM_UP_SIZE } from '../../src/sandbox/render/pool.js';
+import { renderAerialJpeg } from '../../src/sandbox/render/aerial-image.js';
 import { generationRequest, jpegInfo } from '../helpers/sandbox.js';
 import { bundleForNode, useRenderWorkerPerFile, writeRecordingWorker, writeStandInWorker } from './worker-scripts.js';
 
@@ -139,7 +139,7 @@ describe('the render worker pool', () => {
     // A script that renders twice (the second time on a thread that has been idle)
     // and then neither closes the pool nor exits.
     const script = join(work, 'idle-pool.mjs');
-    await bundleForNode({ script: `import { RenderPool } from './src/sandbox/render-pool.ts';
+    await bundleForNode({ script: `import { RenderPool } from './src/sandbox/render/pool.ts';
           const pool = new RenderPool(new URL(process.argv[2]), 2);
           const first = await pool.render({ tags: [] });
           const second = await pool.render({ tags: [] });

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import jpeg from 'jpeg-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GenerationRequest } from '../../src/api/schema.js';
-import { renderAerialJpeg } from '../../src/sandbox/render.js';
+import { renderAerialJpeg } from '../../src/sandbox/render/aerial-image.js';
 import { startSandbox } from '../../src/sandbox/server.js';
 import { BIN, cliEnv, registerSecret, runCli, spawnCli } from '../helpers/cli.js';
 import { API_PATH, generationRequest, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';

@@ -5,7 +5,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as atomicFile from '../../src/atomic-file.js';
-import { SandboxStore, serializeState, type SandboxState, type StoredImage } from '../../src/sandbox/store.js';
+import { SandboxStore, serializeState, type SandboxState, type StoredImage } from '../../src/sandbox/server/store.js';
 import { tempDataDir } from '../helpers/sandbox.js';
 
 vi.mock('../../src/atomic-file.js', async (importOriginal) => {

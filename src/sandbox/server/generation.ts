@@ -1,10 +1,10 @@
 // The generation request as the sandbox sees it: validated in its documented
-// wire form, priced, and rendered into a real JPEG by render.ts (on worker
-// threads, see render-pool.ts).
-import { BEARING_ABBREVIATIONS, imageDimensions, SANDBOX_PRICE } from '../api/enums.js';
-import { describeIssues, generationRequestSchema, type GenerationRequest } from '../api/schema.js';
+// wire form, priced, and rendered into a real JPEG by ../render/aerial-image.ts
+// (on worker threads, see ../render/pool.ts).
+import { BEARING_ABBREVIATIONS, imageDimensions, SANDBOX_PRICE } from '../../api/enums.js';
+import { describeIssues, generationRequestSchema, type GenerationRequest } from '../../api/schema.js';
 import { HttpError, validationFailed } from './http-io.js';
-import { WARM_UP_REQUEST, WARM_UP_SIZE, type RenderPool } from './render-pool.js';
+import { WARM_UP_REQUEST, WARM_UP_SIZE, type RenderPool } from '../render/pool.js';
 import type { StoredScene } from './store.js';
 
 /**
@@ -117,7 +117,7 @@ export class SceneRenderer {
   /** Readies rendering before the first request: the pool's threads (see RenderPool.warmUp), or the main thread's renderer. */
   async warmUp(): Promise<void> {
     if (this.pool) return this.pool.warmUp();
-    const { renderAerialJpeg } = await import('./render.js');
+    const { renderAerialJpeg } = await import('../render/aerial-image.js');
     await renderAerialJpeg(WARM_UP_REQUEST, WARM_UP_SIZE);
   }
 
@@ -128,7 +128,7 @@ export class SceneRenderer {
   private async renderJpeg(request: GenerationRequest): Promise<Buffer> {
     try {
       if (this.pool) return await this.pool.render(request);
-      const { renderAerialJpeg } = await import('./render.js');
+      const { renderAerialJpeg } = await import('../render/aerial-image.js');
       return await renderAerialJpeg(request);
     } catch (error) {
       throw generationFailed(`the sandbox renderer failed: ${(error as Error)?.message ?? String(error)}`);

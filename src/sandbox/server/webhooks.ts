@@ -1,11 +1,11 @@
 // Delivery of async results to the caller's x-callback-url: a JSON POST, retried
 // with doubling backoff on network errors and non-2xx answers. --webhook-fail n
 // makes the first n attempts count as failures without sending anything.
-import { Agent } from '../api/undici.js';
-import type { WebhookError, WebhookSuccess } from '../api/schema.js';
-import { startDeadline } from '../deadline.js';
-import { formatDuration } from '../duration.js';
-import { sleep, type Faults } from './faults.js';
+import { Agent } from '../../api/undici.js';
+import type { WebhookError, WebhookSuccess } from '../../api/schema.js';
+import { startDeadline } from '../../deadline.js';
+import { formatDuration } from '../../duration.js';
+import { sleep, type Faults } from '../faults.js';
 import { RecentLog } from './recent-log.js';
 
 export interface DeliveryAttempt {

@@ -1,7 +1,7 @@
 // The sandbox's HTTP plumbing: error bodies in the spec's shape, bounded body
 // reading that always drains the socket, and JSON replies. No routing here.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { formatBytes } from '../bytes.js';
+import { formatBytes } from '../../bytes.js';
 
 /** A reply the routes decide on; the server turns it into `{status, error, message}`. */
 export class HttpError extends Error {

@@ -2,7 +2,7 @@
 // (request, response, and the notes that end up in the request log).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BackgroundWork } from './background.js';
-import type { Faults } from './faults.js';
+import type { Faults } from '../faults.js';
 import type { SceneRenderer } from './generation.js';
 import type { RequestLog } from './request-log.js';
 import type { SandboxStore } from './store.js';

@@ -1,6 +1,6 @@
 // Work that outlives the request that started it (async generation and its
 // webhook delivery). Closing the sandbox gives it a grace period, then aborts it.
-import { sleep } from './faults.js';
+import { sleep } from '../faults.js';
 
 export class BackgroundWork {
   private readonly running = new Set<Promise<void>>();

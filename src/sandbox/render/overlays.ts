@@ -3,9 +3,9 @@
 // honest sandbox shows rather than pretends to follow), the label of the
 // place (includeContext) and the muted surroundings (includeSurroundings:
 // false). Text is set in the Seven plus pixel font from the world data file.
-import { BEARING_DEGREES } from '../api/enums.js';
-import type { Bearing } from '../api/enums.js';
-import { FONT_FIRST, FONT_GLYPH_BYTES, FONT_LAST } from './world/font.js';
+import { BEARING_DEGREES } from '../../api/enums.js';
+import type { Bearing } from '../../api/enums.js';
+import { FONT_FIRST, FONT_GLYPH_BYTES, FONT_LAST } from '../world/font.js';
 
 export type Rgb = readonly [number, number, number];
 

@@ -3,7 +3,7 @@
 // The secret belongs to the data directory, so a URL signed by one process is
 // honoured by the next one that opens the same directory.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { URL_LIFETIME_MS } from '../api/spec.js';
+import { URL_LIFETIME_MS } from '../../api/spec.js';
 
 /** Webhook URLs get the same lifetime as list URLs. */
 export { URL_LIFETIME_MS };

@@ -23,9 +23,9 @@
 // pixel). Smooth large-scale fields (geography, terrain, town extent) are
 // evaluated on a sparse grid of knots and interpolated, since they vary slowly
 // on screen.
-import { BEARING_DEGREES, imageDimensions } from '../api/enums.js';
-import type { Angle, Daytime, Epoch, Weather, Zoom } from '../api/enums.js';
-import type { GenerationRequest } from '../api/schema.js';
+import { BEARING_DEGREES, imageDimensions } from '../../api/enums.js';
+import type { Angle, Daytime, Epoch, Weather, Zoom } from '../../api/enums.js';
+import type { GenerationRequest } from '../../api/schema.js';
 import {
   asciiText,
   blendPixel,
@@ -40,9 +40,9 @@ import {
   type Frame,
   type Rgb,
 } from './overlays.js';
-import { atlas, forEachPlaceNear, type Atlas } from './world/atlas.js';
-import { FrameGeography, RIVER_HALF_WIDTH, type GroundLine, type Place } from './world/frame-geography.js';
-import { METRES_PER_DEGREE, wrapLongitude } from './world/grid.js';
+import { atlas, forEachPlaceNear, type Atlas } from '../world/atlas.js';
+import { FrameGeography, RIVER_HALF_WIDTH, type GroundLine, type Place } from '../world/frame-geography.js';
+import { METRES_PER_DEGREE, wrapLongitude } from '../world/grid.js';
 
 /**
  * The JPEG of a request: baseline, of imageDimensions(resolution, aspectRatio)
@@ -789,7 +789,7 @@ class Scene {
   readonly geography: FrameGeography;
   readonly stride: number;
 
-  // The climate of the current row (see world/climate.ts), as shares.
+  // The climate of the current row (see ../world/climate.ts), as shares.
   ice = 0.5;
   sand = 0.5;
   rock = 0.5;
@@ -1962,7 +1962,7 @@ function advanceFields(here: Float64Array, slope: Float64Array): void {
   here[7] += slope[7]!;
 }
 
-/** The frame's geography on its knots (see world/frame-geography.ts). */
+/** The frame's geography on its knots (see ../world/frame-geography.ts). */
 function frameGeography(world: Atlas, frame: FrameSize, look: Look, layout: Layout, projection: RowProjection, stride: number): FrameGeography {
   return new FrameGeography(world, {
     width: frame.width,

@@ -1,10 +1,10 @@
-// The body of one render worker thread (see render-pool.ts): renders each
+// The body of one render worker thread (see pool.ts): renders each
 // request it is sent and hands the JPEG's memory back to the main thread
 // (copied into memory of its own, then transferred). The bundle has it as its own entry point,
 // dist/render-worker.js (scripts/build.mjs).
 import { parentPort } from 'node:worker_threads';
-import type { GenerationRequest } from '../api/schema.js';
-import { renderAerialJpeg, type FrameSize } from './render.js';
+import type { GenerationRequest } from '../../api/schema.js';
+import { renderAerialJpeg, type FrameSize } from './aerial-image.js';
 
 export interface RenderJob {
   id: number;

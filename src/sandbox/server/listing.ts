@@ -1,5 +1,5 @@
 // The list endpoint's query (page, size, sort) and the page it answers with.
-import { RESOLUTIONS } from '../api/enums.js';
+import { RESOLUTIONS } from '../../api/enums.js';
 import { validationFailed } from './http-io.js';
 import type { StoredImage } from './store.js';
 

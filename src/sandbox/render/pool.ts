@@ -11,10 +11,10 @@
 // unless a test passes a worker script it built (see startSandbox's renderWorker).
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { bundledScript, RUNNING_FROM_SOURCES } from '../bundled-script.js';
-import type { GenerationRequest } from '../api/schema.js';
-import type { FrameSize } from './render.js';
-import type { RenderJob, RenderReply } from './render-worker.js';
+import { bundledScript, RUNNING_FROM_SOURCES } from '../../bundled-script.js';
+import type { GenerationRequest } from '../../api/schema.js';
+import type { FrameSize } from './aerial-image.js';
+import type { RenderJob, RenderReply } from './worker.js';
 
 export const DEFAULT_RENDER_THREADS = Math.min(2, availableParallelism());
 

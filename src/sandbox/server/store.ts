@@ -18,10 +18,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { GenerationRequest } from '../api/schema.js';
+import type { GenerationRequest } from '../../api/schema.js';
 import type { StoredAccount } from './accounts.js';
-import { TEMP_SUFFIX, writeFileAtomic } from '../atomic-file.js';
-import { withFileLock } from '../file-lock.js';
+import { TEMP_SUFFIX, writeFileAtomic } from '../../atomic-file.js';
+import { withFileLock } from '../../file-lock.js';
 import { URL_LIFETIME_MS } from './signing.js';
 
 export const STATE_VERSION = 1;

@@ -4,8 +4,8 @@
 //   GET    /api/external/v1/image-generation         a page of the caller's images
 //   DELETE /api/external/v1/image-generation/{id}    permanent deletion
 import { randomUUID } from 'node:crypto';
-import type { GenerationRequest, WebhookError, WebhookSuccess } from '../api/schema.js';
-import { API_PATH as API_BASE_PATH } from '../api/spec.js';
+import type { GenerationRequest, WebhookError, WebhookSuccess } from '../../api/schema.js';
+import { API_PATH as API_BASE_PATH } from '../../api/spec.js';
 import { findAccountByKey, type StoredAccount } from './accounts.js';
 import type { Exchange, SandboxApp } from './app.js';
 import {
