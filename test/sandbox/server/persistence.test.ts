@@ -6,10 +6,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, uti
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SANDBOX_PRICE } from '../../src/api/enums.js';
-import { defaultSandboxDir } from '../../src/sandbox/server.js';
-import { generationRequest, manualClock, startTestSandbox, tempDataDir, type TestSandbox } from '../helpers/sandbox.js';
-import { bundleForNode, projectScratchDir } from './worker-scripts.js';
+import { SANDBOX_PRICE } from '../../../src/api/enums.js';
+import { defaultSandboxDir } from '../../../src/sandbox/server.js';
+import { generationRequest, manualClock, startTestSandbox, tempDataDir, type TestSandbox } from '../../helpers/sandbox.js';
+import { bundleForNode, projectScratchDir } from '../worker-scripts.js';
 
 const dirs: string[] = [];
 const running: TestSandbox[] = [];

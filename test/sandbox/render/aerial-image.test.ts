@@ -1,9 +1,9 @@
 import jpeg from 'jpeg-js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ASPECT_RATIOS, imageDimensions, RESOLUTIONS } from '../../src/api/enums.js';
-import type { GenerationRequest } from '../../src/api/schema.js';
-import { renderAerialJpeg } from '../../src/sandbox/render/aerial-image.js';
-import { generationRequest } from '../helpers/sandbox.js';
+import { ASPECT_RATIOS, imageDimensions, RESOLUTIONS } from '../../../src/api/enums.js';
+import type { GenerationRequest } from '../../../src/api/schema.js';
+import { renderAerialJpeg } from '../../../src/sandbox/render/aerial-image.js';
+import { generationRequest } from '../../helpers/sandbox.js';
 
 // Central Paris from the top: streets, roofs and parks all over the frame.
 const base = generationRequest({ coordinates: { lat: 48.8566, lng: 2.3522 }, angle: 'Top' });

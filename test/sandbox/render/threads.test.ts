@@ -9,12 +9,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import jpeg from 'jpeg-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GenerationRequest } from '../../src/api/schema.js';
-import { renderAerialJpeg } from '../../src/sandbox/render/aerial-image.js';
-import { startSandbox } from '../../src/sandbox/server.js';
-import { BIN, cliEnv, registerSecret, runCli, spawnCli } from '../helpers/cli.js';
-import { API_PATH, generationRequest, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { useRenderWorkerPerFile } from './worker-scripts.js';
+import type { GenerationRequest } from '../../../src/api/schema.js';
+import { renderAerialJpeg } from '../../../src/sandbox/render/aerial-image.js';
+import { startSandbox } from '../../../src/sandbox/server.js';
+import { BIN, cliEnv, registerSecret, runCli, spawnCli } from '../../helpers/cli.js';
+import { API_PATH, generationRequest, startTestSandbox, type TestSandbox } from '../../helpers/sandbox.js';
+import { useRenderWorkerPerFile } from '../worker-scripts.js';
 
 const EXPECTED_THREADS = Math.min(2, availableParallelism());
 let work: string;

@@ -6,10 +6,10 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WARM_UP_REQUEST, WARM_UP_SIZE } from '../../src/sandbox/render/pool.js';
-import { renderAerialJpeg } from '../../src/sandbox/render/aerial-image.js';
-import { jpegInfo, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { useRenderWorkerPerFile, writeRecordingWorker } from './worker-scripts.js';
+import { WARM_UP_REQUEST, WARM_UP_SIZE } from '../../../src/sandbox/render/pool.js';
+import { renderAerialJpeg } from '../../../src/sandbox/render/aerial-image.js';
+import { jpegInfo, startTestSandbox, type TestSandbox } from '../../helpers/sandbox.js';
+import { useRenderWorkerPerFile, writeRecordingWorker } from '../worker-scripts.js';
 
 let work: string;
 let renderWorker: URL;

@@ -3,9 +3,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { imageDimensions } from '../../src/api/enums.js';
-import { underForcedGc } from '../helpers/forced-gc.js';
-import { generationRequest, jpegInfo, manualClock, startTestSandbox, type ManualClock, type TestSandbox } from '../helpers/sandbox.js';
+import { imageDimensions } from '../../../src/api/enums.js';
+import { underForcedGc } from '../../helpers/forced-gc.js';
+import { generationRequest, jpegInfo, manualClock, startTestSandbox, type ManualClock, type TestSandbox } from '../../helpers/sandbox.js';
 
 interface Delivery {
   body: Record<string, unknown>;

@@ -4,12 +4,12 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import * as atomicFile from '../../src/atomic-file.js';
-import { SandboxStore, serializeState, type SandboxState, type StoredImage } from '../../src/sandbox/server/store.js';
-import { tempDataDir } from '../helpers/sandbox.js';
+import * as atomicFile from '../../../src/atomic-file.js';
+import { SandboxStore, serializeState, type SandboxState, type StoredImage } from '../../../src/sandbox/server/store.js';
+import { tempDataDir } from '../../helpers/sandbox.js';
 
-vi.mock('../../src/atomic-file.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../src/atomic-file.js')>();
+vi.mock('../../../src/atomic-file.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../../src/atomic-file.js')>();
   return { ...original, writeFileAtomic: vi.fn(original.writeFileAtomic) };
 });
 const writeFileAtomic = vi.mocked(atomicFile.writeFileAtomic);
@@ -62,7 +62,7 @@ describe('SandboxStore group commit', () => {
     const store = await openStore();
     let finishWrite: () => void = () => {};
     const writeHeld = new Promise<void>((resolve) => (finishWrite = resolve));
-    const real = await vi.importActual<typeof atomicFile>('../../src/atomic-file.js');
+    const real = await vi.importActual<typeof atomicFile>('../../../src/atomic-file.js');
     writeFileAtomic.mockImplementationOnce(async (...args) => {
       await writeHeld;
       return real.writeFileAtomic(...args);
@@ -110,7 +110,7 @@ describe('SandboxStore group commit', () => {
 
   it('rejects every accepted update of a failed write, and the next write starts from what is on disk', async () => {
     const store = await openStore();
-    const real = await vi.importActual<typeof atomicFile>('../../src/atomic-file.js');
+    const real = await vi.importActual<typeof atomicFile>('../../../src/atomic-file.js');
     writeFileAtomic.mockImplementationOnce(real.writeFileAtomic).mockImplementationOnce(async () => {
       throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
     });

@@ -3,9 +3,9 @@
 // which grain and JPEG artefacts hardly move but a visible change does.
 import jpeg from 'jpeg-js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { GenerationRequest } from '../../src/api/schema.js';
-import { renderAerialJpeg } from '../../src/sandbox/render/aerial-image.js';
-import { generationRequest } from '../helpers/sandbox.js';
+import type { GenerationRequest } from '../../../src/api/schema.js';
+import { renderAerialJpeg } from '../../../src/sandbox/render/aerial-image.js';
+import { generationRequest } from '../../helpers/sandbox.js';
 
 // The harbour seen from Liberty Island: water, shore and city in one frame.
 const base = generationRequest({ coordinates: { lat: 40.6892, lng: -74.0445 }, zoom: 'Low', saveImage: true });

@@ -2,9 +2,9 @@
 // picture (what the renderer decided for each pixel, and the colours drawn
 // there) follows the world data; zooming out shows more of the same place.
 import { describe, expect, it } from 'vitest';
-import type { GenerationRequest } from '../../src/api/schema.js';
-import { COVER, renderAerialFrame, type RenderedFrame } from '../../src/sandbox/render/aerial-image.js';
-import { generationRequest } from '../helpers/sandbox.js';
+import type { GenerationRequest } from '../../../src/api/schema.js';
+import { COVER, renderAerialFrame, type RenderedFrame } from '../../../src/sandbox/render/aerial-image.js';
+import { generationRequest } from '../../helpers/sandbox.js';
 
 /** The frame at (lat, lng), seen from the top unless `overrides` say otherwise. */
 function at(lat: number, lng: number, overrides: Partial<GenerationRequest> = {}): RenderedFrame {

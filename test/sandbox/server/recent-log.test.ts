@@ -1,8 +1,8 @@
 // The sandbox's logs of requests and webhook attempts (src/sandbox/server/recent-log.ts):
 // the newest 10,000 entries, handed out as copies, cleared with a count.
 import { describe, expect, it } from 'vitest';
-import { RecentLog } from '../../src/sandbox/server/recent-log.js';
-import { RequestLog } from '../../src/sandbox/server/request-log.js';
+import { RecentLog } from '../../../src/sandbox/server/recent-log.js';
+import { RequestLog } from '../../../src/sandbox/server/request-log.js';
 
 describe('RecentLog', () => {
   it('keeps the newest 10,000 entries, oldest first', () => {
