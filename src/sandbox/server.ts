@@ -2,6 +2,13 @@
 // implements the v1 API over a persistent data directory, with fault knobs and
 // a request log for tests. `aerial sandbox` runs it in the foreground; every
 // command's `--sandbox` starts one in-process on a free port and closes it after.
+//
+// This file starts and stops it; the rest of the CLI imports this file and
+// faults.ts (the fault knobs, whose limits the `sandbox` command checks). Its
+// parts: server/ (the routes, the data directory, accounts, signed URLs,
+// webhooks and the logs), render/ (the pictures, on worker threads), world/
+// (the Earth's data the pictures are drawn from), and bundle-files.ts, which
+// finds the files the build writes beside the bundle for server/ and world/.
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
