@@ -41,7 +41,7 @@ async function loadRenderer() {
   const dir = projectScratchDir('aerial-bench-render-');
   const file = join(dir, 'render.mjs');
   await build({
-    entryPoints: [join(ROOT, 'src/sandbox/render.ts')],
+    entryPoints: [join(ROOT, 'src/sandbox/render/aerial-image.ts')],
     absWorkingDir: ROOT,
     outfile: file,
     bundle: true,

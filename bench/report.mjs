@@ -104,7 +104,7 @@ async function openInChromium(file) {
 export async function benchReport({ count = 1000, pageCount = 5000 } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'aerial-bench-report-'));
   try {
-    const { m0: renderer, m1: report } = await loadModules(['src/sandbox/render.ts', 'src/report/report.ts']);
+    const { m0: renderer, m1: report } = await loadModules(['src/sandbox/render/aerial-image.ts', 'src/report/report.ts']);
     const sources = join(dir, 'sources');
     const out = join(dir, 'out');
     mkdirSync(sources);

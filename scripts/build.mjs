@@ -94,7 +94,7 @@ const { metafile } = await build({
   metafile: true,
   // Worker threads load scripts of their own (src/bundle/bundled-script.ts): the sandbox's renderers, and
   // the file-size lookups of a resumed batch (src/batch/file-sizes.ts).
-  entryPoints: { cli: 'src/main.ts', 'render-worker': 'src/sandbox/render-worker.ts', 'file-sizes-worker': 'src/batch/file-sizes-worker.ts' },
+  entryPoints: { cli: 'src/main.ts', 'render-worker': 'src/sandbox/render/worker.ts', 'file-sizes-worker': 'src/batch/file-sizes-worker.ts' },
   // sharp loads libvips, a native addon installed from npm for the platform: it cannot be bundled.
   external: ['sharp'],
   outdir: bundled.pathname,

@@ -9,7 +9,7 @@ import type { GenAerialClient, Trace } from '../api/client.js';
 import type { Network } from '../api/network.js';
 import type { RetryPolicy } from '../api/retry.js';
 import { UsageError } from '../process/errors.js';
-import { apiKeyProblem, DEFAULT_BASE_URL, DEFAULT_PROFILE, readConfig, resolveSettings, type Settings } from '../config/config.js';
+import { apiKeyProblem, DEFAULT_BASE_URL, DEFAULT_PROFILE, defaultSandboxDir, readConfig, resolveSettings, type Settings } from '../config/config.js';
 import { validateBaseUrl } from '../input/flags.js';
 import { colorEnabled, loadStyle, Terminal } from '../terminal/terminal.js';
 import type { InFlight, Shutdown, SignalTarget } from '../process/shutdown.js';
@@ -128,7 +128,7 @@ export class Context {
   async endpoint(): Promise<{ baseUrl: string; apiKey: string }> {
     const settings = this.settings();
     if (this.globals.sandbox) {
-      const { startSandbox, defaultSandboxDir } = await import('../sandbox/server.js');
+      const { startSandbox } = await import('../sandbox/server.js');
       const sandbox = await startSandbox({
         host: '127.0.0.1',
         port: 0,

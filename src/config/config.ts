@@ -50,6 +50,11 @@ export function configDir(env: Record<string, string | undefined>): string {
   return env.AERIAL_CONFIG_DIR || envPaths('aerial', { suffix: '' }).config;
 }
 
+/** Where the CLI keeps the sandbox's accounts and images (aerial sandbox, --sandbox): beside its config. */
+export function defaultSandboxDir(env: Record<string, string | undefined>): string {
+  return join(configDir(env), 'sandbox');
+}
+
 export function configPath(env: Record<string, string | undefined>): string {
   return join(configDir(env), CONFIG_FILE_NAME);
 }

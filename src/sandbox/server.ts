@@ -2,12 +2,17 @@
 // implements the v1 API over a persistent data directory, with fault knobs and
 // a request log for tests. `aerial sandbox` runs it in the foreground; every
 // command's `--sandbox` starts one in-process on a free port and closes it after.
+//
+// This file starts and stops it; the rest of the CLI imports this file and
+// faults.ts (the fault knobs, whose limits the `sandbox` command checks). Its
+// parts: server/ (the routes, the data directory, accounts, signed URLs,
+// webhooks and the logs), render/ (the pictures, on worker threads), world/
+// (the Earth's data the pictures are drawn from), and bundle-files.ts, which
+// finds the files the build writes beside the bundle for server/ and world/.
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { configDir } from '../config/config.js';
 import {
   creditsProblem,
   DEFAULT_CREDITS,
@@ -16,23 +21,23 @@ import {
   newAccount,
   newApiKey,
   type StoredAccount,
-} from './accounts.js';
-import { API_BASE_PATH, handleApi } from './api-routes.js';
-import type { Exchange, ExchangeNotes, SandboxApp } from './app.js';
-import { BackgroundWork } from './background.js';
-import { handleControl, isControlPath, isLoggedPath } from './control-routes.js';
+} from './server/accounts.js';
+import { API_BASE_PATH, handleApi } from './server/api-routes.js';
+import type { Exchange, ExchangeNotes, SandboxApp } from './server/app.js';
+import { BackgroundWork } from './server/background.js';
+import { handleControl, isControlPath, isLoggedPath } from './server/control-routes.js';
 import { Faults, MAX_LATENCY_MS, type FaultSettings } from './faults.js';
-import { SceneRenderer } from './generation.js';
-import { HttpError, notFound, queryObject, sendError } from './http-io.js';
-import { bundledRenderWorker, DEFAULT_RENDER_THREADS, RenderPool, RUNNING_FROM_SOURCES } from './render-pool.js';
-import { RequestLog, type RequestLogEntry } from './request-log.js';
-import { dropExpiredUnlisted, SandboxStore, type SandboxState } from './store.js';
-import { DEFAULT_WEBHOOK_POLICY, WebhookSender, type DeliveryAttempt, type WebhookPolicy } from './webhooks.js';
+import { SceneRenderer } from './server/generation.js';
+import { HttpError, notFound, queryObject, sendError } from './server/http-io.js';
+import { bundledRenderWorker, DEFAULT_RENDER_THREADS, RenderPool, RUNNING_FROM_SOURCES } from './render/pool.js';
+import { RequestLog, type RequestLogEntry } from './server/request-log.js';
+import { dropExpiredUnlisted, SandboxStore, type SandboxState } from './server/store.js';
+import { DEFAULT_WEBHOOK_POLICY, WebhookSender, type DeliveryAttempt, type WebhookPolicy } from './server/webhooks.js';
 
-export { API_BASE_PATH } from './api-routes.js';
-export { DEFAULT_CREDITS } from './accounts.js';
-export type { RequestLogEntry } from './request-log.js';
-export type { DeliveryAttempt } from './webhooks.js';
+export { API_BASE_PATH } from './server/api-routes.js';
+export { DEFAULT_CREDITS } from './server/accounts.js';
+export type { RequestLogEntry } from './server/request-log.js';
+export type { DeliveryAttempt } from './server/webhooks.js';
 export type { FaultSettings } from './faults.js';
 
 export const DEFAULT_PORT = 4010;
@@ -110,10 +115,6 @@ export interface RunningSandbox {
   idle(): Promise<void>;
   faults(): FaultSettings;
   setFaults(patch: Partial<FaultSettings>): void;
-}
-
-export function defaultSandboxDir(env: Record<string, string | undefined>): string {
-  return join(configDir(env), 'sandbox');
 }
 
 function checkRate(name: string, value: number | undefined): number {

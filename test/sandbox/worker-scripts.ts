@@ -43,9 +43,9 @@ export function projectScratchDir(prefix: string): string {
   return mkdtempSync(join(cache, prefix));
 }
 
-/** src/sandbox/render-worker.ts bundled into `dir`. */
+/** src/sandbox/render/worker.ts bundled into `dir`. */
 export function buildRenderWorker(dir: string): Promise<URL> {
-  return bundleForNode({ file: join(ROOT, 'src/sandbox/render-worker.ts') }, join(dir, 'render-worker.mjs'));
+  return bundleForNode({ file: join(ROOT, 'src/sandbox/render/worker.ts') }, join(dir, 'render-worker.mjs'));
 }
 
 /**

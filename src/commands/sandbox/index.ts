@@ -113,7 +113,7 @@ function untilAborted(signal: AbortSignal): Promise<void> {
 
 export async function runSandbox(ctx: Context, options: SandboxCommandOptions): Promise<void> {
   const flags = await parseSandboxFlags(options);
-  const { startSandbox, defaultSandboxDir } = await import('../../sandbox/server.js');
+  const [{ startSandbox }, { defaultSandboxDir }] = await Promise.all([import('../../sandbox/server.js'), import('../../config/config.js')]);
   const { resolve } = await import('node:path');
   const dataDir = resolve(flags.dataDir ?? defaultSandboxDir(ctx.env));
   const { io } = ctx;

@@ -1,5 +1,5 @@
 // How the world data file stores the caption font (compile.ts writes it,
-// overlays.ts draws with it): printable ASCII, one fixed-size record a glyph.
+// render/overlays.ts draws with it): printable ASCII, one fixed-size record a glyph.
 
 /** The first and last character codes stored: printable ASCII. */
 export const FONT_FIRST = 32;

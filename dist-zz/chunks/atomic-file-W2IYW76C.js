@@ -1,2 +1,0 @@
-import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);
-import{TEMP_SUFFIX,fsyncDirectory,syncDirectory,writeFileAtomic,writeFileAtomicOrInPlace}from"./chunk-JBHZI6ND.js";import"./chunk-YTVBAQ7W.js";import"./chunk-VYBMJT4I.js";import"./chunk-FQHQSVRZ.js";import"./chunk-DQ7MFXUG.js";export{TEMP_SUFFIX,fsyncDirectory,syncDirectory,writeFileAtomic,writeFileAtomicOrInPlace};

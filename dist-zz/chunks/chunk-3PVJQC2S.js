@@ -1,2 +1,0 @@
-import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);
-import{__commonJS,__require}from"./chunk-DQ7MFXUG.js";var require_node_fs=__commonJS({"node-builtin:node:fs"(exports,module){module.exports=__require("node:fs")}});export{require_node_fs};

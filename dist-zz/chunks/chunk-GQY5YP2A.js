@@ -1,2 +1,0 @@
-import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);
-import{require_node_fs}from"./chunk-3PVJQC2S.js";import{__toESM}from"./chunk-DQ7MFXUG.js";var import_node_fs=__toESM(require_node_fs(),1),RUNNING_FROM_SOURCES=import.meta.url.endsWith(".ts");function bundledScript(name){if(!RUNNING_FROM_SOURCES)return[`./${name}`,`../${name}`].map(path=>new URL(path,import.meta.url)).find(url=>(0,import_node_fs.existsSync)(url))}export{RUNNING_FROM_SOURCES,bundledScript};

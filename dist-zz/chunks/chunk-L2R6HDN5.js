@@ -1,2 +1,0 @@
-import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);
-import{__commonJS,__require}from"./chunk-DQ7MFXUG.js";var require_node_net=__commonJS({"node-builtin:node:net"(exports,module){module.exports=__require("node:net")}});export{require_node_net};

@@ -1,2 +1,0 @@
-import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);
-import{__commonJS,__require}from"./chunk-DQ7MFXUG.js";var require_node_util=__commonJS({"node-builtin:node:util"(exports,module){module.exports=__require("node:util")}});export{require_node_util};

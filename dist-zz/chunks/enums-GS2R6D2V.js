@@ -1,2 +1,0 @@
-import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);
-import{ASPECT_RATIOS,BEARING_ABBREVIATIONS,BEARING_DEGREES,RESOLUTIONS,SANDBOX_PRICE,SCENE_DEFAULTS,SCENE_ENUMS,SCENE_ENUM_FIELDS,imageDimensions}from"./chunk-PW7A7AOR.js";import{flagName,parseSceneEnum}from"./chunk-U7FAEA7W.js";import"./chunk-2SPAM6F3.js";import"./chunk-DQ7MFXUG.js";export{ASPECT_RATIOS,BEARING_ABBREVIATIONS,BEARING_DEGREES,RESOLUTIONS,SANDBOX_PRICE,SCENE_DEFAULTS,SCENE_ENUMS,SCENE_ENUM_FIELDS,flagName,imageDimensions,parseSceneEnum};

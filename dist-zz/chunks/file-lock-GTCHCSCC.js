@@ -1,2 +1,0 @@
-import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);
-import{LockTimeoutError,RUN_LOCK_ABANDONED_MS,RUN_LOCK_RENEW_MS,holdRunLock,runLockHolder,withFileLock}from"./chunk-FQA6RAMA.js";import"./chunk-YTVBAQ7W.js";import"./chunk-VYBMJT4I.js";import"./chunk-RHIUOJBD.js";import"./chunk-3PVJQC2S.js";import"./chunk-DQ7MFXUG.js";export{LockTimeoutError,RUN_LOCK_ABANDONED_MS,RUN_LOCK_RENEW_MS,holdRunLock,runLockHolder,withFileLock};

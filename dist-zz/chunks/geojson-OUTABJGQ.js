@@ -1,2 +1,0 @@
-import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);
-import{geoJson,relativeFile,writeGeoJson}from"./chunk-GV3AH2PC.js";import"./chunk-W72P4ZMW.js";import"./chunk-JBHZI6ND.js";import"./chunk-YTVBAQ7W.js";import"./chunk-VYBMJT4I.js";import"./chunk-U7FAEA7W.js";import"./chunk-2SPAM6F3.js";import"./chunk-FQHQSVRZ.js";import"./chunk-DQ7MFXUG.js";export{geoJson,relativeFile,writeGeoJson};

@@ -1,2 +1,0 @@
-import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);
-import{checkOutputFile,describeThumbnails,writeImageOutputs}from"./chunk-NN5CWGGI.js";import"./chunk-G6BRWLFW.js";import"./chunk-HBWNV4ZG.js";import"./chunk-CXH272RJ.js";import"./chunk-YTVBAQ7W.js";import"./chunk-VYBMJT4I.js";import"./chunk-MESVNSZ7.js";import"./chunk-2YWCJWIX.js";import"./chunk-FQHQSVRZ.js";import"./chunk-DQ7MFXUG.js";export{checkOutputFile,describeThumbnails,writeImageOutputs};

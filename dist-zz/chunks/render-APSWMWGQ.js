@@ -1,2 +1,0 @@
-import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);
-import{COVER,encodeJpeg,renderAerialFrame,renderAerialJpeg}from"./chunk-XPQA2YWO.js";import"./chunk-XG4Y2ASQ.js";import"./chunk-PW7A7AOR.js";import"./chunk-U7FAEA7W.js";import"./chunk-2SPAM6F3.js";import"./chunk-3PVJQC2S.js";import"./chunk-FQHQSVRZ.js";import"./chunk-DQ7MFXUG.js";export{COVER,encodeJpeg,renderAerialFrame,renderAerialJpeg};

@@ -1,2 +1,0 @@
-import{createRequire as __aerialCreateRequire}from'node:module';const require=__aerialCreateRequire(import.meta.url);
-import{buildGenerationRequest,checkCoordinates,flagLabel,parseCoordinate,parseLocation}from"./chunk-HIRMSCTP.js";import"./chunk-2D7RLMC3.js";import"./chunk-K7BS4QL3.js";import"./chunk-U7FAEA7W.js";import"./chunk-2SPAM6F3.js";import"./chunk-MESVNSZ7.js";import"./chunk-2YWCJWIX.js";import"./chunk-DQ7MFXUG.js";export{buildGenerationRequest,checkCoordinates,flagLabel,parseCoordinate,parseLocation};
