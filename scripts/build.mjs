@@ -23,14 +23,15 @@ const retired = new URL(`../dist.${process.pid}.old`, import.meta.url);
  * Node built-ins that dependencies load eagerly but aerial rarely or never
  * uses get lazy stand-ins in the bundle (see scripts/shims/): startup is a goal.
  * Each pays (measured against a build without them, interleaved, CPU time:
- * about 7 ms of `list --json` for undici's http2 and assert, 3 ms of every
- * command for commander's), and test/unit/build/bundle-shims.test.ts holds each to
- * the real module. (undici's fs/promises and zlib needed stand-ins too while all
+ * about 7 ms of `list --json` for undici's http2 and assert, 2.5 ms for its
+ * http, 3 ms of every command for commander's), and
+ * test/unit/build/bundle-shims.test.ts holds each to the real module. (undici's fs/promises and zlib needed stand-ins too while all
  * of undici was bundled; what remains of it loads neither: see below.)
  */
 const SHIMS = [
   { importer: /[\\/]commander[\\/]/, module: 'node:child_process', shim: 'commander-child-process.cjs' },
   { importer: /[\\/]undici[\\/]/, module: 'node:http2', shim: 'undici-http2.cjs' },
+  { importer: /[\\/]undici[\\/]/, module: 'node:http', shim: 'undici-http.cjs' },
   { importer: /[\\/]undici[\\/]/, module: 'node:assert', shim: 'undici-assert.cjs' },
 ];
 const builtinShims = {

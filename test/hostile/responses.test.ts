@@ -214,3 +214,36 @@ describe('bodies that never end, where the CLI does not even need one', () => {
     expect(result.ms).toBeLessThan(5000);
   });
 });
+
+describe('response headers as large as Node allows, and larger', () => {
+  // The bundle reads no limit from node:http (scripts/shims/undici-http.cjs): the client sets Node's default itself.
+  async function headerServer(headerBytes: number) {
+    const { createServer } = await import('node:net');
+    const body = JSON.stringify({ content: [], totalElements: 0, totalPages: 0, page: 0, size: 20 });
+    const sockets = createServer((socket) => {
+      socket.once('data', () => {
+        socket.end(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-large: ${'a'.repeat(headerBytes)}\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+      });
+    });
+    await new Promise<void>((resolve) => sockets.listen(0, '127.0.0.1', resolve));
+    const { port } = sockets.address() as { port: number };
+    return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => sockets.close(() => resolve())) };
+  }
+
+  it('takes headers just under 16 KiB, and refuses more (exit 7, naming the overflow)', async () => {
+    for (const [bytes, exitCode] of [
+      [15_000, 0],
+      [17_000, 7],
+    ] as const) {
+      const large = await headerServer(bytes);
+      try {
+        const result = await aerial(['list', '--json'], { AERIAL_BASE_URL: large.url });
+        expect([bytes, result.exitCode], result.stderr).toEqual([bytes, exitCode]);
+        if (exitCode === 0) expect(JSON.parse(result.stdout)).toMatchObject({ content: [] });
+        else expect(errorLine(result)).toMatch(/UND_ERR_HEADERS_OVERFLOW/);
+      } finally {
+        await large.close();
+      }
+    }
+  });
+});

@@ -1,6 +1,7 @@
 // The bundle replaces a few Node built-ins with lazy stand-ins (scripts/shims/);
 // these tests hold the stand-ins to the real modules.
 import { AssertionError } from 'node:assert';
+import http from 'node:http';
 import http2 from 'node:http2';
 import childProcess from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -9,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 const require = createRequire(import.meta.url);
 const undiciHttp2 = require('../../../scripts/shims/undici-http2.cjs') as { constants: Record<string, unknown>; connect: unknown };
 const commanderChildProcess = require('../../../scripts/shims/commander-child-process.cjs') as typeof childProcess;
+const undiciHttp = require('../../../scripts/shims/undici-http.cjs') as { maxHeaderSize: number; IncomingMessage: new () => object; STATUS_CODES: unknown };
 const undiciAssert = require('../../../scripts/shims/undici-assert.cjs') as (value: unknown, message?: string | Error) => void;
 
 describe('undici http2 stand-in', () => {
@@ -59,5 +61,37 @@ describe('undici assert stand-in', () => {
       expect([file, new RegExp(`\\b${binding}\\.\\w`).test(source)]).toEqual([file, false]);
     }
     expect(importers).toBeGreaterThan(10);
+  });
+});
+
+describe('undici http stand-in', () => {
+  it('gives Node\'s default header limit, the one aerial\'s client sets on every dispatcher', async () => {
+    const { MAX_HEADER_BYTES } = await import('../../../src/api/dispatcher.js');
+    expect(undiciHttp.maxHeaderSize).toBe(http.maxHeaderSize);
+    expect(MAX_HEADER_BYTES).toBe(http.maxHeaderSize);
+  });
+
+  it('has an IncomingMessage nothing aerial sends is an instance of, and forwards every other name to node:http', async () => {
+    const { Socket } = await import('node:net');
+    const incoming = new http.IncomingMessage(new Socket());
+    expect(Object.getPrototypeOf(incoming).constructor === undiciHttp.IncomingMessage).toBe(false);
+    expect(undiciHttp.STATUS_CODES).toBe(http.STATUS_CODES);
+  });
+
+  // STATUS_CODES is taken by fetch and the mocks alone, which the bundle leaves out (the stand-in would forward it).
+  it('is all undici takes from node:http as it loads: maxHeaderSize and IncomingMessage (and STATUS_CODES, outside the bundle)', async () => {
+    const { readdir, readFile } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const lib = join(require.resolve('undici/package.json'), '..', 'lib');
+    const files = (await readdir(lib, { recursive: true })).filter((file) => file.endsWith('.js'));
+    const taken = new Set<string>();
+    for (const file of files) {
+      const source = await readFile(join(lib, file), 'utf8');
+      const destructured = /const {([^}]*)} = require\('node:http'\)/.exec(source)?.[1];
+      for (const name of destructured?.split(',') ?? []) taken.add(name.trim());
+      const binding = /const (\w+) = require\('node:http'\)/.exec(source)?.[1];
+      if (binding) for (const [, name] of source.matchAll(new RegExp(`\\b${binding}\\.(\\w+)`, 'g'))) taken.add(name!);
+    }
+    expect([...taken].filter(Boolean).sort()).toEqual(['IncomingMessage', 'STATUS_CODES', 'maxHeaderSize']);
   });
 });
