@@ -134,6 +134,7 @@ async function createBar(io: Terminal, noun: string, now: () => number, started:
   );
   // Payload names must not be cli-progress's own ({eta}, {percentage}, …), which would win.
   const bar = multibar.create(0, 0, { done: 0, failed: 0, retrying: 0, perSecond: '0.0', remaining: '?' });
+  let stopped = false;
   return {
     update(counts) {
       const { rate, etaSeconds } = rateAndEta(counts, now() - started);
@@ -147,12 +148,20 @@ async function createBar(io: Terminal, noun: string, now: () => number, started:
       });
     },
     log(message) {
+      if (stopped) return io.warn(message);
       // Lines the terminal would wrap itself are torn by the bar's redraw, which counts each as one row.
       const columns = (io.stderr as { columns?: number }).columns;
       const text = `${io.style.yellow('warning:')} ${printable(io.redact(message), MESSAGE_MAX)}`;
       multibar.log(`${columns && columns > 0 ? fitToColumns(text, columns, stringWidth).join('\n') : text}\n`);
     },
     stop() {
+      // Once only: cli-progress draws its last frame again at each stop, a line up from where the
+      // cursor is, which would overwrite the summary printed after the first.
+      if (stopped) return;
+      stopped = true;
+      // A notice logged since the last frame (the first signal's, when what was in flight finishes
+      // within a frame) is drawn now: cli-progress's stop draws the bar alone and drops it.
+      multibar.update();
       multibar.stop();
     },
   };

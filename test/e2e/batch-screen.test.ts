@@ -134,6 +134,8 @@ describe.skipIf(!available(command('tmux', ['-V'], 'apt-get install tmux')))('ba
         const after = screen.lines();
         expect(words(after)).toMatch(notice);
         expect(words(after)).toMatch(/rows not started: interrupted/);
+        // The summary's last line stays: nothing draws the bar over it once the batch has printed it.
+        expect(words(after)).toMatch(/Manifest: aerial-batch\/aerial-batch-manifest\.jsonl/);
       } finally {
         screen.close();
         sandbox.setFaults({ latencyMs: 0 });
