@@ -16,16 +16,9 @@ export interface DispatcherOptions {
   proxy?: ProxySettings;
 }
 
-/**
- * The most response headers may hold, in bytes: Node's default. Set on every
- * client, so that none falls back to undici's own default, which the bundle
- * does not read from node:http (scripts/shims/undici-http.cjs).
- */
-export const MAX_HEADER_BYTES = 16 * 1024;
-
 function poolOptions(options: DispatcherOptions): PoolOptions {
   // Every socket's name is resolved through the guard: a link-local or metadata address is never connected to.
-  return { connections: options.connections, maxHeaderSize: MAX_HEADER_BYTES, connect: { timeout: options.connectMs, lookup: guardedLookup } };
+  return { connections: options.connections, connect: { timeout: options.connectMs, lookup: guardedLookup } };
 }
 
 /** A pool whose every request goes direct. */
@@ -40,7 +33,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
 interface PoolOptions {
   connections?: number;
-  maxHeaderSize: number;
   connect: { timeout: number; lookup: typeof guardedLookup };
 }
 
@@ -79,7 +71,7 @@ function createProxyDispatcher(proxy: ProxySettings, pool: PoolOptions, connectM
     // Each step of opening a connection through the proxy has the connect limit.
     proxyTls: tls,
     requestTls: tls,
-    clientFactory: (origin: URL, opts: object) => new TunnelPool(origin, { ...opts, headersTimeout: connectMs, maxHeaderSize: MAX_HEADER_BYTES }),
+    clientFactory: (origin: URL, opts: object) => new TunnelPool(origin, { ...opts, headersTimeout: connectMs }),
     // Every pool, direct, tunnelled or to a forwarding proxy, keeps the command's connection limit.
     factory: (origin: string | URL, opts: object) => new Pool(origin, { ...pool, ...opts }),
   } as ConstructorParameters<typeof EnvHttpProxyAgent>[0]);

@@ -216,7 +216,7 @@ describe('bodies that never end, where the CLI does not even need one', () => {
 });
 
 describe('response headers as large as Node allows, and larger', () => {
-  // The bundle reads no limit from node:http (scripts/shims/undici-http.cjs): the client sets Node's default itself.
+  // The bundle's undici takes its limit from a stand-in for node:http (scripts/shims/undici-http.cjs): Node's, as node:http would give it.
   async function headerServer(headerBytes: number) {
     const { createServer } = await import('node:net');
     const body = JSON.stringify({ content: [], totalElements: 0, totalPages: 0, page: 0, size: 20 });
@@ -244,6 +244,17 @@ describe('response headers as large as Node allows, and larger', () => {
       } finally {
         await large.close();
       }
+    }
+  });
+
+  it('takes larger ones when Node is told to (--max-http-header-size in NODE_OPTIONS)', async () => {
+    const large = await headerServer(20_000);
+    try {
+      const result = await aerial(['list', '--json'], { AERIAL_BASE_URL: large.url, NODE_OPTIONS: '--max-http-header-size=32768' });
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ content: [] });
+    } finally {
+      await large.close();
     }
   });
 });

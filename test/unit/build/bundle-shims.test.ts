@@ -65,10 +65,15 @@ describe('undici assert stand-in', () => {
 });
 
 describe('undici http stand-in', () => {
-  it('gives Node\'s default header limit, the one aerial\'s client sets on every dispatcher', async () => {
-    const { MAX_HEADER_BYTES } = await import('../../../src/api/dispatcher.js');
+  it('gives Node\'s header limit: its default, or what --max-http-header-size sets', async () => {
     expect(undiciHttp.maxHeaderSize).toBe(http.maxHeaderSize);
-    expect(MAX_HEADER_BYTES).toBe(http.maxHeaderSize);
+    const { execFileSync } = await import('node:child_process');
+    const shim = require.resolve('../../../scripts/shims/undici-http.cjs');
+    const limitIn = (args: string[], env: Record<string, string>) =>
+      Number(execFileSync(process.execPath, [...args, '-e', `process.stdout.write(String(require(${JSON.stringify(shim)}).maxHeaderSize))`], { env: { ...process.env, ...env }, encoding: 'utf8' }));
+    expect(limitIn([], { NODE_OPTIONS: '' })).toBe(16 * 1024);
+    expect(limitIn(['--max-http-header-size=32768'], { NODE_OPTIONS: '' })).toBe(32768);
+    expect(limitIn([], { NODE_OPTIONS: '--max-http-header-size=40000' })).toBe(40000);
   });
 
   it('has an IncomingMessage nothing aerial sends is an instance of, and forwards every other name to node:http', async () => {
