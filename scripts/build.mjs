@@ -25,8 +25,9 @@ const retired = new URL(`../dist.${process.pid}.old`, import.meta.url);
  * Each pays (measured against a build without them, interleaved, CPU time:
  * about 7 ms of `list --json` for undici's http2 and assert, 2.5 ms for its
  * http, 3 ms of every command for commander's), and
- * test/unit/build/bundle-shims.test.ts holds each to the real module. (undici's fs/promises and zlib needed stand-ins too while all
- * of undici was bundled; what remains of it loads neither: see below.)
+ * test/unit/build/bundle-shims.test.ts holds each to the real module.
+ * (undici's fs/promises and zlib needed stand-ins too while all of undici was
+ * bundled; what remains of it loads neither: see below.)
  */
 const SHIMS = [
   { importer: /[\\/]commander[\\/]/, module: 'node:child_process', shim: 'commander-child-process.cjs' },
@@ -88,14 +89,18 @@ const treeShakenUndici = {
   },
 };
 
+/**
+ * The program, and the scripts worker threads load (src/bundle/bundled-script.ts):
+ * the sandbox's renderers, and the file-size lookups of a resumed batch
+ * (src/batch/file-sizes.ts).
+ */
+const ENTRY_POINTS = { cli: 'src/main.ts', 'render-worker': 'src/sandbox/render/worker.ts', 'file-sizes-worker': 'src/batch/file-sizes-worker.ts' };
 // esbuild compiles and bundles into a work directory; regroup() then splits the result into dist/'s files.
 const bundled = new URL(`../dist.${process.pid}.bundled`, import.meta.url);
 const { metafile } = await build({
   plugins: [treeShakenUndici, builtinShims],
   metafile: true,
-  // Worker threads load scripts of their own (src/bundle/bundled-script.ts): the sandbox's renderers, and
-  // the file-size lookups of a resumed batch (src/batch/file-sizes.ts).
-  entryPoints: { cli: 'src/main.ts', 'render-worker': 'src/sandbox/render/worker.ts', 'file-sizes-worker': 'src/batch/file-sizes-worker.ts' },
+  entryPoints: ENTRY_POINTS,
   // sharp loads libvips, a native addon installed from npm for the platform: it cannot be bundled.
   external: ['sharp'],
   outdir: bundled.pathname,
@@ -117,7 +122,7 @@ const { metafile } = await build({
 });
 
 try {
-  await regroup(bundled, staging, ['cli', 'render-worker', 'file-sizes-worker']);
+  await regroup(bundled, staging, Object.keys(ENTRY_POINTS));
 } finally {
   rmSync(bundled, { recursive: true, force: true });
 }
