@@ -11,6 +11,7 @@ import { registration as generateAsync } from './generate-async/index.js';
 import { registration as generate } from './generate/index.js';
 import { registration as init } from './init/index.js';
 import { registration as list } from './list/index.js';
+import { registration as mcp } from './mcp/index.js';
 import { registration as sandbox } from './sandbox/index.js';
 import { registration as view } from './view/index.js';
 
@@ -25,5 +26,6 @@ export const registrations: CommandRegistration[] = [
   init,
   config,
   sandbox,
+  mcp,
   completion,
 ];

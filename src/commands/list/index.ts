@@ -4,6 +4,7 @@ import { UsageError } from '../../process/errors.js';
 import type { ImageRecord, Page } from '../../api/schema.js';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
 import { parseWholeNumber } from '../../input/flags.js';
+import { parseSort } from '../shared/list-sort.js';
 
 interface ListOptions {
   page?: string;
@@ -46,15 +47,6 @@ Examples:
   $ aerial list --json | jq '.content[] | select(.resolution == "UHD")'`,
     )
     .action(action<ListOptions>(runList));
-}
-
-export function parseSort(values: string[] | undefined): string[] | undefined {
-  if (!values) return undefined;
-  return values.map((value) => {
-    const match = /^\s*([A-Za-z][A-Za-z0-9_.]*)\s*(?:,\s*(asc|desc)\s*)?$/i.exec(value);
-    if (!match) throw new UsageError(`--sort must be property,asc or property,desc (e.g. createdAt,desc); got '${value}'`);
-    return match[2] ? `${match[1]},${match[2].toLowerCase()}` : match[1]!;
-  });
 }
 
 export async function runList(ctx: Context, options: ListOptions): Promise<void> {

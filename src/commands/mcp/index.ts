@@ -1,0 +1,35 @@
+// `aerial mcp`: serves aerial's tools (generate, list, delete) to AI
+// assistants over the Model Context Protocol, on stdin and stdout. The SDK
+// and the server load only when the command runs (server.ts).
+import type { Command } from 'commander';
+import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
+import type { McpOptions } from './server.js';
+
+export const registration: CommandRegistration = { name: 'mcp', register };
+
+function register(command: Command, action: ActionFactory): void {
+  command
+    .helpGroup('Setup:')
+    .description('serve generate, list and delete to AI assistants over MCP (the Model Context Protocol) on stdio')
+    .option('--output-dir <dir>', 'where generate_image saves images given no absolute path (default: the current directory)')
+    .addHelpText(
+      'after',
+      `
+An assistant's MCP client starts this command and speaks to it on stdin and stdout:
+stdout carries the protocol alone, and notices and errors go to stderr. It offers
+three tools: generate_image (spends credits; saves the JPEG as generate does and
+shows it to the assistant), list_images and delete_image. The global options
+apply (--profile, --base-url, --sandbox, -v). It ends when the client closes
+stdin (exit 0) or on SIGINT, SIGTERM or SIGHUP (exit 130). Setup for Claude
+Desktop, Claude Code, VS Code and Cursor: docs/commands/mcp.md.
+
+Examples:
+  $ echo '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | aerial mcp --sandbox | jq -r '.result.tools[].name'`,
+    )
+    .action(action<McpOptions>(runMcp));
+}
+
+async function runMcp(ctx: Context, options: McpOptions): Promise<void> {
+  const { runMcp: serve } = await import('./server.js');
+  await serve(ctx, options);
+}
