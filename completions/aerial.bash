@@ -14,6 +14,7 @@ _aerial_child() {
     "aerial init") echo init ;;
     "aerial config") echo config ;;
     "aerial sandbox") echo sandbox ;;
+    "aerial mcp") echo mcp ;;
     "aerial completion") echo completion ;;
     "aerial help") echo help ;;
     "aerial batch status") echo status ;;
@@ -28,7 +29,7 @@ _aerial_child() {
 
 _aerial_words() {
   case "$1" in
-    "aerial|0|"*) echo "generate generate-async batch list export view delete init config sandbox completion help" ;;
+    "aerial|0|"*) echo "generate generate-async batch list export view delete init config sandbox mcp completion help" ;;
     "aerial batch|0|"*) echo "@file status" ;;
     "aerial batch status|0|"*) echo @file ;;
     "aerial export|0|"*) echo @file ;;
@@ -56,7 +57,7 @@ _aerial_words() {
     "aerial config unset|0|"*) echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview" ;;
     "aerial config help|0|"*) echo "set get unset list path" ;;
     "aerial completion|0|"*) echo "bash zsh fish" ;;
-    "aerial help|0|"*) echo "generate generate-async batch list export view delete init config sandbox completion" ;;
+    "aerial help|0|"*) echo "generate generate-async batch list export view delete init config sandbox mcp completion" ;;
     "aerial help|1|batch") echo "status" ;;
     "aerial help|1|config") echo "set get unset list path" ;;
     "aerial help|1|"*) echo @free ;;
@@ -83,6 +84,7 @@ _aerial_options() {
     "aerial config path") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial config help") echo "--api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial sandbox") echo "--port --host --data-dir --credits --key --latency --fail-rate --rate-limit --drop-rate --webhook-fail --seed -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial mcp") echo "--output-dir -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial completion") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial help") echo "--api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
   esac
@@ -240,6 +242,10 @@ _aerial_values() {
     "aerial sandbox --api-key") echo @free ;;
     "aerial sandbox --base-url") echo @free ;;
     "aerial sandbox --profile") echo @free ;;
+    "aerial mcp --output-dir") echo @file ;;
+    "aerial mcp --api-key") echo @free ;;
+    "aerial mcp --base-url") echo @free ;;
+    "aerial mcp --profile") echo @free ;;
     "aerial completion --api-key") echo @free ;;
     "aerial completion --base-url") echo @free ;;
     "aerial completion --profile") echo @free ;;
@@ -253,7 +259,7 @@ _aerial_values() {
 _aerial() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="aerial" word child i skip=0 last=""
   local -a operands=()
-  local value_flags=" --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o "
+  local value_flags=" --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-dir --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o "
   if ((COMP_CWORD > 0)); then prev="${COMP_WORDS[COMP_CWORD - 1]}"; fi
   # --zoom=<TAB>: bash splits at '=', so the flag is two words back.
   if [[ $prev == "=" && COMP_CWORD -gt 1 ]]; then prev="${COMP_WORDS[COMP_CWORD - 2]}"; fi

@@ -7,7 +7,7 @@ function __aerial_path
     set -l path aerial
     set -l operands
     set -l skip 0
-    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o
+    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-dir --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o
     for word in (commandline -opc)[2..-1]
         if test $skip = 1
             set skip 0
@@ -64,6 +64,8 @@ function __aerial_child
             echo config
         case 'aerial sandbox'
             echo sandbox
+        case 'aerial mcp'
+            echo mcp
         case 'aerial completion'
             echo completion
         case 'aerial help'
@@ -101,6 +103,7 @@ complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'delete' -d 'delete images f
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'init' -d 'set up aerial step by step: service URL, API key, defaults, and a test call'
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'config' -d 'show and change settings: api-key, base-url, defaults.<scene flag>, defaults.preview'
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'sandbox' -d 'run the bundled local GenAerial-compatible server (no real credits, fault knobs for tests)'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'mcp' -d 'serve generate, list and delete to AI assistants over MCP (the Model Context Protocol) on stdio'
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'completion' -d 'print the shell completion script for bash, zsh or fish'
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'help' -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial\'' -s V -l version -d 'print the version of aerial and Node.js'
@@ -305,8 +308,10 @@ complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l drop-rate -x -d 'share
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l webhook-fail -x -d 'the first n webhook delivery attempts fail (then retries get through)'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l seed -x -d 'seed for the random fault decisions (same seed, same faults)'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial mcp\'' -l output-dir -r -F -d 'where generate_image saves images given no absolute path (default: the current directory)'
+complete -c aerial -n '__aerial_is \'aerial mcp\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_at \'aerial completion\' 0' -a 'bash zsh fish'
 complete -c aerial -n '__aerial_is \'aerial completion\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_at \'aerial help\' 0' -a 'generate generate-async batch list export view delete init config sandbox completion'
+complete -c aerial -n '__aerial_at \'aerial help\' 0' -a 'generate generate-async batch list export view delete init config sandbox mcp completion'
 complete -c aerial -n '__aerial_at \'aerial help\' 1 \'batch\'' -a 'status'
 complete -c aerial -n '__aerial_at \'aerial help\' 1 \'config\'' -a 'set get unset list path'

@@ -238,7 +238,15 @@ describe('dependencies', () => {
     if (specifier === name) return true;
     const manifest = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { exports?: Record<string, unknown>; main?: string };
     if (manifest.exports === undefined && manifest.main === undefined) return true;
-    return typeof manifest.exports === 'object' && manifest.exports !== null && `.${specifier.slice(name.length)}` in manifest.exports;
+    if (typeof manifest.exports !== 'object' || manifest.exports === null) return false;
+    const subpath = `.${specifier.slice(name.length)}`;
+    // A key with a `*` is a subpath pattern, as Node matches it (the MCP SDK's "./*": server/mcp.js, types.js).
+    return Object.keys(manifest.exports).some((key) => {
+      const star = key.indexOf('*');
+      if (star < 0) return key === subpath;
+      const [before, after] = [key.slice(0, star), key.slice(star + 1)];
+      return subpath.length >= before.length + after.length && subpath.startsWith(before) && subpath.endsWith(after);
+    });
   };
 
   it('are imported through their public entry points only, never a file inside them', () => {
@@ -246,6 +254,7 @@ describe('dependencies', () => {
     expect(deep).toEqual([]);
     expect(packagesOf('api/undici.ts')).toContain('undici');
     expect([publicSubpath('csv-parse/sync'), publicSubpath('undici/lib/dispatcher/agent.js'), publicSubpath('world-atlas/land-110m.json')]).toEqual([true, false, true]);
+    expect([publicSubpath('@modelcontextprotocol/sdk/server/stdio.js'), publicSubpath('zod/v4'), publicSubpath('zod/lib/index.js')]).toEqual([true, true, false]);
   });
 
   it('no import is let through a type error', () => {
