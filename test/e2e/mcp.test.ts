@@ -1,0 +1,293 @@
+// `aerial mcp` as an assistant's client runs it: bin/aerial.js spawned by the
+// official SDK's StdioClientTransport, driven by its Client over stdin and
+// stdout, with the in-process sandbox (--sandbox) or a server of the test's
+// own. The tools are listed, an image generated (shown and saved), listed
+// and deleted; bad arguments and refusals come back as tool errors; the key
+// appears in no result; and the server ends as the protocol and the
+// contract say: stdin closed (after answering what was asked) 0, a signal 130.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { execa } from 'execa';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENUM_FIELDS, SCENE_FIELDS } from '../../src/scene/vocabulary.js';
+import { assertNoSecrets, BIN, cliEnv, registerSecret, tempDir } from '../helpers/cli.js';
+import { answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
+import { jpegInfo, startTestSandbox } from '../helpers/sandbox.js';
+
+type TempDir = ReturnType<typeof tempDir>;
+
+/** The longest side of the picture shown to the assistant (tools.ts). */
+const SHOWN_MAX = 1024;
+
+interface Session {
+  client: Client;
+  transport: StdioClientTransport;
+  stderr: () => string;
+}
+
+const sessions: Session[] = [];
+afterAll(async () => {
+  while (sessions.length) await sessions.pop()!.client.close();
+});
+
+/** `aerial <args>` started by the SDK's client transport, connected (initialize done). */
+async function connect(args: string[], home: TempDir, env: Record<string, string> = {}): Promise<Session> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, ...args],
+    env: cliEnv(home.path, env) as Record<string, string>,
+    cwd: home.path,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const client = new Client({ name: 'aerial-e2e', version: '1.0.0' });
+  await client.connect(transport);
+  const session = { client, transport, stderr: () => stderr };
+  sessions.push(session);
+  return session;
+}
+
+/** Every text a result carries, for looking for what must not be there. */
+function texts(result: unknown): string {
+  return JSON.stringify(result);
+}
+
+function textOf(result: CallToolResult): string {
+  return result.content
+    .filter((item) => item.type === 'text')
+    .map((item) => (item as { text: string }).text)
+    .join('\n');
+}
+
+describe('aerial mcp --sandbox, driven by the SDK client over stdio', () => {
+  let home: TempDir;
+  let key: string;
+  let session: Session;
+  const results: unknown[] = [];
+
+  beforeAll(async () => {
+    home = tempDir('aerial-mcp-');
+    // The in-process sandbox keeps its accounts in <config dir>/sandbox: started there first, its default key is known.
+    const sandbox = await startTestSandbox({ dataDir: join(home.path, 'sandbox'), keepDataDir: true });
+    key = sandbox.key;
+    registerSecret(key);
+    await sandbox.close();
+  });
+  afterAll(async () => {
+    for (const result of results) assertNoSecrets(texts(result), 'an MCP result');
+    home.remove();
+  });
+
+  it('lists the three tools with schemas from the scene vocabulary, generates, lists and deletes', async () => {
+    session = await connect(['mcp', '--sandbox', '--output-dir', 'shots'], home);
+    const { client } = session;
+    expect(client.getServerVersion()?.name).toBe('aerial');
+
+    const { tools } = await client.listTools();
+    results.push(tools);
+    const byName = new Map<string, Tool>(tools.map((tool) => [tool.name, tool]));
+    expect([...byName.keys()].sort()).toEqual(['delete_image', 'generate_image', 'list_images']);
+    const generate = byName.get('generate_image')!;
+    expect(generate.description).toMatch(/credits/);
+    const properties = generate.inputSchema.properties as Record<string, { enum?: string[]; minimum?: number; maximum?: number; type?: string }>;
+    for (const field of ENUM_FIELDS) expect(properties[field]?.enum, field).toEqual([...SCENE_FIELDS[field].values]);
+    expect([properties.lat?.minimum, properties.lat?.maximum]).toEqual([...SCENE_FIELDS.lat.range]);
+    expect(properties.tags?.type).toBe('array');
+    expect(Object.keys(properties)).toEqual(expect.arrayContaining(['lat', 'lng', 'at', 'includeContext', 'saveImage', 'prompt', 'output', 'force', 'metadata']));
+    expect(byName.get('delete_image')!.annotations).toMatchObject({ destructiveHint: true });
+    expect(byName.get('list_images')!.annotations).toMatchObject({ readOnlyHint: true });
+    expect(generate.annotations?.readOnlyHint).toBe(false);
+
+    const made = (await client.callTool({
+      name: 'generate_image',
+      arguments: { lat: 48.8584, lng: 2.2945, resolution: 'UHD', bearing: 'NorthEast', tags: ['mcp'] },
+    })) as CallToolResult;
+    results.push(made);
+    expect(made.isError, textOf(made)).toBeFalsy();
+    const image = made.content.find((item) => item.type === 'image') as { data: string; mimeType: string };
+    expect(image.mimeType).toBe('image/jpeg');
+    const shown = Buffer.from(image.data, 'base64');
+    const shownInfo = jpegInfo(shown);
+    expect(Math.max(shownInfo.width, shownInfo.height)).toBe(SHOWN_MAX);
+    const { file, id, bytes } = made.structuredContent as { file: string; id: string; bytes: number };
+    expect(file.startsWith(join(home.path, 'shots', 'aerial-48.8584_2.2945-'))).toBe(true);
+    expect(textOf(made)).toContain(file);
+    expect(textOf(made)).toContain(id);
+    const saved = readFileSync(file);
+    expect(saved.length).toBe(bytes);
+    const savedInfo = jpegInfo(saved);
+    expect(Math.max(savedInfo.width, savedInfo.height)).toBeGreaterThan(SHOWN_MAX);
+    // What is shown is the saved picture, scaled: the same shape.
+    expect(shownInfo.width / shownInfo.height).toBeCloseTo(savedInfo.width / savedInfo.height, 2);
+
+    const listed = (await client.callTool({ name: 'list_images', arguments: { size: 10, sort: ['createdAt,desc'] } })) as CallToolResult;
+    results.push(listed);
+    expect(listed.isError, textOf(listed)).toBeFalsy();
+    const page = listed.structuredContent as { content: Array<{ id: string; url: string; resolution: string; coordinates: { latitude: number; longitude: number } }> };
+    const record = page.content.find((item) => item.id === id)!;
+    expect(record).toMatchObject({ resolution: 'UHD', coordinates: { latitude: 48.8584, longitude: 2.2945 } });
+    expect(textOf(listed)).toContain(id);
+    // The file holds the sandbox's picture: the same pixels as the image its history serves.
+    const served = Buffer.from(await (await fetch(record.url)).arrayBuffer());
+    expect(saved.length).toBeGreaterThan(served.length); // with the metadata generate writes too
+    const [mine, theirs] = await Promise.all([saved, served].map((bytes) => sharp(bytes).raw().toBuffer()));
+    expect(mine!.equals(theirs!)).toBe(true);
+
+    const deleted = (await client.callTool({ name: 'delete_image', arguments: { id: id.slice(0, 8) } })) as CallToolResult;
+    results.push(deleted);
+    expect(deleted.isError, textOf(deleted)).toBeFalsy();
+    expect(textOf(deleted)).toContain(id);
+    const after = (await client.callTool({ name: 'list_images', arguments: {} })) as CallToolResult;
+    results.push(after);
+    expect((after.structuredContent as { content: Array<{ id: string }> }).content.map((item) => item.id)).not.toContain(id);
+    // The history lost it; the file stays.
+    expect(existsSync(file)).toBe(true);
+  });
+
+  it('answers bad arguments and refusals with tool errors that say what is wrong', async () => {
+    const { client } = session ?? (await connect(['mcp', '--sandbox', '--output-dir', 'shots'], home));
+    const wrongEnum = (await client.callTool({ name: 'generate_image', arguments: { lat: 1, lng: 2, zoom: 'Closer' } })) as CallToolResult;
+    results.push(wrongEnum);
+    expect(wrongEnum.isError).toBe(true);
+    expect(textOf(wrongEnum)).toMatch(/zoom/);
+    expect(textOf(wrongEnum)).toMatch(/ExtraLow/);
+
+    const noPlace = (await client.callTool({ name: 'generate_image', arguments: { resolution: 'HD' } })) as CallToolResult;
+    results.push(noPlace);
+    expect(noPlace.isError).toBe(true);
+    expect(textOf(noPlace)).toBe('lat is required (or at LAT,LNG)');
+
+    const both = (await client.callTool({ name: 'generate_image', arguments: { at: '48.85,2.29', lat: 48.85 } })) as CallToolResult;
+    results.push(both);
+    expect(textOf(both)).toBe('at cannot be combined with lat/lng');
+
+    const first = (await client.callTool({ name: 'generate_image', arguments: { at: '10,20', resolution: 'HD', output: 'same.jpg' } })) as CallToolResult;
+    results.push(first);
+    expect(first.isError, textOf(first)).toBeFalsy();
+    const again = (await client.callTool({ name: 'generate_image', arguments: { at: '10,20', resolution: 'HD', output: 'same.jpg' } })) as CallToolResult;
+    results.push(again);
+    expect(again.isError).toBe(true);
+    expect(textOf(again)).toMatch(/same\.jpg already exists; set force to true to overwrite/);
+
+    const missing = (await client.callTool({ name: 'delete_image', arguments: { id: 'ffffffffffff' } })) as CallToolResult;
+    results.push(missing);
+    expect(missing.isError).toBe(true);
+    expect(textOf(missing)).toMatch(/^NotFound — image ffffffffffff not found in your history/);
+
+    const badSort = (await client.callTool({ name: 'list_images', arguments: { sort: ['createdAt;desc'] } })) as CallToolResult;
+    results.push(badSort);
+    expect(badSort.isError).toBe(true);
+  });
+
+  it('writes nothing but the protocol on stdout, and its notices on stderr', () => {
+    // The SDK client fails on any stdout line that is not a JSON-RPC message; it met none. stderr said where images go.
+    expect(session.stderr()).toContain(`images are saved in ${join(home.path, 'shots')}`);
+    assertNoSecrets(session.stderr(), 'the stderr of aerial mcp');
+  });
+});
+
+describe('aerial mcp against a service that repeats the key', () => {
+  let server: HostileServer;
+  let home: TempDir;
+  const KEY = 'sk-mcp-echoed-0123456789abcdef';
+  beforeAll(async () => {
+    registerSecret(KEY);
+    server = await startHostileServer();
+    home = tempDir('aerial-mcp-hostile-');
+  });
+  afterAll(async () => {
+    await server.close();
+    home.remove();
+  });
+
+  it('keeps the key out of tool errors and results, in every form the service repeats it', async () => {
+    server.respond(answerJson(402, { error: 'InsufficientCredits', message: `key ${KEY} (${Buffer.from(KEY).toString('base64')}) has no credits left` }));
+    const { client, stderr } = await connect(['mcp', '--verbose'], home, { AERIAL_BASE_URL: server.url, AERIAL_API_KEY: KEY });
+    const result = (await client.callTool({ name: 'generate_image', arguments: { lat: 1, lng: 2, output: 'x.jpg' } })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/^InsufficientCredits — key \*\*\* \(\*\*\*\) has no credits left/);
+    assertNoSecrets(texts(result), 'a tool error');
+    expect(server.requests[0]!.headers['x-api-key']).toBe(KEY);
+
+    server.respond(answerJson(200, { content: [{ id: 'abcd1234', url: `${server.url}/i?k=${KEY}`, resolution: 'HD', createdAt: '2030-01-01T00:00:00Z', coordinates: { latitude: 1, longitude: 2 } }], totalElements: 1, totalPages: 1, page: 0, size: 20 }));
+    const listed = (await client.callTool({ name: 'list_images', arguments: {} })) as CallToolResult;
+    expect(listed.isError, textOf(listed)).toBeFalsy();
+    expect(textOf(listed)).toContain('abcd1234');
+    assertNoSecrets(texts(listed), 'a tool result');
+    assertNoSecrets(stderr(), 'the stderr of aerial mcp --verbose');
+
+    // Bad input is refused before anything is sent.
+    server.reset();
+    for (const args of [{ lat: 1, lng: 2, zoom: 'Closer' }, { lat: 91, lng: 2 }, { at: 'Paris' }, { lat: 1, lng: 2, prompt: '   ' }]) {
+      const refused = (await client.callTool({ name: 'generate_image', arguments: args })) as CallToolResult;
+      expect(refused.isError, JSON.stringify(args)).toBe(true);
+    }
+    expect(server.requests).toEqual([]);
+  });
+
+  it('refuses to start without a key, on stderr with exit 2, before any message', async () => {
+    const result = await execa(process.execPath, [BIN, 'mcp'], { env: cliEnv(home.path, { AERIAL_BASE_URL: server.url }), extendEnv: false, reject: false, input: '' });
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^error: no API key/);
+  });
+});
+
+describe('aerial mcp ends', () => {
+  let home: TempDir;
+  beforeAll(() => {
+    home = tempDir('aerial-mcp-end-');
+  });
+  afterAll(() => home.remove());
+
+  const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sh', version: '1' } } };
+  const line = (message: unknown) => `${JSON.stringify(message)}\n`;
+
+  function start() {
+    const child = execa(process.execPath, [BIN, 'mcp', '--sandbox'], { env: cliEnv(home.path), extendEnv: false, cwd: home.path, reject: false, stdin: 'pipe', timeout: 60_000 });
+    let stdout = '';
+    const answers: Array<{ id?: number; result?: Record<string, unknown> }> = [];
+    const waiting: Array<() => void> = [];
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      const lines = stdout.split('\n');
+      stdout = lines.pop()!;
+      for (const text of lines) answers.push(JSON.parse(text));
+      for (const wake of waiting.splice(0)) wake();
+    });
+    const answered = async (id: number) => {
+      while (!answers.some((answer) => answer.id === id)) await new Promise<void>((resolve) => waiting.push(resolve));
+      return answers.find((answer) => answer.id === id)!;
+    };
+    return { child, answers, answered };
+  }
+
+  it('with exit 0 when the client closes stdin, once what it asked is answered (a generation saved)', async () => {
+    const { child, answers, answered } = start();
+    child.stdin!.write(line(initialize));
+    await answered(1);
+    child.stdin!.write(line({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    child.stdin!.write(line({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'generate_image', arguments: { lat: 3, lng: 4, resolution: 'HD', output: 'last.jpg' } } }));
+    child.stdin!.end();
+    const result = await child;
+    expect(result.exitCode, result.stderr).toBe(0);
+    const call = answers.find((answer) => answer.id === 2);
+    expect(call?.result?.isError).toBeFalsy();
+    expect(jpegInfo(readFileSync(join(home.path, 'last.jpg'))).width).toBeGreaterThan(0);
+  });
+
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)('with exit 130 on %s, at once', async (signal) => {
+    const { child, answered } = start();
+    child.stdin!.write(line(initialize));
+    await answered(1);
+    child.kill(signal);
+    const result = await child;
+    expect(result.exitCode, result.stderr).toBe(130);
+    expect(result.stdout.split('\n').filter(Boolean).every((text) => JSON.parse(text).jsonrpc === '2.0')).toBe(true);
+  });
+});
