@@ -14,7 +14,7 @@ beforeAll(() => {
 });
 afterAll(() => home.remove());
 
-const PAGES = ['', 'generate', 'generate-async', 'batch', 'batch status', 'list', 'export', 'delete', 'init', 'config', 'config set', 'sandbox', 'completion'];
+const PAGES = ['', 'generate', 'generate-async', 'batch', 'batch status', 'list', 'export', 'delete', 'init', 'config', 'config set', 'sandbox', 'mcp', 'completion'];
 
 async function helpOnTerminal(args: string[], columns: number): Promise<string> {
   const { exitCode, output } = await spawnInPty(args, { configDir: home.path, columns }).exited;
@@ -73,7 +73,7 @@ describe('aerial help <command> <subcommand>', () => {
     const top = await runCli(['help', 'cofig'], { configDir: home.path });
     expect(top.exitCode).toBe(2);
     expect(top.stdout).toBe('');
-    expect(top.stderr).toMatch(/^error: unknown command 'cofig' \(did you mean config\?\); commands: generate, generate-async, batch, list, export, view, delete, init, config, sandbox, completion, help\n$/);
+    expect(top.stderr).toMatch(/^error: unknown command 'cofig' \(did you mean config\?\); commands: generate, generate-async, batch, list, export, view, delete, init, config, sandbox, mcp, completion, help\n$/);
     const sub = await runCli(['help', 'config', 'sett'], { configDir: home.path });
     expect(sub.exitCode).toBe(2);
     expect(sub.stderr).toBe("error: unknown command 'config sett' (did you mean set?); commands: set, get, unset, list, path\n");

@@ -5,7 +5,7 @@
 // and deleted; bad arguments and refusals come back as tool errors; the key
 // appears in no result; and the server ends as the protocol and the
 // contract say: stdin closed (after answering what was asked) 0, a signal 130.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -14,7 +14,7 @@ import { execa } from 'execa';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENUM_FIELDS, SCENE_FIELDS } from '../../src/scene/vocabulary.js';
-import { assertNoSecrets, BIN, cliEnv, registerSecret, tempDir } from '../helpers/cli.js';
+import { assertNoSecrets, BIN, cliEnv, registerSecret, ROOT, tempDir } from '../helpers/cli.js';
 import { answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 import { jpegInfo, startTestSandbox } from '../helpers/sandbox.js';
 
@@ -291,3 +291,38 @@ describe('aerial mcp ends', () => {
     expect(result.stdout.split('\n').filter(Boolean).every((text) => JSON.parse(text).jsonrpc === '2.0')).toBe(true);
   });
 });
+
+describe('the setup of each client in docs/commands/mcp.md', () => {
+  const page = readFileSync(join(ROOT, 'docs', 'commands', 'mcp.md'), 'utf8');
+  /** Each ```json block, under the heading of the client it is for. */
+  const snippets = [...page.matchAll(/^### (.+)\n[\s\S]*?^```json\n([\s\S]*?)^```$/gm)].map((match) => ({ client: match[1]!, text: match[2]! }));
+  let home: TempDir;
+  beforeAll(() => {
+    home = tempDir('aerial-mcp-docs-');
+    // `--profile work` in a snippet names a profile of the reader's; here it points at nothing but exists.
+    writeFileSync(join(home.path, 'config.json'), JSON.stringify({ profiles: { default: {}, work: {} } }), { mode: 0o600 });
+  });
+  afterAll(() => home.remove());
+
+  it('is there for Claude Desktop, Claude Code, VS Code and Cursor', () => {
+    expect(snippets.map((snippet) => snippet.client)).toEqual(['Claude Desktop', 'Claude Code', 'VS Code', 'Cursor']);
+  });
+
+  it.each(['Claude Desktop', 'Claude Code', 'VS Code', 'Cursor'])('for %s is JSON that starts a server listing the tools (with --sandbox)', async (name) => {
+    const snippet = snippets.find((candidate) => candidate.client === name)!;
+    const config = JSON.parse(snippet.text) as { mcpServers?: Record<string, ServerEntry>; servers?: Record<string, ServerEntry> };
+    const entry = (config.mcpServers ?? config.servers)!.aerial!;
+    expect(entry.command).toBe('aerial');
+    expect(entry.args).toContain('mcp');
+    // Paths of the reader's own made into the test's, as the client would fill in ${workspaceFolder}.
+    const args = entry.args.map((arg) => arg.replace('${workspaceFolder}', home.path).replace(/^\/Users\/you\//, `${home.path}/`));
+    const { client } = await connect([...args, '--sandbox'], home);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['delete_image', 'generate_image', 'list_images']);
+  });
+});
+
+interface ServerEntry {
+  command: string;
+  args: string[];
+}
