@@ -24,7 +24,10 @@ stdin (exit 0) or on SIGINT, SIGTERM or SIGHUP (exit 130). Setup for Claude
 Desktop, Claude Code, VS Code and Cursor: docs/commands/mcp.md.
 
 Examples:
-  $ echo '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | aerial mcp --sandbox | jq -r '.result.tools[].name'`,
+  $ echo '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | aerial mcp --sandbox | jq -r '.result.tools[].name'
+  $ printf '%s%s%s\\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call",' \\
+      '"params":{"name":"list_images",' '"arguments":{"size":3}}}' \\
+      | aerial --profile work mcp | jq -r '.result.structuredContent.content[].id'`,
     )
     .action(action<McpOptions>(runMcp));
 }
