@@ -6,11 +6,13 @@
 // appears in no result; and the server ends as the protocol and the
 // contract say: stdin closed (after answering what was asked) 0, a signal 130.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import module from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { execa } from 'execa';
+import { globSync } from 'tinyglobby';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENUM_FIELDS, SCENE_FIELDS } from '../../src/scene/vocabulary.js';
@@ -326,3 +328,52 @@ interface ServerEntry {
   command: string;
   args: string[];
 }
+
+/** A file of the bundle that holds the MCP SDK's server. */
+const holdsSdk = (file: string) => readFileSync(file, 'utf8').includes('StdioServerTransport');
+
+describe('the MCP SDK', () => {
+  it('is not among what the program imports as it starts: only aerial mcp reaches it, lazily', () => {
+    // The bundle files dist/cli.js imports statically, and those they import in turn.
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const text = readFileSync(file, 'utf8');
+      for (const match of text.matchAll(/(?:^|[;}\s])import\s*(?:[\w*{}\s,$]+from\s*)?['"](\.[^'"]+)['"]/g)) visit(resolve(dirname(file), match[1]!));
+    };
+    visit(join(ROOT, 'dist', 'cli.js'));
+    expect([...seen].filter(holdsSdk)).toEqual([]);
+    // It is in the bundle, in a file of its own that a dynamic import reaches.
+    expect(globSync('dist/chunks/*.js', { cwd: ROOT, absolute: true }).filter(holdsSdk)).toHaveLength(1);
+  });
+
+  /** Node 22.15 and later tell a preload which files it loads (module.registerHooks). */
+  const hasLoadHooks = typeof (module as { registerHooks?: unknown }).registerHooks === 'function';
+
+  it.runIf(hasLoadHooks)('is loaded by aerial mcp, and not by generate, list or config path', async () => {
+    const home = tempDir('aerial-mcp-loads-');
+    try {
+      const report = join(home.path, 'loaded.json');
+      const preload = join(home.path, 'preload.cjs');
+      writeFileSync(
+        preload,
+        `const { registerHooks } = require('node:module');
+        const loaded = [];
+        registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
+        process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify(loaded.filter((url) => url.includes('/dist/')))));`,
+      );
+      const sdkFilesLoadedBy = async (args: string[], input?: string) => {
+        const result = await execa(process.execPath, ['--require', preload, BIN, ...args], { env: cliEnv(home.path), extendEnv: false, cwd: home.path, reject: false, input: input ?? '' });
+        expect(result.exitCode, `${args.join(' ')}: ${result.stderr}`).toBe(0);
+        return (JSON.parse(readFileSync(report, 'utf8')) as string[]).filter((url) => holdsSdk(new URL(url).pathname)).length;
+      };
+      expect(await sdkFilesLoadedBy(['mcp', '--sandbox'], '{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')).toBeGreaterThan(0);
+      expect(await sdkFilesLoadedBy(['generate', '--sandbox', '--lat', '1', '--lng', '2', '--resolution', 'HD', '-o', 'g.jpg'])).toBe(0);
+      expect(await sdkFilesLoadedBy(['list', '--sandbox', '--json'])).toBe(0);
+      expect(await sdkFilesLoadedBy(['config', 'path'])).toBe(0);
+    } finally {
+      home.remove();
+    }
+  });
+});
