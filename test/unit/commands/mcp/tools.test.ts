@@ -1,0 +1,90 @@
+// The MCP tools' arguments come from the scene vocabulary, their failures read
+// as the CLI's error lines, and what leaves the server is redacted.
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod/v4';
+import { ApiError } from '../../../../src/api/errors.js';
+import { argumentName, generateImageArguments, redactedResult, toolError } from '../../../../src/commands/mcp/tools.js';
+import { CliError, ExitCode, UsageError } from '../../../../src/process/errors.js';
+import { ENUM_FIELDS, SCENE_FIELD_NAMES, SCENE_FIELDS } from '../../../../src/scene/vocabulary.js';
+import { Redactor } from '../../../../src/text/secrets.js';
+
+const KEY = 'sk-unit-0123456789abcdef';
+const redactor = new Redactor();
+redactor.add(KEY);
+const redact = (text: string) => redactor.redact(text);
+
+describe('generate_image arguments', () => {
+  const schema = z.object(generateImageArguments());
+
+  it('are one per scene field, under its name (a list under its wire name), then output, force and metadata', () => {
+    expect(Object.keys(generateImageArguments())).toEqual([...SCENE_FIELD_NAMES.map(argumentName), 'output', 'force', 'metadata']);
+    expect(argumentName('tag')).toBe('tags');
+    expect(argumentName('aspectRatio')).toBe('aspectRatio');
+  });
+
+  it('take each enum field\'s values exactly as the vocabulary spells them, and nothing else', () => {
+    for (const field of ENUM_FIELDS) {
+      for (const value of SCENE_FIELDS[field].values) expect(schema.safeParse({ [field]: value }).success, `${field}=${value}`).toBe(true);
+      expect(schema.safeParse({ [field]: `${SCENE_FIELDS[field].values[0]}x` }).success, field).toBe(false);
+    }
+    const json = z.toJSONSchema(schema) as { properties: Record<string, { enum?: string[] }> };
+    for (const field of ENUM_FIELDS) expect(json.properties[field]!.enum).toEqual([...SCENE_FIELDS[field].values]);
+  });
+
+  it('hold coordinates to the vocabulary\'s ranges and tags to its count', () => {
+    const [latMin, latMax] = SCENE_FIELDS.lat.range;
+    expect(schema.safeParse({ lat: latMax }).success).toBe(true);
+    expect(schema.safeParse({ lat: latMax + 0.001 }).success).toBe(false);
+    expect(schema.safeParse({ lat: latMin - 1 }).success).toBe(false);
+    expect(schema.safeParse({ tags: Array(SCENE_FIELDS.tag.max).fill('a') }).success).toBe(true);
+    expect(schema.safeParse({ tags: Array(SCENE_FIELDS.tag.max + 1).fill('a') }).success).toBe(false);
+  });
+
+  it('are described without flags: lat/lng, not --lat/--lng', () => {
+    const descriptions = Object.values(generateImageArguments()).map((argument) => argument.description ?? '');
+    expect(descriptions.filter((text) => /--[a-z]/.test(text))).toEqual([]);
+    expect(generateImageArguments().at!.description).toContain('instead of lat/lng');
+  });
+});
+
+describe('toolError', () => {
+  const text = (result: ReturnType<typeof toolError>) => (result.content[0] as { text: string }).text;
+
+  it('is the CLI\'s error line: the code first when the error has a name of its own, the message alone for a usage error', () => {
+    expect(toolError(new UsageError('lat is required (or at LAT,LNG)'), redact)).toEqual({ content: [{ type: 'text', text: 'lat is required (or at LAT,LNG)' }], isError: true });
+    expect(text(toolError(new CliError('no credits left', ExitCode.Credits, 'InsufficientCredits', 402), redact))).toBe('InsufficientCredits — no credits left');
+    expect(text(toolError(new ApiError(404, 'NotFound', 'image not found'), redact))).toMatch(/^NotFound — /);
+  });
+
+  it('names an unexpected failure as such, and a file system failure by what it is', () => {
+    expect(text(toolError(new Error('boom'), redact))).toBe('unexpected: boom');
+    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write', path: '/tmp/x.jpg' });
+    expect(text(toolError(full, redact))).toMatch(/^NoSpace — /);
+  });
+
+  it('hides the key before the message is cut to length, and keeps it to one printable line', () => {
+    const long = `${'x'.repeat(990)} ${KEY} and more\nforged line`;
+    const line = text(toolError(new UsageError(long), redact));
+    expect(line).not.toContain(KEY.slice(0, 8));
+    expect(line).not.toContain('\n');
+  });
+});
+
+describe('redactedResult', () => {
+  it('redacts every text and structured value, and leaves image data as it is', () => {
+    const image = Buffer.from(`jpeg ${KEY}`).toString('base64');
+    const result = redactedResult(
+      {
+        content: [
+          { type: 'image', data: image, mimeType: 'image/jpeg' },
+          { type: 'text', text: `saved with ${KEY}` },
+        ],
+        structuredContent: { file: `/tmp/${KEY}.jpg`, nested: [{ url: `https://x/?k=${encodeURIComponent(KEY)}` }] },
+      },
+      redact,
+    );
+    expect(result.content[0]).toEqual({ type: 'image', data: image, mimeType: 'image/jpeg' });
+    expect(JSON.stringify([result.content[1], result.structuredContent])).not.toContain(KEY);
+    expect(result.content[1]).toEqual({ type: 'text', text: 'saved with ***' });
+  });
+});
