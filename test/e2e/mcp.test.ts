@@ -18,7 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENUM_FIELDS, SCENE_FIELDS } from '../../src/scene/vocabulary.js';
 import { assertNoSecrets, BIN, cliEnv, registerSecret, ROOT, tempDir } from '../helpers/cli.js';
 import { answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
-import { jpegInfo, startTestSandbox } from '../helpers/sandbox.js';
+import { startForwardProxy } from '../helpers/proxy.js';
+import { API_PATH, jpegInfo, startTestSandbox } from '../helpers/sandbox.js';
 
 type TempDir = ReturnType<typeof tempDir>;
 
@@ -193,7 +194,7 @@ describe('aerial mcp --sandbox, driven by the SDK client over stdio', () => {
   });
 });
 
-describe('aerial mcp against a service that repeats the key', () => {
+describe('aerial mcp against a server of the test\'s own', () => {
   let server: HostileServer;
   let home: TempDir;
   const KEY = 'sk-mcp-echoed-0123456789abcdef';
@@ -230,6 +231,37 @@ describe('aerial mcp against a service that repeats the key', () => {
       expect(refused.isError, JSON.stringify(args)).toBe(true);
     }
     expect(server.requests).toEqual([]);
+  });
+
+  it('takes the service and key from --profile, as every command does', async () => {
+    const profiled = tempDir('aerial-mcp-profile-');
+    try {
+      writeFileSync(join(profiled.path, 'config.json'), JSON.stringify({ profiles: { default: {}, work: { baseUrl: server.url, apiKey: KEY } } }), { mode: 0o600 });
+      server.reset();
+      server.respond(answerJson(200, { content: [], totalElements: 0, totalPages: 0, page: 0, size: 20 }));
+      const { client } = await connect(['--profile', 'work', 'mcp'], profiled);
+      const listed = (await client.callTool({ name: 'list_images', arguments: { page: 2, size: 5 } })) as CallToolResult;
+      await client.close();
+      expect(listed.isError, textOf(listed)).toBeFalsy();
+      expect(server.requests.map((request) => [request.url, request.headers['x-api-key']])).toEqual([[expect.stringMatching(/\?page=2&size=5$/), KEY]]);
+    } finally {
+      profiled.remove();
+    }
+  });
+
+  it('sends its requests through the proxy the environment names', async () => {
+    const forward = await startForwardProxy();
+    try {
+      server.reset();
+      server.respond(answerJson(200, { content: [], totalElements: 0, totalPages: 0, page: 0, size: 20 }));
+      const { client } = await connect(['mcp'], home, { AERIAL_BASE_URL: server.url, AERIAL_API_KEY: KEY, HTTP_PROXY: forward.url });
+      const listed = (await client.callTool({ name: 'list_images', arguments: {} })) as CallToolResult;
+      await client.close();
+      expect(listed.isError, textOf(listed)).toBeFalsy();
+      expect(forward.requests()).toEqual([{ method: 'GET', target: `${server.url}${API_PATH}` }]);
+    } finally {
+      await forward.close();
+    }
   });
 
   it('refuses to start without a key, on stderr with exit 2, before any message', async () => {

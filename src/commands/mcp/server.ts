@@ -90,6 +90,8 @@ export async function runMcp(ctx: Context, options: McpOptions): Promise<void> {
   transport.onerror = (error) => ctx.io.warn(`mcp: ${error.message}`);
   await server.connect(transport);
   ctx.io.info(`aerial mcp: serving ${GENERATE_IMAGE}, ${LIST_IMAGES} and ${DELETE_IMAGE} on stdio${ctx.globals.sandbox ? ' (sandbox)' : ''}; images are saved in ${outputDir}`);
+  // Run by hand, it would wait in silence for JSON-RPC.
+  if (ctx.io.stdinIsTTY) ctx.io.info('stdin is a terminal: an assistant\'s MCP client starts this command and talks to it (see docs/commands/mcp.md); Ctrl-C stops it');
 
   // The session ends when the client closes stdin (what it asked is answered first), or on a signal (at once).
   const stdin = ctx.io.stdin;
