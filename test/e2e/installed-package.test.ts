@@ -141,5 +141,14 @@ describe.each(lines)('installed, on Node $line', ({ node }) => {
     expect((await aerial(['completion', 'bash'])).stdout).toContain('complete');
     const help = await aerial(['help', 'batch']);
     expect(help.stdout).toContain('--output-template');
+
+    // The MCP server, bundled SDK and all: a tool call read from stdin is answered before the end of stdin ends it.
+    const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'generate_image', arguments: { lat: 1, lng: 2, resolution: 'HD', output: 'mcp.jpg' } } };
+    const served = await aerial(['mcp'], `${JSON.stringify(call)}\n`);
+    expect(served.exitCode, served.stderr).toBe(0);
+    const answer = JSON.parse(served.stdout) as { result: { content: Array<{ type: string }>; isError?: boolean } };
+    expect(answer.result.isError).toBeFalsy();
+    expect(answer.result.content.map((item) => item.type)).toEqual(['image', 'text']);
+    expect(statSync(join(cwd, 'mcp.jpg')).size).toBeGreaterThan(1000);
   }, 180_000);
 });
