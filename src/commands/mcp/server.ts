@@ -29,7 +29,7 @@ export interface McpOptions {
   outputDir?: string;
 }
 
-const INSTRUCTIONS = `Tools for the GenAerial Aerial Image Generation API: generate_image makes an AI aerial image of a place (latitude and longitude) and saves it as a JPEG, which spends the account's credits (HD 1, FHD 2, UHD 4 on the public service's price list); list_images shows the history; delete_image removes an image for good.`;
+const INSTRUCTIONS = `Tools for the GenAerial Aerial Image Generation API: generate_image makes an AI aerial image of a place (latitude and longitude) and saves it as a JPEG, which spends the account's credits at the service's price for its resolution; list_images shows the history; delete_image removes an image for good.`;
 
 type Handler = (scope: ToolScope, args: Record<string, unknown>, signal: AbortSignal) => Promise<CallToolResult>;
 
@@ -59,7 +59,7 @@ export async function runMcp(ctx: Context, options: McpOptions): Promise<void> {
     {
       title: 'Generate an aerial image',
       description:
-        'Generates an AI aerial image of a place (lat and lng, or at "LAT,LNG") with the scene settings given, saves it as a JPEG (with GPS EXIF and an AI-generated note) and shows it. Each call spends credits of the account (HD 1, FHD 2, UHD 4 on the public service). Returns the picture (scaled down to at most 1024 pixels a side), the saved file\'s path and the image\'s id.',
+        'Generates an AI aerial image of a place (lat and lng, or at "LAT,LNG") with the scene settings given, saves it as a JPEG (with GPS EXIF and an AI-generated note) and shows it. Each call spends credits of the account, at the service\'s price for the resolution (the bundled sandbox charges HD 1, FHD 2, UHD 4, of free credits). Returns the picture (scaled down to at most 1024 pixels a side), the saved file\'s path and the image\'s id.',
       inputSchema: generateImageArguments(),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
@@ -86,21 +86,21 @@ export async function runMcp(ctx: Context, options: McpOptions): Promise<void> {
     run(DELETE_IMAGE, deleteImage),
   );
 
-  const transport = new StdioSession(ctx.io.stdin, ctx.io.stdout);
+  const stdin = ctx.io.stdin;
+  const transport = new StdioSession(stdin, ctx.io.stdout);
   transport.onerror = (error) => ctx.io.warn(`mcp: ${error.message}`);
+  // Listened for before the first message is read, so that a short input cannot end unseen.
+  const inputEnded = new Promise<void>((ended) => {
+    stdin.once('end', ended);
+    stdin.once('error', ended);
+  });
   await server.connect(transport);
   ctx.io.info(`aerial mcp: serving ${GENERATE_IMAGE}, ${LIST_IMAGES} and ${DELETE_IMAGE} on stdio${ctx.globals.sandbox ? ' (sandbox)' : ''}; images are saved in ${outputDir}`);
   // Run by hand, it would wait in silence for JSON-RPC.
   if (ctx.io.stdinIsTTY) ctx.io.info('stdin is a terminal: an assistant\'s MCP client starts this command and talks to it (see docs/commands/mcp.md); Ctrl-C stops it');
 
   // The session ends when the client closes stdin (what it asked is answered first), or on a signal (at once).
-  const stdin = ctx.io.stdin;
-  await new Promise<void>((done) => {
-    const ended = () => void Promise.race([transport.idle(), aborted(ctx.signal)]).then(done);
-    stdin.once('end', ended);
-    stdin.once('error', ended);
-    ctx.signal.addEventListener('abort', () => done(), { once: true });
-  });
+  await Promise.race([inputEnded.then(() => transport.idle()), aborted(ctx.signal)]);
   await server.close();
 }
 
