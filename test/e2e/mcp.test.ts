@@ -19,6 +19,7 @@ import { ENUM_FIELDS, SCENE_FIELDS } from '../../src/scene/vocabulary.js';
 import { assertNoSecrets, BIN, cliEnv, registerSecret, ROOT, tempDir } from '../helpers/cli.js';
 import { answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 import { startForwardProxy } from '../helpers/proxy.js';
+import { KEYS, ptyAvailable, spawnInPty } from '../helpers/pty.js';
 import { API_PATH, jpegInfo, startTestSandbox } from '../helpers/sandbox.js';
 
 type TempDir = ReturnType<typeof tempDir>;
@@ -313,6 +314,19 @@ describe('aerial mcp ends', () => {
     const call = answers.find((answer) => answer.id === 2);
     expect(call?.result?.isError).toBeFalsy();
     expect(jpegInfo(readFileSync(join(home.path, 'last.jpg'))).width).toBeGreaterThan(0);
+  });
+
+  it.runIf(ptyAvailable())('says on a terminal what it is for, and stops on Ctrl-C with 130', async () => {
+    const session = spawnInPty(['mcp', '--sandbox'], { configDir: home.path, cwd: home.path });
+    await session.waitFor(/stdin is a terminal: an assistant's MCP client starts this command/, 30_000);
+    session.write(KEYS.ctrlC);
+    expect((await session.exited).exitCode).toBe(130);
+  });
+
+  it('refuses an --output-dir that is a file, with exit 2 before serving', async () => {
+    writeFileSync(join(home.path, 'a-file'), '');
+    const result = await execa(process.execPath, [BIN, 'mcp', '--sandbox', '--output-dir', 'a-file'], { env: cliEnv(home.path), extendEnv: false, cwd: home.path, reject: false, input: '' });
+    expect([result.exitCode, result.stdout, result.stderr]).toEqual([2, '', 'error: --output-dir a-file is not a directory']);
   });
 
   it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)('with exit 130 on %s, at once', async (signal) => {
