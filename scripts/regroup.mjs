@@ -57,13 +57,14 @@ const withSourceMaps = {
  * entry is split on its own: a worker thread's script shares no file with the
  * program, so that the program's entry file is the program and no mere facade.
  */
-export async function regroup(from, to, entries) {
-  for (const name of entries) await regroupEntry(from, to, name);
+export async function regroup(from, to, entries, { chunkDir = 'chunks' } = {}) {
+  for (const name of entries) await regroupEntry(from, to, [name].flat(), chunkDir);
 }
 
-async function regroupEntry(from, to, name) {
+/** `names` are split together: entries a program loads side by side (the library's two) share their files. */
+async function regroupEntry(from, to, names, chunkDir) {
   const bundle = await rollup({
-    input: { [name]: new URL(`${name}.js`, `${from.href}/`).pathname },
+    input: Object.fromEntries(names.map((name) => [name, new URL(`${name}.js`, `${from.href}/`).pathname])),
     external: ['sharp'],
     treeshake: false,
     // The entry file may export more than it did (what its commands' files import from it): one file, not a facade and the program.
@@ -82,7 +83,7 @@ async function regroupEntry(from, to, name) {
       banner: BANNER,
       entryFileNames: '[name].js',
       // esbuild's names carry a hash of their own.
-      chunkFileNames: ({ name }) => `chunks/${name.replace(/-[A-Z0-9]{8}$/, '')}-[hash].js`,
+      chunkFileNames: ({ name }) => `${chunkDir}/${name.replace(/-[A-Z0-9]{8}$/, '')}-[hash].js`,
       sourcemap: 'hidden',
       generatedCode: 'es2015',
     });
