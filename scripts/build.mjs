@@ -134,7 +134,7 @@ try {
   const library = await build({ ...esbuildOptions, entryPoints: LIBRARY_ENTRY_POINTS, outdir: libraryBundled.pathname });
   metafile = { inputs: { ...library.metafile.inputs, ...metafile.inputs }, outputs: { ...library.metafile.outputs, ...metafile.outputs } };
   await regroup(bundled, staging, Object.keys(ENTRY_POINTS));
-  await regroup(libraryBundled, staging, [Object.keys(LIBRARY_ENTRY_POINTS)], { chunkDir: 'library' });
+  await regroup(libraryBundled, staging, [Object.keys(LIBRARY_ENTRY_POINTS)], { chunkDir: 'library', strict: true });
 } finally {
   rmSync(bundled, { recursive: true, force: true });
   rmSync(libraryBundled, { recursive: true, force: true });
