@@ -121,7 +121,7 @@ export interface GenAerialOptions {
   /** Longest wait for each stage of a request (as AERIAL_TIMEOUT_MS). */
   timeoutMs?: number;
   retry?: RetryOptions;
-  /** Connections kept per origin, for many calls at once; default 1 per call in flight, as undici decides. */
+  /** The most connections open to the service at once (keep-alive, reused); default: as many as calls in flight. */
   connections?: number;
   /** Told of every attempt the client makes. */
   onRequest?: (trace: RequestTrace) => void;

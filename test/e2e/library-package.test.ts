@@ -150,6 +150,9 @@ describe('the library, installed from the packed tarball', () => {
       const { stdout } = await execa(node24!.node, ['--input-type=module', '-e', `console.log(JSON.stringify(Object.keys(await import(${JSON.stringify(specifier)})).sort()))`], { cwd: project, env });
       expect(JSON.parse(stdout), specifier).toEqual([...names].sort());
     }
+    // The same from CommonJS, where Node loads ES modules with require().
+    const required = await execa(node24!.node, ['-e', "console.log(JSON.stringify([Object.keys(require('aerial')).sort(), Object.keys(require('aerial/sandbox'))]))"], { cwd: project, env });
+    expect(JSON.parse(required.stdout)).toEqual([[...EXPORTS.aerial].sort(), EXPORTS['aerial/sandbox']]);
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules', 'aerial', 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
     expect(Object.keys(manifest.exports)).toEqual(['.', './sandbox', './package.json']);
     // Nothing else of the package can be imported.
