@@ -5,6 +5,8 @@
 // the bundle, so later runs skip compiling it.
 import { build } from 'esbuild';
 import { regroup } from './regroup.mjs';
+import { rollup } from 'rollup';
+import { dts } from 'rollup-plugin-dts';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -95,15 +97,18 @@ const treeShakenUndici = {
  * (src/batch/file-sizes.ts).
  */
 const ENTRY_POINTS = { cli: 'src/main.ts', 'render-worker': 'src/sandbox/render/worker.ts', 'file-sizes-worker': 'src/batch/file-sizes-worker.ts' };
-// esbuild compiles and bundles into a work directory; regroup() then splits the result into dist/'s files.
-const bundled = new URL(`../dist.${process.pid}.bundled`, import.meta.url);
-const { metafile } = await build({
+/**
+ * The library (package.json "exports"): 'aerial' and 'aerial/sandbox'. Bundled
+ * apart from the program, so that the program's files, and what its commands
+ * load, are exactly what they would be without it; its own files go in
+ * dist/library/. Its sandbox renders on dist/render-worker.js as the program's does.
+ */
+const LIBRARY_ENTRY_POINTS = { index: 'src/library/index.ts', sandbox: 'src/library/sandbox.ts' };
+const esbuildOptions = {
   plugins: [treeShakenUndici, builtinShims],
   metafile: true,
-  entryPoints: ENTRY_POINTS,
   // sharp loads libvips, a native addon installed from npm for the platform: it cannot be bundled.
   external: ['sharp'],
-  outdir: bundled.pathname,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -119,13 +124,22 @@ const { metafile } = await build({
   minifySyntax: true,
   define: { __AERIAL_VERSION__: JSON.stringify(version) },
   logLevel: 'warning',
-});
-
+};
+// esbuild compiles and bundles into a work directory; regroup() then splits the result into dist/'s files.
+const bundled = new URL(`../dist.${process.pid}.bundled`, import.meta.url);
+const libraryBundled = new URL(`../dist.${process.pid}.library`, import.meta.url);
+let metafile;
 try {
+  ({ metafile } = await build({ ...esbuildOptions, entryPoints: ENTRY_POINTS, outdir: bundled.pathname }));
+  const library = await build({ ...esbuildOptions, entryPoints: LIBRARY_ENTRY_POINTS, outdir: libraryBundled.pathname });
+  metafile = { inputs: { ...library.metafile.inputs, ...metafile.inputs }, outputs: { ...library.metafile.outputs, ...metafile.outputs } };
   await regroup(bundled, staging, Object.keys(ENTRY_POINTS));
+  await regroup(libraryBundled, staging, [Object.keys(LIBRARY_ENTRY_POINTS)], { chunkDir: 'library', strict: true });
 } finally {
   rmSync(bundled, { recursive: true, force: true });
+  rmSync(libraryBundled, { recursive: true, force: true });
 }
+await writeDeclarations(staging, LIBRARY_ENTRY_POINTS);
 writeFileSync(new URL('THIRD-PARTY-NOTICES.md', `${staging.href}/`), thirdPartyNotices(metafile, fileURLToPath(new URL('..', import.meta.url))));
 await writeWorldData(staging);
 // The sandbox serves the OpenAPI document as JSON (GET /openapi.json); docs/openapi.yaml is its source.
@@ -166,5 +180,26 @@ async function writeWorldData(dir) {
     writeFileSync(new URL('sandbox-world.bin', `${dir.href}/`), compileWorld(fileURLToPath(new URL('..', import.meta.url))));
   } finally {
     rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The library's type declarations, dist/<entry>.d.ts: each entry's types in
+ * one file, with nothing that names a source file the package does not ship,
+ * nor a package it bundles (zod, undici): the public types are written out in
+ * src/library/. What is marked @internal stays out.
+ */
+async function writeDeclarations(dir, entries) {
+  const bundle = await rollup({
+    input: Object.fromEntries(Object.entries(entries).map(([name, file]) => [name, fileURLToPath(new URL(`../${file}`, import.meta.url))])),
+    plugins: [dts({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)), compilerOptions: { stripInternal: true } })],
+    onwarn(warning) {
+      throw new Error(`bundling the type declarations: ${warning.message}`);
+    },
+  });
+  try {
+    await bundle.write({ dir: dir.pathname, format: 'es', entryFileNames: '[name].d.ts', chunkFileNames: 'library/[name]-[hash].d.ts' });
+  } finally {
+    await bundle.close();
   }
 }

@@ -28,7 +28,8 @@ export function nodeLines(lines = NODE_LINES) {
   const missing = lines.filter((line) => !existsSync(nodePath(line)));
   if (missing.length > 0) {
     mkdirSync(DIR, { recursive: true });
-    const specs = missing.map((line) => `node${line}@npm:${packageName()}@${line}`);
+    // npm removes from the directory what it was not asked for: every line there is asked for again, so none goes.
+    const specs = [...new Set([...NODE_LINES, ...lines])].map((line) => `node${line}@npm:${packageName()}@${line}`);
     const args = ['install', '--prefix', DIR, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error', ...specs];
     // The npm that runs this script when there is one (npm test, npm run bench), otherwise the one on PATH.
     const [file, argv] = npmCli ? [process.execPath, [npmCli, ...args]] : ['npm', args];

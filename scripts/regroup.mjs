@@ -57,17 +57,19 @@ const withSourceMaps = {
  * entry is split on its own: a worker thread's script shares no file with the
  * program, so that the program's entry file is the program and no mere facade.
  */
-export async function regroup(from, to, entries) {
-  for (const name of entries) await regroupEntry(from, to, name);
+export async function regroup(from, to, entries, { chunkDir = 'chunks', strict = false } = {}) {
+  for (const name of entries) await regroupEntry(from, to, [name].flat(), chunkDir, strict);
 }
 
-async function regroupEntry(from, to, name) {
+/** `names` are split together: entries a program loads side by side (the library's two) share their files. */
+async function regroupEntry(from, to, names, chunkDir, strict) {
   const bundle = await rollup({
-    input: { [name]: new URL(`${name}.js`, `${from.href}/`).pathname },
+    input: Object.fromEntries(names.map((name) => [name, new URL(`${name}.js`, `${from.href}/`).pathname])),
     external: ['sharp'],
     treeshake: false,
     // The entry file may export more than it did (what its commands' files import from it): one file, not a facade and the program.
-    preserveEntrySignatures: 'allow-extension',
+    // A library's entries (`strict`) export exactly what their sources do: what they export is what is supported.
+    preserveEntrySignatures: strict ? 'strict' : 'allow-extension',
     plugins: [builtinsByRequire, withSourceMaps],
     onwarn(warning) {
       // esbuild's chunks import one another both ways; Rollup orders them as esbuild did.
@@ -82,7 +84,7 @@ async function regroupEntry(from, to, name) {
       banner: BANNER,
       entryFileNames: '[name].js',
       // esbuild's names carry a hash of their own.
-      chunkFileNames: ({ name }) => `chunks/${name.replace(/-[A-Z0-9]{8}$/, '')}-[hash].js`,
+      chunkFileNames: ({ name }) => `${chunkDir}/${name.replace(/-[A-Z0-9]{8}$/, '')}-[hash].js`,
       sourcemap: 'hidden',
       generatedCode: 'es2015',
     });

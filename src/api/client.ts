@@ -7,7 +7,7 @@ import { formatBytes } from '../text/bytes.js';
 import { printable } from '../text/printable.js';
 import { directDispatcher } from './dispatcher.js';
 import { checkDownloadHost } from './download-guard.js';
-import { ApiError, BadResponseError, defaultCodeForStatus, ImageUrlRefusedError, RequestError } from './errors.js';
+import { apiErrorFor, BadResponseError, defaultCodeForStatus, ImageUrlRefusedError, RequestError } from './errors.js';
 import { download, type ImageSink, type ReceivedImage } from './image-download.js';
 import { imageIdSegment } from './image-id.js';
 import { networkFailure, oneLine, responseTimeout, type FailureScene } from './network-failure.js';
@@ -27,6 +27,7 @@ import {
 
 // Loaded with the client by the commands that make requests, in the same bundle chunk.
 export { openNetwork } from './network.js';
+import { openNetwork, type NetworkSetup } from './network.js';
 
 
 /** For commands that check every id before sending the first (delete). */
@@ -497,7 +498,7 @@ export class GenAerialClient {
     if (!message) message = `HTTP ${statusCode}${statusCode === 401 ? ': the API key is missing or invalid' : ''}`;
     // A temporary image URL refused: expired or revoked, nothing to do with the key (ImageUrlRefusedError).
     if (imageUrl && [401, 403, 404, 410].includes(statusCode)) return new ImageUrlRefusedError(statusCode, code, message, retryAfter);
-    return new ApiError(statusCode, code, message, retryAfter);
+    return apiErrorFor(statusCode, code, message, retryAfter);
   }
 
   private async jsonFrom<S extends z.ZodTypeAny>(res: Answer, schema: S, what: string): Promise<z.infer<S>> {
@@ -551,4 +552,30 @@ function redactorOf(apiKey: string): Redact {
   const redactor = new Redactor();
   redactor.add(apiKey);
   return (text) => redactor.redact(text);
+}
+
+export interface OpenClientOptions extends Pick<ClientOptions, 'retry' | 'redact' | 'onTrace' | 'userAgent' | 'sleep' | 'maxImageBytes'> {
+  /** Where to connect and with which key; asked for once the environment's network settings have been checked. */
+  endpoint: () => Promise<{ baseUrl: string; apiKey: string }> | { baseUrl: string; apiKey: string };
+  /** Connections the pool keeps per origin (batch's concurrency). */
+  connections?: number;
+  /** No proxies: for a sandbox on loopback in this process. */
+  direct?: boolean;
+  /** Told of the network as soon as it is open (what --verbose says of proxies, values to redact, closing the pool). */
+  onNetwork?: (setup: NetworkSetup) => void;
+}
+
+/**
+ * The one way a client is made, by the CLI's commands and by the library
+ * alike: the environment's timeouts, proxies and CA advice read and checked
+ * (a bad value is an InvalidInputError naming its variable, before anything is
+ * sent), then the endpoint, then the client on that network. The pool is the
+ * caller's to close (onNetwork); `close()` of the client leaves it open.
+ */
+export async function openClient(env: Record<string, string | undefined>, options: OpenClientOptions): Promise<GenAerialClient> {
+  const setup = await openNetwork(env, { connections: options.connections, direct: options.direct });
+  options.onNetwork?.(setup);
+  const { baseUrl, apiKey } = await options.endpoint();
+  const { endpoint: _endpoint, connections: _connections, direct: _direct, onNetwork: _onNetwork, ...client } = options;
+  return new GenAerialClient({ baseUrl, apiKey, ...setup.network, ...client });
 }

@@ -37,6 +37,38 @@ export class ApiError extends RequestError {
   }
 }
 
+/** 400: the request failed the service's validation (a latitude out of range, a missing callback URL). */
+export class ValidationFailed extends ApiError {}
+
+/** 401: the API key is missing or not valid. */
+export class Unauthorized extends ApiError {}
+
+/** 402: the account has too few credits. */
+export class InsufficientCredits extends ApiError {}
+
+/** 403: the key may not do this. */
+export class Forbidden extends ApiError {}
+
+/** 404: no such image (a delete of an unknown id). */
+export class NotFound extends ApiError {}
+
+/** 429: too many requests; `retryAfterSeconds` says how long the service asked to wait. */
+export class RateLimited extends ApiError {}
+
+/** 5xx: the service failed (ErrorGeneratingImage, a gateway's 502, 503 or 504). */
+export class ServerError extends ApiError {}
+
+/**
+ * The ApiError of an answer's status: a class per status the spec names, so a
+ * caller can catch one with instanceof; the code is the body's, whatever it says.
+ */
+export function apiErrorFor(status: number, code: string, message: string, retryAfterSeconds?: number): ApiError {
+  const Kind =
+    { 400: ValidationFailed, 401: Unauthorized, 402: InsufficientCredits, 403: Forbidden, 404: NotFound, 429: RateLimited }[status] ??
+    (status >= 500 && status < 600 ? ServerError : ApiError);
+  return new Kind(status, code, message, retryAfterSeconds);
+}
+
 /**
  * A temporary image URL (list `url`, webhook `signedUrl`) refused with 401,
  * 403, 404 or 410: expired or revoked, which says nothing about the API key.

@@ -6,7 +6,7 @@
 // it is made from a Process: Node's own for the CLI, a test terminal in tests.
 import type { Command } from 'commander';
 import type { GenAerialClient, Trace } from '../api/client.js';
-import type { Network } from '../api/network.js';
+import type { Network, NetworkSetup } from '../api/network.js';
 import type { RetryPolicy } from '../api/retry.js';
 import { UsageError } from '../process/errors.js';
 import { apiKeyProblem, DEFAULT_BASE_URL, DEFAULT_PROFILE, defaultSandboxDir, readConfig, resolveSettings, type Settings } from '../config/config.js';
@@ -184,22 +184,26 @@ export class Context {
    */
   async network(options: { connections?: number; direct?: boolean } = {}): Promise<Network> {
     const { openNetwork } = await import('../api/client.js');
-    const { network, proxyDescription, secrets } = await openNetwork(this.env, options);
+    const setup = await openNetwork(this.env, options);
+    this.adopt(setup);
+    return setup.network;
+  }
+
+  /** A network just opened: its secrets kept out of every output, its proxies told with --verbose, its pool closed at the end. */
+  private adopt({ network, proxyDescription, secrets }: NetworkSetup): void {
     for (const secret of secrets) this.io.addSecret(secret);
     if (proxyDescription) this.io.debug(proxyDescription);
     this.onCleanup(() => network.dispatcher.close());
-    return network;
   }
 
   async client(tuning: ClientTuning = {}): Promise<GenAerialClient> {
     this.clientCache ??= (async () => {
-      const network = await this.network({ connections: tuning.connections, direct: this.globals.sandbox });
-      const { baseUrl, apiKey } = await this.endpoint();
-      const { GenAerialClient } = await import('../api/client.js');
-      return new GenAerialClient({
-        baseUrl,
-        apiKey,
-        ...network,
+      const { openClient } = await import('../api/client.js');
+      return openClient(this.env, {
+        connections: tuning.connections,
+        direct: this.globals.sandbox,
+        onNetwork: (setup) => this.adopt(setup),
+        endpoint: () => this.endpoint(),
         retry: tuning.retry,
         redact: this.io.redact,
         onTrace: (trace: Trace) => this.io.debug(formatTrace(trace)),

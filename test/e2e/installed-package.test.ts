@@ -35,10 +35,10 @@ describe('the packed tarball', () => {
     expect(installLog).not.toMatch(/warn/i);
     const { stdout } = await execa('tar', ['tzf', tarball]);
     const files = stdout.split('\n').map((line) => line.replace(/^package\//, ''));
-    for (const needed of ['LICENSE', 'README.md', 'bin/aerial.js', 'dist/cli.js', 'dist/THIRD-PARTY-NOTICES.md', 'dist/sandbox-world.bin', 'completions/aerial.bash', 'docs/sandbox.md']) {
+    for (const needed of ['LICENSE', 'README.md', 'bin/aerial.js', 'dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'dist/sandbox.js', 'dist/sandbox.d.ts', 'docs/library.md', 'dist/THIRD-PARTY-NOTICES.md', 'dist/sandbox-world.bin', 'completions/aerial.bash', 'docs/sandbox.md']) {
       expect(files).toContain(needed);
     }
-    expect(files.filter((file) => /^(src|test|scripts|bench)\//.test(file) || file.endsWith('.map') || file.endsWith('.ts'))).toEqual([]);
+    expect(files.filter((file) => /^(src|test|scripts|bench)\//.test(file) || file.endsWith('.map') || (file.endsWith('.ts') && !file.endsWith('.d.ts')))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(prefix, 'lib', 'node_modules', 'aerial', 'package.json'), 'utf8')) as { scripts: Record<string, string>; dependencies: Record<string, string> };
     expect(Object.keys(manifest.scripts)).not.toContain('prepare');
     // Everything else is bundled into dist/.

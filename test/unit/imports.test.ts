@@ -53,7 +53,7 @@ const folderOf = (file: string) => (file.includes('/') ? file.slice(0, file.inde
  * the scene vocabulary know nothing else; the HTTP layer knows them alone; the
  * CLI's errors and signals sit on it; files, input parsing and the config
  * above; then the terminal and webhooks, previews and reports, the batch engine
- * and the sandbox, the seam commands run in, the commands, and the program.
+ * and the sandbox, the library's public face over them, the seam commands run in, the commands, and the program.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['text', 'bundle'],
@@ -65,6 +65,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['terminal', 'webhook'],
   ['preview', 'report'],
   ['batch', 'sandbox'],
+  ['library'],
   ['cli'],
   ['commands'],
   ['.'],
