@@ -104,7 +104,7 @@ function manifestOption(): Option {
 function registerStatus(batch: Command, action: ActionFactory): void {
   const command = batch
     .command('status')
-    .argument('<file>', 'the batch file the shards ran: CSV with a header row, or JSON Lines; "-" reads stdin')
+    .argument('[file]', 'the batch file the shards ran: CSV with a header row, or JSON Lines; "-" reads stdin (default: the one their manifests record)')
     // Taken, to say what went wrong when a shell expanded an unquoted glob into several words.
     .allowExcessArguments(true)
     .description('combine the manifests of every shard into one account of the batch: rows done, failed, missing, done more than once')
@@ -146,7 +146,7 @@ async function runStatusCommand(ctx: Context, options: BatchCommandOptions, args
     );
   }
   const { runBatchStatus } = await import('./status.js');
-  await runBatchStatus(ctx, args[0]!, { ...(options as Omit<BatchStatusOptions, 'scene'>), scene: sceneInputFrom(options) });
+  await runBatchStatus(ctx, args[0], { ...(options as Omit<BatchStatusOptions, 'scene'>), scene: sceneInputFrom(options) });
 }
 
 async function runBatchCommand(ctx: Context, options: BatchCommandOptions, args: string[]): Promise<void> {
