@@ -76,9 +76,7 @@ export async function runBatchStatus(ctx: Context, path: string | undefined, opt
   let file = path;
   if (file === undefined) {
     if (!recorded) {
-      throw new UsageError(
-        `give status the batch file the shards ran: ${plans.length === 0 && manifestPaths.length > 0 ? 'the manifests do not record it (written by an aerial before 1.x, or torn)' : 'no manifest records it'}`,
-      );
+      throw new UsageError('give status the batch file the shards ran: no manifest records it (written before manifests recorded their plan)');
     }
     if (recorded.batch.path === '-') throw new UsageError('the shards read their batch file from standard input; give it to status: aerial batch status <file> --manifest …');
     file = recorded.batch.path;
@@ -100,7 +98,8 @@ export async function runBatchStatus(ctx: Context, path: string | undefined, opt
         `${file === '-' ? 'standard input' : file} is not the batch file the shards ran: its sha256 is ${sha256.slice(0, 12)}…, the manifests record ${recorded.batch.sha256.slice(0, 12)}… (${recorded.batch.path}, ${recorded.batch.rows} row${recorded.batch.rows === 1 ? '' : 's'}); give status the file the shards ran`,
       );
     }
-    io.info(io.style.dim(`Planned as the manifests record: ${describeSettings(recorded)}`));
+    // Said in words; --json says it as planFrom.
+    if (!io.json) io.info(io.style.dim(`Planned as the manifests record: ${describeSettings(recorded)}`));
   }
 
   // Every row of every shard, planned as the shards planned theirs (names that clash told apart alike).
