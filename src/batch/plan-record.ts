@@ -16,7 +16,7 @@ import { flagName } from '../api/enums.js';
 import type { GenerationRequest } from '../api/schema.js';
 import { buildGenerationRequest, type SceneDefaults, type SceneInput } from '../input/scene-request.js';
 import { UsageError } from '../process/errors.js';
-import { DEFAULTABLE_FIELDS, SCENE_FIELD_NAMES, sceneSpec } from '../scene/vocabulary.js';
+import { DEFAULTABLE_FIELDS, SCENE_FIELD_NAMES, sceneSpec, wirePath, type SceneField } from '../scene/vocabulary.js';
 import type { BatchFormat } from './row-columns.js';
 import type { Shard } from './shard.js';
 
@@ -195,14 +195,22 @@ export function baseRequest(scene: SceneInput, defaults: SceneDefaults): Generat
   return buildGenerationRequest({ ...scene, lat: 0, lng: 0 }, defaults);
 }
 
-/** The request fields two base requests disagree on, as the flags that set them (--resolution). */
-export function requestDifferences(a: GenerationRequest, b: GenerationRequest): string[] {
-  const fields = new Set([...Object.keys(a), ...Object.keys(b)]);
-  const differ: string[] = [];
-  for (const field of fields) {
-    if (JSON.stringify((a as unknown as Record<string, unknown>)[field]) !== JSON.stringify((b as unknown as Record<string, unknown>)[field])) differ.push(field);
+/** The scene fields two base requests disagree on (as they are sent: `tag` is sent as `tags`). */
+export function requestDifferences(a: GenerationRequest, b: GenerationRequest): SceneField[] {
+  const differ: SceneField[] = [];
+  for (const field of SCENE_FIELD_NAMES) {
+    const path = wirePath(field);
+    if (path === undefined) continue;
+    if (JSON.stringify(wireValue(a, path)) !== JSON.stringify(wireValue(b, path))) differ.push(field);
   }
   return differ;
+}
+
+/** The value at a dotted path of a request (coordinates.lat). */
+export function wireValue(request: GenerationRequest, path: string): unknown {
+  let value: unknown = request;
+  for (const name of path.split('.')) value = value === undefined || value === null ? undefined : (value as Record<string, unknown>)[name];
+  return value;
 }
 
 /** A setting two plan records disagree on, named as the user knows it, with each side's value. */
@@ -212,8 +220,8 @@ export interface SettingDifference {
   b: string;
 }
 
-/** Shown value of a request field or setting. */
-function shownValue(value: unknown): string {
+/** A request's value as a message shows it. */
+export function shownValue(value: unknown): string {
   if (value === undefined) return '(none)';
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
@@ -239,9 +247,8 @@ export function planDifferences(a: PlanRecord, b: PlanRecord, own: SceneDefaults
     if (requestA !== requestB) differences.push({ setting: 'scene settings', a: typeof requestA === 'string' ? requestA : 'valid', b: typeof requestB === 'string' ? requestB : 'valid' });
   } else {
     for (const field of requestDifferences(requestA, requestB)) {
-      const fieldsOf = requestA as unknown as Record<string, unknown>;
-      const fieldsOfB = requestB as unknown as Record<string, unknown>;
-      differences.push({ setting: `--${flagName(field)}`, a: shownValue(fieldsOf[field]), b: shownValue(fieldsOfB[field]) });
+      const path = wirePath(field)!;
+      differences.push({ setting: `--${flagName(field)}`, a: shownValue(wireValue(requestA, path)), b: shownValue(wireValue(requestB, path)) });
     }
   }
   if ((a.shard?.count ?? 1) !== (b.shard?.count ?? 1)) {

@@ -17,7 +17,8 @@ import { defaultManifestPath, plannedRows, RowPlanner, type PlannedRow } from '.
 import { displayPath } from '../../files/file-names.js';
 import { ManifestSet, rowRanges, statusExitCode, StatusTally, type BatchStatusReport, type RowState } from '../../batch/shard-account.js';
 import { compileTemplate } from '../../batch/template.js';
-import { baseRequest, parsePlanRecord, planDifferences, recordedDefaults, requestDifferences, type PlanRecord } from '../../batch/plan-record.js';
+import { baseRequest, parsePlanRecord, planDifferences, recordedDefaults, requestDifferences, shownValue, wireValue, type PlanRecord } from '../../batch/plan-record.js';
+import { wirePath } from '../../scene/vocabulary.js';
 import { inShard, type Shard } from '../../batch/shard.js';
 import { detectFormat } from '../../batch/row-columns.js';
 import { delimiterFlag, parseDelimiter } from '../../batch/csv-dialect.js';
@@ -207,10 +208,7 @@ function refuseContradictions(options: BatchStatusOptions, recorded: PlanRecord,
   const asked = baseRequest({ ...settings.scene, ...options.scene }, defaults);
   const [field] = requestDifferences(asked, ran);
   if (field !== undefined) {
-    const value = (request: GenerationRequest) => {
-      const shown = (request as unknown as Record<string, unknown>)[field];
-      return shown === undefined ? '(none)' : typeof shown === 'string' ? shown : JSON.stringify(shown);
-    };
+    const value = (request: GenerationRequest) => shownValue(wireValue(request, wirePath(field)!));
     refuse(`--${flagName(field)} ${value(asked)}`, `--${flagName(field)} ${value(ran)}`);
   }
 }
