@@ -111,7 +111,7 @@ function registerStatus(batch: Command, action: ActionFactory): void {
     .option('--manifest <path-or-glob...>', "shards' manifests, or quoted globs of them ('dir/**/*.jsonl'): several after one --manifest, or --manifest repeated (default: the batch's own manifest)")
     .option('--format <format>', 'file format: csv, jsonl, json (a JSON array; default: from the extension, then the content)')
     .option('--delimiter <char>', "CSV cell separator: ',' (default; tab for .tsv), ';', tab or '|'")
-    .option('--output-template <template>', 'the --output-template the shards used (default aerial-batch/{row}-{lat}_{lng}.jpg)')
+    .option('--output-template <template>', 'the --output-template the shards used, for manifests that do not record it (default aerial-batch/{row}-{lat}_{lng}.jpg)')
     .option('--report <file.html>', 'write an HTML report of the whole batch: map, thumbnails, every row\'s scene and state (thumbnails go in <file>.thumbnails/)')
     .option('--geojson <file>', 'write a GeoJSON FeatureCollection of the whole batch: one point per row, with its file, scene and state');
   addSceneOptions(command);
@@ -119,19 +119,25 @@ function registerStatus(batch: Command, action: ActionFactory): void {
     .addHelpText(
       'after',
       `
-A row is known by its request and its output file, so give status the file and the
---output-template and scene flags the shards ran with. --shard does not matter: status
-covers every row. Manifests may come from any number of runners (artifacts with one name
-in several directories): later lines win within a manifest, a row done in two of them is
-"done more than once", and the 429 answers are summed over all of them.
+A row is known by its request and its output file. Each manifest records what its rows
+were planned from (the batch file's SHA-256, the template, the scene flags and config
+defaults, the shard), so status needs no other flag: it plans the rows from that record,
+reads the batch file it names unless given one, and refuses a file that is not the one
+the shards ran, manifests that ran with different settings, and flags that contradict
+the record. Manifests written before the record need the --output-template and scene
+flags the shards ran with. --shard does not matter: status covers every row. Manifests
+may come from any number of runners (artifacts with one name in several directories):
+later lines win within a manifest, a row done in two of them is "done more than once",
+and the 429 answers are summed over all of them.
 
-Exit codes: 0 every row done; 2 bad flags, or a --manifest that names no file (nothing is
-counted from fewer manifests than asked); otherwise the code most failed rows share (as
+Exit codes: 0 every row done; 2 bad flags, a --manifest that names no file (nothing is
+counted from fewer manifests than asked), another batch file than the shards ran, or
+shards that ran with different settings; otherwise the code most failed rows share (as
 batch exits: 6 generation, 7 network, 8 rate limited, 2 invalid rows), or 6 when rows are
-only missing (no shard finished them).
+only missing (no shard finished them, or a shard's manifest is missing).
 
 Examples:
-  $ aerial batch status places.csv --manifest 'manifests/*/aerial-batch-manifest.jsonl'
+  $ aerial batch status --manifest 'manifests/*/aerial-batch-manifest.jsonl'
   $ aerial batch status places.csv --manifest m1.jsonl m2.jsonl
   $ aerial batch status places.csv --manifest 'shards/**/*.jsonl' --json | jq '.missingRows'
   $ aerial batch status places.csv --manifest 'shards/*/*.jsonl' --report shards/report.html`,
