@@ -201,6 +201,14 @@ describe('batch status from the manifests\' own record', () => {
     expect(without.exitCode).toBe(ExitCode.Server);
     expect(without.stdout).toMatch(/^ {2}missing +3$/m);
     expect(without.stderr).toContain('give status the --output-template and scene flags the shards used');
+    // A plan record of a later format is left aside, said once, and the manifest read as one without it.
+    const manifest = join(root, 'out', 'aerial-batch-manifest.jsonl');
+    const old = readFileSync(manifest, 'utf8');
+    writeFileSync(join(root, 'out', 'later.jsonl'), `{"plan":2,"aerial":"9.0.0","batch":{"digest":"blake3:00"}}\n${old}`);
+    const later = await status(root, ['places.csv', '--manifest', 'out/later.jsonl', '--resolution', 'HD', '--output-template', 'out/{row}.jpg']);
+    expect(later.exitCode, later.stderr).toBe(0);
+    expect(later.stdout).toMatch(/^ {2}done +3$/m);
+    expect(later.stderr).toBe('warning: out/later.jsonl: its plan record is left aside: it is in plan format 2, newer than this aerial reads (1); upgrade aerial\n');
     // Without the batch file: nothing says which it was.
     const noFile = await status(root, ['--manifest', 'out/aerial-batch-manifest.jsonl']);
     expect(noFile.exitCode).toBe(ExitCode.Usage);

@@ -56,7 +56,8 @@ The file must be UTF-8; CSV cells are cut by ',' unless --delimiter names anothe
 rows (,,) are skipped. A file that cannot be read as written is refused, naming its line.
 
 The manifest (JSON Lines, mode 0600) gets a line per row event: "started" just before
-a row is sent, then "done" (file, bytes, attempts) or "failed" (error). Re-running the
+a row is sent, then "done" (file, bytes, attempts) or "failed" (error); before them, a
+record of what the rows were planned from, for batch status. Re-running the
 same command skips rows recorded as done whose file is still there, so a killed batch
 resumes where it stopped; rows that were in flight when it died are sent again (the
 service may have charged for them). A row's identity is its request plus its output
