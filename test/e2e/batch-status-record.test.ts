@@ -166,6 +166,10 @@ describe('batch status from the manifests\' own record', () => {
     const recordedPath = await status(root, ['--manifest', 'artifacts/a/aerial-batch-manifest.jsonl']);
     expect(recordedPath.exitCode).toBe(ExitCode.Usage);
     expect(recordedPath.stderr).toContain('error: places.csv is not the batch file the shards ran');
+    // Where the recorded path leads nowhere, status says whose path it was.
+    const elsewhere = await runCli(['batch', 'status', '--manifest', 'a/aerial-batch-manifest.jsonl'], { configDir: join(root, 'status-config'), cwd: join(root, 'artifacts') });
+    expect(elsewhere.exitCode).toBe(ExitCode.Usage);
+    expect(elsewhere.stderr).toBe('error: batch file places.csv does not exist (the path the manifests record); give status the batch file the shards ran\n');
     // The runner's copy is the one.
     const right = await status(root, ['a/places.csv', '--manifest', 'artifacts/a/aerial-batch-manifest.jsonl', '--json']);
     expect(right.exitCode).toBe(ExitCode.Server);
