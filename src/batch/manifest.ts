@@ -7,6 +7,8 @@
 // written just before a row's request is sent: a row whose last line is
 // "started" was in flight when the previous run died, which is the one case
 // where the service may have generated (and charged) an image we never saw.
+// Before a run's row lines comes its plan record (plan-record.ts), which has
+// no key or status: readers of row records pass over it.
 import { hash } from 'node:crypto';
 import { closeSync, createReadStream, fdatasync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -370,7 +372,7 @@ export class ManifestWriter {
     this.appendLine(record, durable);
   }
 
-  /** Appends the run's plan record (plan-record.ts), on disk before any row's line. */
+  /** Appends the run's plan record (plan-record.ts), synced like a done row's line. */
   appendPlan(plan: PlanRecord): void {
     this.appendLine(plan, true);
   }

@@ -1,7 +1,9 @@
-// `aerial batch status <file>`: one account of a batch whose shards ran on
-// many machines. The batch file is planned with the flags the shards used (so
-// every row has the key its shard recorded), the manifests are read one line
-// at a time, and the rows are matched to them (batch/shard-account.ts).
+// `aerial batch status [file]`: one account of a batch whose shards ran on
+// many machines. The manifests are read one line at a time; the batch file is
+// planned as their plan records say the shards planned it (batch/plan-record.ts;
+// for manifests written before those, with the flags given), so that every row
+// has the key its shard recorded; and the rows are matched to the records
+// (batch/shard-account.ts).
 import { existsSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
