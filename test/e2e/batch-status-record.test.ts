@@ -213,6 +213,12 @@ describe('batch status from the manifests\' own record', () => {
     expect(later.exitCode, later.stderr).toBe(0);
     expect(later.stdout).toMatch(/^ {2}done +3$/m);
     expect(later.stderr).toBe('warning: out/later.jsonl: its plan record is left aside: it is in plan format 2, newer than this aerial reads (1); upgrade aerial\n');
+    // So is one whose settings plan no row (a value hand-edited in).
+    const unplannable = { plan: 1, aerial: '0.1.0', batch: { path: 'places.csv', sha256: '0'.repeat(64), rows: 3 }, settings: { outputTemplate: 'out/{row}.jpg', format: 'csv', scene: { resolution: 'XX' }, sceneDefaults: {} } };
+    writeFileSync(join(root, 'out', 'edited.jsonl'), `${JSON.stringify(unplannable)}\n${old}`);
+    const edited = await status(root, ['places.csv', '--manifest', 'out/edited.jsonl', '--resolution', 'HD', '--output-template', 'out/{row}.jpg']);
+    expect(edited.exitCode, edited.stderr).toBe(0);
+    expect(edited.stderr).toMatch(/^warning: out\/edited\.jsonl: its plan record is left aside: its settings do not plan a row: --resolution must be one of HD, FHD, UHD; got 'XX'/);
     // Without the batch file: nothing says which it was.
     const noFile = await status(root, ['--manifest', 'out/aerial-batch-manifest.jsonl']);
     expect(noFile.exitCode).toBe(ExitCode.Usage);

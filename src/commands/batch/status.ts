@@ -19,7 +19,7 @@ import { defaultManifestPath, plannedRows, RowPlanner, type PlannedRow } from '.
 import { displayPath } from '../../files/file-names.js';
 import { ManifestSet, rowRanges, statusExitCode, StatusTally, type BatchStatusReport, type RowState } from '../../batch/shard-account.js';
 import { compileTemplate } from '../../batch/template.js';
-import { baseRequest, parsePlanRecord, planDifferences, recordedDefaults, requestDifferences, shownValue, wireValue, type PlanRecord } from '../../batch/plan-record.js';
+import { baseRequest, parsePlanRecord, planDifferences, recordedDefaults, requestDifferences, shownValue, wireValue, type ParsedPlan, type PlanRecord } from '../../batch/plan-record.js';
 import { wirePath } from '../../scene/vocabulary.js';
 import { inShard, type Shard } from '../../batch/shard.js';
 import { detectFormat } from '../../batch/row-columns.js';
@@ -63,7 +63,7 @@ export async function runBatchStatus(ctx: Context, path: string | undefined, opt
     const byShard = new Map<string, PlanRecord>();
     let problem: string | undefined;
     const onPlan = (value: unknown) => {
-      const parsed = value === undefined ? { ok: false as const, problem: 'it is torn (the line ends before the record does)' } : parsePlanRecord(value);
+      const parsed = value === undefined ? { ok: false as const, problem: 'it is torn (the line ends before the record does)' } : usablePlan(parsePlanRecord(value), ownDefaults);
       if (parsed.ok) byShard.set(shardLabel(parsed.record.shard), parsed.record);
       else problem ??= parsed.problem;
     };
@@ -155,6 +155,19 @@ export async function runBatchStatus(ctx: Context, path: string | undefined, opt
       'BatchIncomplete',
     );
   }
+}
+
+/** A well-formed record whose settings also plan: its template compiles and its flags and defaults make a request. */
+function usablePlan(parsed: ParsedPlan, ownDefaults: SceneDefaults): ParsedPlan {
+  if (!parsed.ok) return parsed;
+  try {
+    compileTemplate(parsed.record.settings.outputTemplate);
+    baseRequest(parsed.record.settings.scene, recordedDefaults(parsed.record, ownDefaults));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    return { ok: false, problem: `its settings do not plan a row: ${error.message}` };
+  }
+  return parsed;
 }
 
 /** One shard's plan record, and the manifest it was read from. */
