@@ -140,6 +140,24 @@ describe('batch status from the manifests\' own record', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ total: 7, done: 5, missing: 2, missingRows: [2, 5], shards: { count: 3, missing: [2] }, unmatchedRecords: 0 });
   }, 60_000);
 
+  it('reads one manifest that several shards shared, each shard recorded in it', async () => {
+    const root = workspace(5);
+    for (const spec of ['1/3', '3/3']) {
+      const run = await batch(root, ['--shard', spec, '--zoom', 'Low', '--output-template', 'out/{row}.jpg']);
+      expect(run.exitCode, run.stderr).toBe(0);
+    }
+    const text = readFileSync(join(root, 'out', 'aerial-batch-manifest.jsonl'), 'utf8');
+    expect(text.match(/^\{"plan"/gm)).toHaveLength(2);
+    const partial = await status(root, ['--manifest', 'out/aerial-batch-manifest.jsonl', '--json']);
+    expect(partial.exitCode).toBe(ExitCode.Server);
+    expect(JSON.parse(partial.stdout)).toMatchObject({ done: 3, missingRows: [2, 5], shards: { count: 3, missing: [2] } });
+    expect((await batch(root, ['--shard', '2/3', '--zoom', 'Low', '--output-template', 'out/{row}.jpg'])).exitCode).toBe(0);
+    // Without --manifest, --output-template says where the batch's own manifest is; it agrees with the record.
+    const whole = await status(root, ['--output-template', 'out/{row}.jpg', '--json']);
+    expect(whole.exitCode, whole.stderr).toBe(0);
+    expect(JSON.parse(whole.stdout)).toMatchObject({ total: 5, done: 5, shards: { count: 3, missing: [] } });
+  }, 60_000);
+
   it('refuses, naming them, a batch file that is not the one the shards ran, and shards that ran with different settings', async () => {
     const root = workspace(4);
     const [a, b] = [runner(root, 'a'), runner(root, 'b')];
