@@ -225,7 +225,7 @@ complete -c aerial -n '__aerial_at \'aerial batch status\' 0' -F
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l manifest -r -F -d 'shards\' manifests, or quoted globs of them (\'dir/**/*.jsonl\'): several after one --manifest, or --manifest repeated (default: the batch\'s own manifest)'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l format -x -a 'csv jsonl json' -d 'file format: csv, jsonl, json (a JSON array; default: from the extension, then the content)'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l delimiter -x -a 'comma semicolon tab pipe' -d 'CSV cell separator: \',\' (default; tab for .tsv), \';\', tab or \'|\''
-complete -c aerial -n '__aerial_is \'aerial batch status\'' -l output-template -x -d 'the --output-template the shards used (default aerial-batch/{row}-{lat}_{lng}.jpg)'
+complete -c aerial -n '__aerial_is \'aerial batch status\'' -l output-template -x -d 'the --output-template the shards used, for manifests that do not record it (default aerial-batch/{row}-{lat}_{lng}.jpg)'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l report -r -F -d 'write an HTML report of the whole batch: map, thumbnails, every row\'s scene and state (thumbnails go in <file>.thumbnails/)'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l geojson -r -F -d 'write a GeoJSON FeatureCollection of the whole batch: one point per row, with its file, scene and state'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l resolution -x -a 'HD FHD UHD' -d 'output resolution: HD, FHD, UHD (default FHD, or config)'

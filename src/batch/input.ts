@@ -17,6 +17,7 @@
 // - JSON Lines: one object per line; blank lines, a BOM, CRLF and white space
 //   around an object are fine;
 // - JSON: an array of objects, or objects one after another (json-values.ts).
+import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -133,6 +134,18 @@ export class BatchInput {
   rows(options: { skip?: (row: number) => boolean } = {}): AsyncGenerator<BatchRow[]> {
     if (this.format === 'csv') return this.csvRows();
     return this.format === 'json' ? this.jsonValueRows(options.skip) : this.jsonLineRows(options.skip);
+  }
+
+  /** CSV: the cell separator the rows are cut by (as given, declared or taken by default). */
+  get separator(): string | undefined {
+    return this.format === 'csv' ? this.delimiter : undefined;
+  }
+
+  /** The SHA-256 of the input's bytes as read (hex): what a manifest records to tell this file from another. */
+  async sha256(): Promise<string> {
+    const digest = createHash('sha256');
+    await pipeline(createReadStream(this.file), digest);
+    return digest.digest('hex');
   }
 
   close(): void {

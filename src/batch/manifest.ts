@@ -7,6 +7,8 @@
 // written just before a row's request is sent: a row whose last line is
 // "started" was in flight when the previous run died, which is the one case
 // where the service may have generated (and charged) an image we never saw.
+// Before a run's row lines comes its plan record (plan-record.ts), which has
+// no key or status: readers of row records pass over it.
 import { hash } from 'node:crypto';
 import { closeSync, createReadStream, fdatasync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -17,6 +19,7 @@ import { notRegular } from './files.js';
 import { makeDirectories } from '../files/directories.js';
 import { lines } from './input.js';
 import { scanLine } from './manifest-lines.js';
+import type { PlanRecord } from './plan-record.js';
 import { redactValue, type Redact } from '../text/secrets.js';
 
 export type RowStatus = 'started' | 'done' | 'failed';
@@ -61,7 +64,7 @@ export function rowKey(request: GenerationRequest | unknown, file: string): stri
  * record only means redoing one row. A missing manifest has none; a
  * directory or a device in its place is an error, not an endless read.
  */
-export async function* manifestRecords(path: string): AsyncGenerator<ManifestRecord> {
+export async function* manifestRecords(path: string, options: { onPlan?: (value: unknown) => void } = {}): AsyncGenerator<ManifestRecord> {
   let handle;
   try {
     handle = await open(path, 'r');
@@ -74,8 +77,9 @@ export async function* manifestRecords(path: string): AsyncGenerator<ManifestRec
     if (!info.isFile()) throw notRegular(path, info.isDirectory());
     for await (const texts of lines(createReadStream('', { fd: handle.fd, autoClose: false, encoding: 'utf8', highWaterMark: 256 * 1024 }))) {
       for (const line of texts) {
-        const record = parseRecord(line);
-        if (record) yield record;
+        const parsed = parseLine(line);
+        if (parsed?.record) yield parsed.record;
+        else if (parsed && options.onPlan) options.onPlan(parsed.plan);
       }
     }
   } finally {
@@ -83,16 +87,26 @@ export async function* manifestRecords(path: string): AsyncGenerator<ManifestRec
   }
 }
 
-/** A line's record, or undefined for a blank line, one that does not parse, or one that is not a record. */
-function parseRecord(line: string): ManifestRecord | undefined {
+/** A plan record's line as written (plan-record.ts): a line that starts so and does not parse is a torn plan record. */
+const PLAN_LINE = /^\s*\{\s*"plan"\s*:/;
+
+/**
+ * A line's row record, or its plan record (its parsed value; undefined for a
+ * plan line torn before its end), or undefined for a blank line, one that does
+ * not parse, or one that is neither.
+ */
+function parseLine(line: string): { record: ManifestRecord; plan?: undefined } | { record?: undefined; plan: unknown } | undefined {
   if (!line.trim()) return undefined;
-  let record: ManifestRecord;
+  let value: unknown;
   try {
-    record = JSON.parse(line) as ManifestRecord;
+    value = JSON.parse(line);
   } catch {
-    return undefined;
+    return PLAN_LINE.test(line) ? { plan: undefined } : undefined;
   }
-  return record && typeof record.key === 'string' && STATUS_CODES[record.status] !== undefined ? record : undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  if (Object.hasOwn(value, 'plan')) return { plan: value };
+  const record = value as ManifestRecord;
+  return typeof record.key === 'string' && STATUS_CODES[record.status] !== undefined ? { record } : undefined;
 }
 
 /** Words per row in ManifestIndex's recalls. */
@@ -215,9 +229,13 @@ export class ManifestIndex {
       }
       return;
     }
-    const record = parseRecord(bytes.toString('utf8', start, end));
-    if (record) this.add(record);
+    const parsed = parseLine(bytes.toString('utf8', start, end));
+    if (parsed?.record) this.add(parsed.record);
+    else if (parsed) this.lastPlan = parsed.plan;
   }
+
+  /** The value of the manifest's last plan line (plan-record.ts), unchecked; undefined when it has none, or its last is torn. */
+  lastPlan: unknown;
 
   get size(): number {
     return this.table.size;
@@ -351,7 +369,16 @@ export class ManifestWriter {
 
   /** Appends one line; with `durable`, a background datasync is scheduled to follow it. */
   append(record: ManifestRecord, durable: boolean): void {
-    const line = `${this.needsNewline ? '\n' : ''}${JSON.stringify(redactValue({ ...record, time: new Date().toISOString() }, this.redact))}\n`;
+    this.appendLine(record, durable);
+  }
+
+  /** Appends the run's plan record (plan-record.ts), synced like a done row's line. */
+  appendPlan(plan: PlanRecord): void {
+    this.appendLine(plan, true);
+  }
+
+  private appendLine(value: ManifestRecord | PlanRecord, durable: boolean): void {
+    const line = `${this.needsNewline ? '\n' : ''}${JSON.stringify(redactValue({ ...value, time: new Date().toISOString() }, this.redact))}\n`;
     this.needsNewline = false;
     writeSync(this.fd, line);
     if (durable) this.scheduleSync();

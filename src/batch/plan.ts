@@ -12,9 +12,8 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'nod
 import { flagName, SANDBOX_PRICE, SCENE_ENUM_FIELDS } from '../api/enums.js';
 import { UsageError } from '../process/errors.js';
 import type { GenerationRequest } from '../api/schema.js';
-import type { Settings } from '../config/config.js';
 import { fitName, fitPath, foldName, MAX_PATH_BYTES, nameTag, separateNames, splitExtension, utf8Length } from '../files/file-names.js';
-import { buildGenerationRequest, type SceneInput } from '../input/scene-request.js';
+import { buildGenerationRequest, type SceneDefaults, type SceneInput } from '../input/scene-request.js';
 import { LOCATION_FIELDS } from '../scene/vocabulary.js';
 import { VERSION } from '../bundle/version.js';
 import { RowArray, textKey, WordTable } from './compact.js';
@@ -98,7 +97,8 @@ export interface PlannerOptions {
   header: string[];
   /** Scene values from the command-line flags: defaults for missing columns. */
   flags: SceneInput;
-  sceneDefaults: Settings['sceneDefaults'];
+  /** The config's scene defaults (Settings['sceneDefaults']), or those a manifest's plan record gives. */
+  sceneDefaults: SceneDefaults;
   template: OutputTemplate;
   manifestPath?: string;
   cwd: string;

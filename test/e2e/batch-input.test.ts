@@ -5,7 +5,7 @@
 // nothing sent. Small files matter most: a reader that waited for parser
 // events a small file had already fired once let such a batch exit 0 with
 // nothing done.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -144,6 +144,16 @@ describe('batch input as real programs write it', () => {
     const status = await runCli(['batch', 'status', path, ...CHEAP, '--delimiter', ';', '--json'], { configDir: home.path, env: sandbox.env(), cwd: work });
     expect(status.exitCode, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ total: 1, done: 1 });
+    // The manifest records the separator: status needs no --delimiter, and refuses another.
+    const recorded = await runCli(['batch', 'status', path, '--json'], { configDir: home.path, env: sandbox.env(), cwd: work });
+    expect(recorded.exitCode, recorded.stderr).toBe(0);
+    expect(JSON.parse(recorded.stdout)).toMatchObject({ total: 1, done: 1 });
+    const other = await runCli(['batch', 'status', path, '--delimiter', 'comma'], { configDir: home.path, env: sandbox.env(), cwd: work });
+    expect(other.exitCode).toBe(2);
+    expect(other.stderr).toBe("error: --delimiter comma contradicts the manifests, whose shards ran with --delimiter ';'; leave it out: status plans the rows as the manifests record\n");
+    // A manifest without the record (written before it existed) is read as the flags say, with batch's refusals.
+    const manifest = join(work, 'aerial-batch', 'aerial-batch-manifest.jsonl');
+    writeFileSync(manifest, readFileSync(manifest, 'utf8').replace(/^\{"plan".*\n/m, ''));
     const refused = await runCli(['batch', 'status', path, ...CHEAP], { configDir: home.path, env: sandbox.env(), cwd: work });
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toMatch(/eu\.csv line 1: looks like a ';'-separated file with decimal commas/);

@@ -74,12 +74,16 @@ describe('aerial batch status', () => {
     expect(human.stdout).toContain('  row 2: ErrorGeneratingImage: ');
     expect(human.stdout).toContain('(artifacts/shard-2/aerial-batch-manifest.jsonl)');
     expect(human.stdout).toContain('Missing: rows 4, 8, 12, 16\n');
-    expect(human.stderr).toBe('error: BatchIncomplete — 8 of 16 rows not done (4 failed, 4 missing); re-run the shards that did not finish (each resumes from its manifest)\n');
+    expect(human.stdout).toContain('No manifest of shard 4/4: its rows 4, 8, 12, 16 are missing\n');
+    expect(human.stderr).toBe(
+      `Planned as the manifests record: --output-template ${TEMPLATE} --resolution HD; 4 shards\nerror: BatchIncomplete — 8 of 16 rows not done (4 failed, 4 missing); re-run the shards that did not finish (each resumes from its manifest)\n`,
+    );
 
     const json = await status(root, ['--manifest', 'artifacts/*/aerial-batch-manifest.jsonl', '--json']);
     expect(json.exitCode).toBe(ExitCode.Server);
     const report = JSON.parse(json.stdout);
     expect(report).toMatchObject({ total: 16, done: 8, failed: 4, missing: 4, duplicated: 0, complete: false, missingRows: [4, 8, 12, 16], inFlightRows: [] });
+    expect(report).toMatchObject({ planFrom: 'manifests', shards: { count: 4, missing: [4] } });
     expect(report.failedRows.map((row: { row: number; exitCode: number; manifest: string }) => [row.row, row.exitCode, row.manifest])).toEqual(
       [2, 6, 10, 14].map((row) => [row, ExitCode.Server, 'artifacts/shard-2/aerial-batch-manifest.jsonl']),
     );
@@ -149,9 +153,12 @@ describe('aerial batch status', () => {
     }
   }, 30_000);
 
-  it('warns that records match no row when status is not given the flags the shards used', async () => {
+  it('warns that records match no row when status is not given the flags the shards used, for manifests that do not record them', async () => {
     const root = workspace(4);
     expect((await shard(root, '1/1')).exitCode).toBe(0);
+    // As a manifest written before the plan record was.
+    const manifest = join(root, 'out', 'aerial-batch-manifest.jsonl');
+    writeFileSync(manifest, readFileSync(manifest, 'utf8').replace(/^\{"plan".*\n/m, ''));
     const result = await runCli(['batch', 'status', 'places.csv', '--output-template', TEMPLATE, '--manifest', 'out/aerial-batch-manifest.jsonl'], { configDir: root, cwd: root });
     expect(result.exitCode).toBe(ExitCode.Server);
     expect(result.stdout).toMatch(/^ {2}missing +4$/m);

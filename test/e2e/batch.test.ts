@@ -85,11 +85,13 @@ function partFiles(): string[] {
   return outFiles().filter((name) => name.endsWith('.part'));
 }
 
+/** The manifest's row records (its plan record, which has no key, aside). */
 function manifestLines(path = join(work, 'out', 'aerial-batch-manifest.jsonl')): Array<Record<string, unknown>> {
   return readFileSync(path, 'utf8')
     .trim()
     .split('\n')
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => 'key' in line);
 }
 
 function lastStatusByKey(lines: Array<Record<string, unknown>>): Map<string, Record<string, unknown>> {

@@ -56,7 +56,8 @@ The file must be UTF-8; CSV cells are cut by ',' unless --delimiter names anothe
 rows (,,) are skipped. A file that cannot be read as written is refused, naming its line.
 
 The manifest (JSON Lines, mode 0600) gets a line per row event: "started" just before
-a row is sent, then "done" (file, bytes, attempts) or "failed" (error). Re-running the
+a row is sent, then "done" (file, bytes, attempts) or "failed" (error); before them, a
+record of what the rows were planned from, for batch status. Re-running the
 same command skips rows recorded as done whose file is still there, so a killed batch
 resumes where it stopped; rows that were in flight when it died are sent again (the
 service may have charged for them). A row's identity is its request plus its output
@@ -104,14 +105,14 @@ function manifestOption(): Option {
 function registerStatus(batch: Command, action: ActionFactory): void {
   const command = batch
     .command('status')
-    .argument('<file>', 'the batch file the shards ran: CSV with a header row, or JSON Lines; "-" reads stdin')
+    .argument('[file]', 'the batch file the shards ran: CSV with a header row, or JSON Lines; "-" reads stdin (default: the one their manifests record)')
     // Taken, to say what went wrong when a shell expanded an unquoted glob into several words.
     .allowExcessArguments(true)
     .description('combine the manifests of every shard into one account of the batch: rows done, failed, missing, done more than once')
     .option('--manifest <path-or-glob...>', "shards' manifests, or quoted globs of them ('dir/**/*.jsonl'): several after one --manifest, or --manifest repeated (default: the batch's own manifest)")
     .option('--format <format>', 'file format: csv, jsonl, json (a JSON array; default: from the extension, then the content)')
     .option('--delimiter <char>', "CSV cell separator: ',' (default; tab for .tsv), ';', tab or '|'")
-    .option('--output-template <template>', 'the --output-template the shards used (default aerial-batch/{row}-{lat}_{lng}.jpg)')
+    .option('--output-template <template>', 'the --output-template the shards used, for manifests that do not record it (default aerial-batch/{row}-{lat}_{lng}.jpg)')
     .option('--report <file.html>', 'write an HTML report of the whole batch: map, thumbnails, every row\'s scene and state (thumbnails go in <file>.thumbnails/)')
     .option('--geojson <file>', 'write a GeoJSON FeatureCollection of the whole batch: one point per row, with its file, scene and state');
   addSceneOptions(command);
@@ -119,19 +120,25 @@ function registerStatus(batch: Command, action: ActionFactory): void {
     .addHelpText(
       'after',
       `
-A row is known by its request and its output file, so give status the file and the
---output-template and scene flags the shards ran with. --shard does not matter: status
-covers every row. Manifests may come from any number of runners (artifacts with one name
-in several directories): later lines win within a manifest, a row done in two of them is
-"done more than once", and the 429 answers are summed over all of them.
+A row is known by its request and its output file. Each manifest records what its rows
+were planned from (the batch file's SHA-256, the template, the scene flags and config
+defaults, the shard), so status needs no other flag: it plans the rows from that record,
+reads the batch file it names unless given one, and refuses a file that is not the one
+the shards ran, manifests that ran with different settings, and flags that contradict
+the record. Manifests written before the record need the --output-template and scene
+flags the shards ran with. --shard does not matter: status covers every row. Manifests
+may come from any number of runners (artifacts with one name in several directories):
+later lines win within a manifest, a row done in two of them is "done more than once",
+and the 429 answers are summed over all of them.
 
-Exit codes: 0 every row done; 2 bad flags, or a --manifest that names no file (nothing is
-counted from fewer manifests than asked); otherwise the code most failed rows share (as
+Exit codes: 0 every row done; 2 bad flags, a --manifest that names no file (nothing is
+counted from fewer manifests than asked), another batch file than the shards ran, or
+shards that ran with different settings; otherwise the code most failed rows share (as
 batch exits: 6 generation, 7 network, 8 rate limited, 2 invalid rows), or 6 when rows are
-only missing (no shard finished them).
+only missing (no shard finished them, or a shard's manifest is missing).
 
 Examples:
-  $ aerial batch status places.csv --manifest 'manifests/*/aerial-batch-manifest.jsonl'
+  $ aerial batch status --manifest 'manifests/*/aerial-batch-manifest.jsonl'
   $ aerial batch status places.csv --manifest m1.jsonl m2.jsonl
   $ aerial batch status places.csv --manifest 'shards/**/*.jsonl' --json | jq '.missingRows'
   $ aerial batch status places.csv --manifest 'shards/*/*.jsonl' --report shards/report.html`,
@@ -146,7 +153,7 @@ async function runStatusCommand(ctx: Context, options: BatchCommandOptions, args
     );
   }
   const { runBatchStatus } = await import('./status.js');
-  await runBatchStatus(ctx, args[0]!, { ...(options as Omit<BatchStatusOptions, 'scene'>), scene: sceneInputFrom(options) });
+  await runBatchStatus(ctx, args[0], { ...(options as Omit<BatchStatusOptions, 'scene'>), scene: sceneInputFrom(options) });
 }
 
 async function runBatchCommand(ctx: Context, options: BatchCommandOptions, args: string[]): Promise<void> {

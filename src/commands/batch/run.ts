@@ -24,6 +24,8 @@ import { inputError, shownPath } from '../../batch/input-text.js';
 import { ManifestIndex, ManifestWriter } from '../../batch/manifest.js';
 import { parseProgressInterval, parseRetryDelay } from '../shared/batch-options.js';
 import { OutcomeLog } from '../../batch/outcomes.js';
+import { parsePlanRecord, planRecord, samePlan } from '../../batch/plan-record.js';
+import { VERSION } from '../../bundle/version.js';
 import { plannedRows, RowPlanner, surveyBatch, type PlannedRow, type Survey, type ValidRow } from '../../batch/plan.js';
 import { createProgress, type Progress } from '../../batch/progress.js';
 import { displayPath } from '../../files/file-names.js';
@@ -80,6 +82,8 @@ interface BatchFlags {
   progressIntervalMs: number;
   shard: Shard | undefined;
   template: ReturnType<typeof compileTemplate>;
+  /** --output-template as given, or the default. */
+  templateSource: string;
   sceneDefaults: Settings['sceneDefaults'];
   asyncSetup: ListenPlan | undefined;
   /** The report's code, loaded only for a batch that asked for a report or GeoJSON. */
@@ -100,7 +104,8 @@ async function readFlags(ctx: Context, options: BatchOptions): Promise<BatchFlag
   const shardChoice = resolveShard(options.shard, ctx.env);
   const shard = shardChoice?.shard;
   if (shardChoice?.source) ctx.io.debug(`shard ${shard!.index}/${shard!.count} from ${shardChoice.source}`);
-  const template = compileTemplate(options.outputTemplate ?? DEFAULT_TEMPLATE);
+  const templateSource = options.outputTemplate ?? DEFAULT_TEMPLATE;
+  const template = compileTemplate(templateSource);
   const sceneDefaults = ctx.settings().sceneDefaults;
   // The flags are checked once, against their own names, rather than once per row.
   buildGenerationRequest({ ...options.scene, lat: 0, lng: 0 }, sceneDefaults);
@@ -108,7 +113,7 @@ async function readFlags(ctx: Context, options: BatchOptions): Promise<BatchFlag
   const outputs = (options.report ?? options.geojson) !== undefined && !options.dryRun ? await import('../../report/outputs.js') : undefined;
   const reportPath = options.report === undefined || !outputs ? undefined : await outputs.checkOutputFile(options.report, '--report');
   const geojsonPath = options.geojson === undefined || !outputs ? undefined : await outputs.checkOutputFile(options.geojson, '--geojson');
-  return { concurrency, ratePerSecond, retries, progressIntervalMs, shard, template, sceneDefaults, asyncSetup, outputs, reportPath, geojsonPath };
+  return { concurrency, ratePerSecond, retries, progressIntervalMs, shard, template, templateSource, sceneDefaults, asyncSetup, outputs, reportPath, geojsonPath };
 }
 
 /** How a run ended, beyond its rows' outcomes. */
@@ -205,6 +210,19 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
       throw manifestUnusable(error);
     });
     ctx.onCleanup(() => writer!.close());
+    // What the rows were planned from, once per manifest (again only when a run plans them otherwise): status plans them from it.
+    const plan = planRecord({
+      version: VERSION,
+      batch: { path, sha256: await input.sha256(), rows: survey.rows },
+      outputTemplate: flags.templateSource,
+      format: input.format,
+      delimiter: input.separator,
+      scene: options.scene,
+      sceneDefaults: flags.sceneDefaults,
+      shard,
+    });
+    const last = parsePlanRecord(manifest.lastPlan);
+    if (!(last.ok && samePlan(last.record, plan))) writer.appendPlan(plan);
   }
   await decisions.staleParts.sweep();
 
@@ -332,7 +350,6 @@ async function sendRows(ctx: Context, { flags, options, jobs, pending, writer, o
   const client = await ctx.client({ connections: concurrency, retry: policy });
   const { JpegFileDestination, saveImage } = await import('../../files/jpeg-file.js');
   const metadata = options.metadata === false ? undefined : await import('../../files/image-metadata.js');
-  const { VERSION } = await import('../../bundle/version.js');
   const force = Boolean(options.force);
   const fileOptions = (job: Job): JpegFileOptions => ({
     force,

@@ -40,7 +40,7 @@ describe("a row's input digest", () => {
       planner().inputDigest(row(2, { id: 'r1', lat: '1', lng: '2' })),
       planner().inputDigest(row(1, { id: 'r1', lat: '1', lng: '2.0' })),
       planner({ flags: { zoom: 'High' } }).inputDigest(row(1)),
-      planner({ sceneDefaults: { ...sceneDefaults, resolution: { value: 'UHD', source: 'profile' } } }).inputDigest(row(1)),
+      planner({ sceneDefaults: { ...sceneDefaults, resolution: { value: 'UHD' } } }).inputDigest(row(1)),
       planner({ template: compileTemplate('out/{id}-{zoom}.jpg') }).inputDigest(row(1)),
       planner({ cwd: '/elsewhere' }).inputDigest(row(1)),
       planner({ manifestPath: '/ci/workspace/m.jsonl' }).inputDigest(row(1)),
