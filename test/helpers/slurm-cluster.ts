@@ -104,8 +104,14 @@ export async function startSlurmCluster(): Promise<SlurmCluster> {
   };
 
   const stop = async () => {
-    // Jobs first, so no job is left running against a controller that is gone.
-    runQuietly('scancel', ['--full', ...runQuietly('squeue', ['--noheader', '--format=%i'], env).split(/\s+/).filter((id) => /^\d+(_\d+)?$/.test(id))], env);
+    // Jobs first, while slurmd is there to end their steps.
+    const jobs = () => runQuietly('squeue', ['--noheader', '--format=%i'], env).split(/\s+/).filter((id) => /^\d+(_\d+)?$/.test(id));
+    const queued = jobs();
+    if (queued.length > 0) {
+      runQuietly('scancel', queued, env);
+      const cancelled = Date.now() + 3_000;
+      while (Date.now() < cancelled && jobs().length > 0) await sleep(100);
+    }
     for (const child of daemons) if (child.exitCode === null) child.kill('SIGTERM');
     const deadline = Date.now() + 5_000;
     while (Date.now() < deadline && (daemons.some((child) => child.exitCode === null && child.signalCode === null) || processesWith(confEntry).length > 0)) {
