@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHARD_SOURCES } from '../../src/batch/shard.js';
 import { CI_DIR } from '../helpers/ci-engines.js';
 import { assertNoSecrets, BIN, cliEnv, registerSecret, tempDir } from '../helpers/cli.js';
+import type { RequestLogEntry } from '../../src/sandbox/server.js';
 import { API_PATH, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { slurmAvailable, startSlurmCluster, type SlurmCluster } from '../helpers/slurm-cluster.js';
 
@@ -83,6 +84,31 @@ describe.skipIf(!slurmAvailable())('docs/ci Slurm examples, submitted to a one-n
     return text;
   }
 
+  /** Every row sent exactly once, and the task with the k-th id of the array (`ids`) did shard k: rows k, k+4, k+8, … */
+  function expectEveryRowOnce(work: string, ids: number[], posts: () => RequestLogEntry[]) {
+    // What the service saw: each row's place once, and nothing more (every place as often as rows name it).
+    const sent = posts();
+    expect(sent.map((entry) => entry.status)).toEqual(Array.from({ length: ROWS }, () => 200));
+    const placesSent = sent.map((entry) => {
+      const { lat, lng } = (entry.body as { coordinates: { lat: number; lng: number } }).coordinates;
+      return `${lat},${lng}`;
+    });
+    expect(placesSent.sort()).toEqual([...ROW_PLACES].sort());
+
+    for (const [k, id] of ids.entries()) {
+      const records = readFileSync(join(work, 'manifests', `shard-${id}.jsonl`), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { row?: number; status?: string });
+      const done = records
+        .filter((record) => record.status === 'done')
+        .map((record) => record.row!)
+        .sort((a, b) => a - b);
+      expect(done, `manifests/shard-${id}.jsonl`).toEqual(Array.from({ length: ROWS / ids.length }, (_, i) => k + 1 + i * ids.length));
+    }
+    expect(readdirSync(join(work, 'out')).filter((name) => name.endsWith('.jpg'))).toHaveLength(ROWS);
+  }
+
   it('the array sends every row once, each task its shard, and the status job after it finds every row done', async () => {
     const { work, env, posts } = await workspace(ROWS * 2);
     const started = Date.now();
@@ -99,28 +125,8 @@ describe.skipIf(!slurmAvailable())('docs/ci Slurm examples, submitted to a one-n
     expect(arrayDone.exitCode, `${arrayDone.stderr}\n${logs()}\n${cluster!.logs()}`).toBe(0);
     for (const name of taskLogs) output(work, name);
 
-    // What the service saw: each row's place once, and nothing more (every place as often as rows name it).
-    const sent = posts();
-    expect(sent.map((entry) => entry.status)).toEqual(Array.from({ length: ROWS }, () => 200));
-    const placesSent = sent.map((entry) => {
-      const { lat, lng } = (entry.body as { coordinates: { lat: number; lng: number } }).coordinates;
-      return `${lat},${lng}`;
-    });
-    expect(placesSent.sort()).toEqual([...ROW_PLACES].sort());
-
-    // Task i (SLURM_ARRAY_TASK_ID=i, the array starting at 1) is shard i/4: rows i, i+4, i+8, …
-    for (let task = 1; task <= TASKS; task++) {
-      const records = readFileSync(join(work, 'manifests', `shard-${task}.jsonl`), 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as { row?: number; status?: string });
-      const done = records
-        .filter((record) => record.status === 'done')
-        .map((record) => record.row!)
-        .sort((a, b) => a - b);
-      expect(done, `manifests/shard-${task}.jsonl`).toEqual(Array.from({ length: ROWS / TASKS }, (_, i) => task + i * TASKS));
-    }
-    expect(readdirSync(join(work, 'out')).filter((name) => name.endsWith('.jpg'))).toHaveLength(ROWS);
+    // Task i (SLURM_ARRAY_TASK_ID=i, the array counting from 1) is shard i/4.
+    expectEveryRowOnce(work, [1, 2, 3, 4], posts);
 
     // The status job: its exit code is sbatch's, its account in its output.
     const statusLog = output(work, `aerial-batch-status-${statusId}.out`);
@@ -128,6 +134,7 @@ describe.skipIf(!slurmAvailable())('docs/ci Slurm examples, submitted to a one-n
     expect(statusLog).toMatch(new RegExp(`^  done +${ROWS}$`, 'm'));
     expect(statusLog).toMatch(/^ {2}failed +0$/m);
     expect(statusLog).toMatch(/^ {2}missing +0$/m);
+    expect(statusLog).toMatch(/^ {2}429s +0 /m);
     expect(statusLog).not.toMatch(/more than once/);
     const geojson = JSON.parse(readFileSync(join(work, 'out', 'places.geojson'), 'utf8'));
     expect(geojson.features).toHaveLength(ROWS);
@@ -136,9 +143,19 @@ describe.skipIf(!slurmAvailable())('docs/ci Slurm examples, submitted to a one-n
     console.log(`Slurm: array of ${TASKS} and status job, ${ROWS} rows, in ${seconds.toFixed(1)} s`);
   }, 90_000);
 
+  it('an array from 10 in steps of 2 is four shards too: ids 10, 12, 14 and 16 take shards 1 to 4', async () => {
+    const { work, env, posts } = await workspace(ROWS * 2);
+    // Given on the command line, --array overrides the file's #SBATCH --array.
+    const array = submit(['--array=10-16:2', ARRAY_JOB], work, env);
+    const arrayId = await array.id;
+    const done = await array.done;
+    const logs = [10, 12, 14, 16].map((id) => output(work, `aerial-batch-${arrayId}_${id}.out`));
+    expect(done.exitCode, `${done.stderr}\n${logs.join('\n')}`).toBe(0);
+    expectEveryRowOnce(work, [10, 12, 14, 16], posts);
+  }, 60_000);
+
   it('an array with gaps is refused by every task, in one line naming the variables, and nothing is sent', async () => {
     const { work, env, posts } = await workspace(ROWS);
-    // Given on the command line, --array overrides the file's #SBATCH --array.
     const array = submit(['--array=1,2,4', ARRAY_JOB], work, env);
     const arrayId = await array.id;
     const done = await array.done;

@@ -28,8 +28,11 @@ const SLURM_TOOLS: SystemTool[] = [
   onPath('sbatch', 'apt-get install slurm-wlm'),
   command('munged', ['--version'], 'apt-get install munge'),
   command('mungekey', ['--version'], 'apt-get install munge'),
-  // slurmd starts each job as the user who submitted it, and munged runs as root only with --force.
-  { name: 'root (slurmd and munged run as root)', install: 'run the tests as root', present: () => process.getuid?.() === 0 },
+  {
+    name: 'root',
+    install: 'run the tests as root: slurmd starts each job as the user who submitted it, and munged runs as root only with --force',
+    present: () => process.getuid?.() === 0,
+  },
 ];
 
 /** Whether a cluster can be started here; each missing piece is noted (or, in CI, an error). */
