@@ -143,7 +143,7 @@ function fromEngine(source: ShardSource, env: Env, total: number | undefined): S
   if (step < 1) throw new UsageError(`--shard auto: ${source.spacing!.step} must be at least 1; got ${step}`);
   const last = first + (count - 1) * step;
   if (source.spacing && wholeNumber(env, source.spacing.last) !== last) {
-    // Ids with gaps (--array=1,3,7) name no k/n: the copies left out would take rows no copy runs.
+    // Ids with gaps (--array=1,3,7) name no k/n: the shard of a missing id would be no one's, its rows never sent.
     throw new UsageError(`--shard auto: ${source.engine}'s ids are not an evenly spaced range (${shown}), so they name no k/n; ${source.spacing.hint}`);
   }
   if (index < first || index > last || (index - first) % step !== 0) {
