@@ -4,10 +4,12 @@
 // appended to the file do not move the rows before them.
 //
 // --shard auto reads k and n from the engine running the job. Engines count
-// from 0 or from 1; every source is normalised to k/n counted from 1. Engines
-// that give only an index (Kubernetes Indexed Jobs, AWS Batch array jobs) take
-// the total from --shard auto/N. Partial or contradictory information is
-// refused: a wrong split would silently skip rows or do them twice.
+// from 0 or from 1, and a Slurm array from wherever its --array range starts
+// (in steps, for --array=0-15:4); every source is normalised to k/n counted
+// from 1. Engines that give only an index (Kubernetes Indexed Jobs, AWS Batch
+// array jobs) take the total from --shard auto/N. Partial or contradictory
+// information is refused, and so is a Slurm array with gaps (--array=1,3,7):
+// a wrong split would silently skip rows or do them twice.
 import { UsageError } from '../process/errors.js';
 
 export interface Shard {
@@ -30,8 +32,14 @@ interface ShardSource {
   index: string;
   /** The variable holding the total; absent where the engine gives only an index. */
   total?: string;
-  /** What the engine's first index is. */
-  base: 0 | 1;
+  /** The engine's first index, or the variable holding it (a Slurm array starts where its range does). */
+  base: 0 | 1 | string;
+  /**
+   * Where the ids may be spaced out (Slurm's --array=0-15:4): the variables
+   * holding the step between ids (1 when unset) and the last id, which tells
+   * an evenly spaced range from one with gaps.
+   */
+  spacing?: { step: string; last: string; hint: string };
 }
 
 /** The engines whose variables --shard auto reads, besides AERIAL_SHARD. */
@@ -41,6 +49,13 @@ export const SHARD_SOURCES: readonly ShardSource[] = [
   { engine: 'Buildkite', index: 'BUILDKITE_PARALLEL_JOB', total: 'BUILDKITE_PARALLEL_JOB_COUNT', base: 0 },
   { engine: 'a Kubernetes Indexed Job', index: 'JOB_COMPLETION_INDEX', base: 0 },
   { engine: 'an AWS Batch array job', index: 'AWS_BATCH_JOB_ARRAY_INDEX', base: 0 },
+  {
+    engine: 'a Slurm array job',
+    index: 'SLURM_ARRAY_TASK_ID',
+    total: 'SLURM_ARRAY_TASK_COUNT',
+    base: 'SLURM_ARRAY_TASK_MIN',
+    spacing: { step: 'SLURM_ARRAY_TASK_STEP', last: 'SLURM_ARRAY_TASK_MAX', hint: 'submit it as one range, such as --array=0-3 or --array=0-15:4' },
+  },
 ];
 
 const SHARD_USAGE = "--shard must be k/n with 1 ≤ k ≤ n (e.g. 2/4 for the second of four runners), auto, or auto/N";
@@ -70,20 +85,48 @@ function wholeNumber(env: Env, name: string): number {
 
 const isSet = (env: Env, name: string | undefined): name is string => name !== undefined && env[name] !== undefined && env[name]!.trim() !== '';
 
+/** The variables an engine may set, its index first. */
+function variablesOf(source: ShardSource): string[] {
+  return [source.index, source.total, typeof source.base === 'string' ? source.base : undefined, source.spacing?.last, source.spacing?.step].filter((name) => name !== undefined);
+}
+
+/**
+ * For an engine that describes its array in several variables (Slurm), the
+ * ones it always sets together; the step may be left out, meaning 1.
+ */
+function arrayVariables(source: ShardSource): string[] | undefined {
+  if (typeof source.base !== 'string' && !source.spacing) return undefined;
+  return variablesOf(source).filter((name) => name !== source.spacing?.step);
+}
+
 /** What one engine's variables say, or undefined when it has set none of them. */
 function fromEngine(source: ShardSource, env: Env, total: number | undefined): ShardChoice | undefined {
   const hasIndex = isSet(env, source.index);
   const hasTotal = isSet(env, source.total);
-  if (!hasIndex && !hasTotal) return undefined;
-  if (!hasIndex) {
-    // GitLab sets CI_NODE_TOTAL=1 on every job, and an index only on parallel ones: a job of one is the whole batch.
-    if (wholeNumber(env, source.total!) === 1) return { shard: { index: 1, count: 1 }, source: `${source.engine} (${source.total}=1: not a parallel job)` };
-    throw new UsageError(`--shard auto: ${source.total} is set but ${source.index} is not; ${source.engine} sets both for parallel jobs`);
+  const described = arrayVariables(source);
+  if (described) {
+    // All or nothing: without its first id, count and last id, an array's ids cannot be placed.
+    const set = described.filter((name) => isSet(env, name));
+    if (set.length === 0) return undefined;
+    const missing = described.find((name) => !isSet(env, name));
+    if (missing) {
+      throw new UsageError(`--shard auto: ${set[0]} is set but ${missing} is not; ${source.engine} has all of ${described.slice(0, -1).join(', ')} and ${described.at(-1)}`);
+    }
+  } else {
+    if (!hasIndex && !hasTotal) return undefined;
+    if (!hasIndex) {
+      // GitLab sets CI_NODE_TOTAL=1 on every job, and an index only on parallel ones: a job of one is the whole batch.
+      if (wholeNumber(env, source.total!) === 1) return { shard: { index: 1, count: 1 }, source: `${source.engine} (${source.total}=1: not a parallel job)` };
+      throw new UsageError(`--shard auto: ${source.total} is set but ${source.index} is not; ${source.engine} sets both for parallel jobs`);
+    }
   }
   const index = wholeNumber(env, source.index);
   const given = hasTotal ? wholeNumber(env, source.total!) : undefined;
   const count = given ?? total;
-  const shown = `${source.index}=${env[source.index]!.trim()}${hasTotal ? `, ${source.total}=${env[source.total!]!.trim()}` : ''}`;
+  const shown = variablesOf(source)
+    .filter((name) => isSet(env, name))
+    .map((name) => `${name}=${env[name]!.trim()}`)
+    .join(', ');
   if (count === undefined) {
     throw new UsageError(
       source.total
@@ -95,11 +138,20 @@ function fromEngine(source: ShardSource, env: Env, total: number | undefined): S
     throw new UsageError(`--shard auto/${total} contradicts ${source.total}=${given} (${source.engine})`);
   }
   if (count < 1) throw new UsageError(`--shard auto: ${source.total} must be at least 1; got ${count}`);
-  const first = source.base;
-  if (index < first || index > count - 1 + first) {
-    throw new UsageError(`--shard auto: ${source.index} must be from ${first} to ${count - 1 + first} (${source.engine} counts from ${first}) for ${count} shards; got ${index}`);
+  const first = typeof source.base === 'string' ? wholeNumber(env, source.base) : source.base;
+  const step = source.spacing && isSet(env, source.spacing.step) ? wholeNumber(env, source.spacing.step) : 1;
+  if (step < 1) throw new UsageError(`--shard auto: ${source.spacing!.step} must be at least 1; got ${step}`);
+  const last = first + (count - 1) * step;
+  if (source.spacing && wholeNumber(env, source.spacing.last) !== last) {
+    // Ids with gaps (--array=1,3,7) name no k/n: the shard of a missing id would be no one's, its rows never sent.
+    throw new UsageError(`--shard auto: ${source.engine}'s ids are not an evenly spaced range (${shown}), so they name no k/n; ${source.spacing.hint}`);
   }
-  return { shard: { index: index - first + 1, count }, source: `${source.engine} (${shown})` };
+  if (index < first || index > last || (index - first) % step !== 0) {
+    const from = typeof source.base === 'string' ? `${source.base}=${first}` : String(first);
+    const spaced = step > 1 ? ` in steps of ${step}` : '';
+    throw new UsageError(`--shard auto: ${source.index} must be from ${first} to ${last}${spaced} (${source.engine} counts from ${from}) for ${count} shards; got ${index}`);
+  }
+  return { shard: { index: (index - first) / step + 1, count }, source: `${source.engine} (${shown})` };
 }
 
 /**

@@ -37,14 +37,14 @@ const ID_PLACEHOLDERS: Array<[placeholder: string, image: number]> = [
  * and node scripts (the checkout is built already: `npm ci && …` runs what
  * follows; the bench and the OpenAPI proxy have tests of their own), packing
  * and installing the package (test/e2e/installed-package.test.ts does that,
- * into a temporary prefix), other vendors' CLIs (aws, ngrok, cloudflared), a
+ * into a temporary prefix), other vendors' CLIs (aws, Slurm's sbatch, ngrok, cloudflared), a
  * `<placeholder>` for something only the reader has (a tunnel's name, a key
  * printed elsewhere), and a session on fixed local ports: a server started in
  * the background (`&`) and the commands that reach one at 127.0.0.1:4010 or
  * :4020.
  */
 const NOT_RUN =
-  /^npm (ci|test|run bench|pack)$|^npm run build && node (bench|scripts)\/|^node (bench|scripts)\/|^npm install --global \S+\.tgz$|^aws |^array=\$\(aws |^(ngrok|cloudflared) |<[a-z][a-z -]*>|&$|127\.0\.0\.1:40[12]0/;
+  /^npm (ci|test|run bench|pack)$|^npm run build && node (bench|scripts)\/|^node (bench|scripts)\/|^npm install --global \S+\.tgz$|^aws |^array=\$\(aws |^(array=\$\()?sbatch |^(ngrok|cloudflared) |<[a-z][a-z -]*>|&$|127\.0\.0\.1:40[12]0/;
 
 /** A line of shell without its trailing comment (a `#` after white space, outside quotes). */
 function withoutComment(line: string): string {
@@ -326,6 +326,8 @@ describe('the examples are found', () => {
       ...Array(2).fill(expect.stringMatching(/^npm run build && node bench\/sandbox-throughput\.mjs/)),
       // docs/scale-out.md
       ...Array(4).fill(expect.stringMatching(/^(aws|array=\$\(aws) /)),
+      expect.stringMatching(/^array=\$\(sbatch --parsable /),
+      expect.stringMatching(/^sbatch --dependency=afterany:/),
       // docs/webhooks.md: tunnels, and a key another terminal printed
       expect.stringContaining('--public-url https://<id>.ngrok-free.app -o westminster.jpg'),
       'ngrok http 127.0.0.1:8787',
