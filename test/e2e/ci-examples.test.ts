@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awsBatch, githubActions, gitlabCi, kubernetes, type EngineCommand, type EnginePlan, type Secrets } from '../helpers/ci-engines.js';
-import { assertNoSecrets, BIN, cliEnv, registerSecret, tempDir } from '../helpers/cli.js';
+import { assertNoSecrets, cliEnv, installAerial, registerSecret, tempDir } from '../helpers/cli.js';
 import { API_PATH, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 /** A few hundred rows: enough for four shards to meet the limit together, few enough to stay quick. */
@@ -42,14 +42,6 @@ afterAll(async () => {
   await sandbox?.close();
   while (dirs.length) dirs.pop()!.remove();
 });
-
-/** `aerial` on the PATH, as the examples' images and runners have it. */
-function installAerial(root: string): string {
-  const bin = join(root, 'bin');
-  mkdirSync(bin);
-  writeFileSync(join(bin, 'aerial'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, { mode: 0o755 });
-  return bin;
-}
 
 /** A checkout of the project the examples run in: the batch file at its root. */
 function checkout(dir: string): string {

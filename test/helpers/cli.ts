@@ -2,7 +2,7 @@
 // directory. Every run checks that no API key it knows of appears in stdout or
 // stderr, so secret hygiene is asserted by every end-to-end test.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +29,14 @@ export const AS_UNPRIVILEGED_USER = ['--reuid=65534', '--regid=65534', '--clear-
 export function tempDir(prefix = 'aerial-test-'): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** `aerial` on a PATH in `root/bin`, as CI images and cluster nodes have it: the CLI under test, run by this Node. */
+export function installAerial(root: string): string {
+  const bin = join(root, 'bin');
+  mkdirSync(bin);
+  writeFileSync(join(bin, 'aerial'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, { mode: 0o755 });
+  return bin;
 }
 
 export interface CliResult {
