@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historyId, startHistoryServer, type HistoryServer } from '../../bench/history-server.mjs';
-import { cliEnv, tempDir } from '../helpers/cli.js';
+import { cliEnv, runCli, tempDir } from '../helpers/cli.js';
 
 const INSTRUMENTED = fileURLToPath(new URL('../../bench/instrumented-cli.mjs', import.meta.url));
 /** A million, the history the issue names; HISTORY_IMAGES sets another. About 30 s on a loaded 2-core machine. */
@@ -120,4 +120,28 @@ describe('list --all follows the page size the service grants', () => {
     expect(server.sizesAsked()).toEqual([1000, 300]);
     expect(server.listRequests()).toBe(Math.ceil(25_000 / 300));
   });
+});
+
+describe('export follows the page size the service grants', () => {
+  let server: HistoryServer;
+  beforeAll(async () => {
+    server = await startHistoryServer({ count: 1_500, maxPageSize: 500 });
+  });
+  afterAll(() => server.close());
+
+  it('asks for 1,000, is granted 500, and lists at 500 from then on, the check listing included', async () => {
+    const dir = join(home.path, 'export');
+    const result = await runCli(['export', dir, '--concurrency', '8', '--no-metadata', '--json'], {
+      configDir: home.path,
+      env: { AERIAL_BASE_URL: server.url, AERIAL_API_KEY: 'history-key' },
+      timeout: 120_000,
+    });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ total: 1_500, succeeded: 1_500, indexed: 1_500, check: { listings: 1, confirmed: true } });
+    expect(server.sizesAsked()).toEqual([1000, 500]);
+    // Three pages for the listing, three for the check.
+    expect(server.listRequests()).toBe(6);
+    const index = readFileSync(join(dir, 'index.jsonl'), 'utf8').trim().split('\n');
+    expect(index.map((line) => (JSON.parse(line) as { id: string }).id).sort()).toEqual(Array.from({ length: 1_500 }, (_, i) => historyId(i)).sort());
+  }, 180_000);
 });
