@@ -18,7 +18,7 @@
 //     than maxPages at the granted size), or grows while it is walked by more
 //     than a history gains in that time (pages that never end).
 // What is guaranteed about repeats: an id is handed on once when it comes
-// back within `window` ids of where it was first seen (a history that shifts
+// back within `window` ids (two pages at least) of where it was first seen (a history that shifts
 // while it is walked repeats the last records of a page at the top of the
 // next). An id a server repeats further apart than that is not remembered;
 // the walk is still bounded by the caps above. Remembering every id would
