@@ -8,6 +8,7 @@ import { benchStartup, benchStreamingMemory } from './startup.mjs';
 // `npm run bench -- startup --against DIR --runs 41`: the start-up figures only, with the build
 // in DIR (its bin/ and dist/, such as a copy of the previous release) timed in the same
 // interleaved runs, 41 of them. `npm run bench -- scale --full`: the batch-scale figures at full size.
+// `npm run bench -- history`: list --all over a million images, and export's memory at two sizes.
 const args = process.argv.slice(2);
 const full = args.includes('--full');
 const VALUED = ['--against', '--runs'];
@@ -166,6 +167,23 @@ if (wanted('scale')) {
     row(`batch resumed over a ${s.manifestLines.toLocaleString('en')}-line manifest: start to first request`, `${s.resumeToFirstRequestSeconds.toFixed(2)} s (peak RSS ${mb(s.resumePeakRssMb)})`, '< 3 s at 200,000 rows', s.resumeToFirstRequestSeconds < 3);
   } catch (error) {
     row('batch scale', `not measured: ${error.message}`, '', false);
+  }
+}
+
+if (wanted('history')) {
+  try {
+    const { benchHistory } = await import('./history.mjs');
+    const h = await benchHistory({ full });
+    results.history = h;
+    const mb = (v) => `${v} MiB`;
+    const l = h.list;
+    row(`list --all --json, ${l.images.toLocaleString('en')} images (every record checked): peak RSS`, `${mb(l.peakRssMb)} (${l.seconds.toFixed(1)} s, ${l.requests} requests)`, '< 200 MiB at 1,000,000', l.peakRssMb < 200);
+    const [small, large] = h.exports;
+    const size = full ? '' : ' (a tenth of full size: --full)';
+    row(`export, ${small.images.toLocaleString('en')} images: peak RSS${size}`, `${mb(small.peakRssMb)} (${small.seconds.toFixed(0)} s)`, '');
+    row(`export, ${large.images.toLocaleString('en')} images: peak RSS`, `${mb(large.peakRssMb)} (${large.seconds.toFixed(0)} s)`, 'flat: ≤ 1.2× the tenth', large.peakRssMb <= 1.2 * small.peakRssMb);
+  } catch (error) {
+    row('history', `not measured: ${error.message}`, '', false);
   }
 }
 

@@ -256,7 +256,7 @@ complete -c aerial -n '__aerial_at \'aerial export\' 0' -F
 complete -c aerial -n '__aerial_is \'aerial export\'' -l concurrency -x -d 'downloads in flight at once, 1 to 256 (default 4)'
 complete -c aerial -n '__aerial_is \'aerial export\'' -l max-retries -x -d 'retries per request on 429, 5xx, resets and timeouts (default 5)'
 complete -c aerial -n '__aerial_is \'aerial export\'' -l retry-delay -x -d 'delay before the first retry, doubled for each further one, with jitter: 500ms, 2s; a bare number is seconds (default 500ms, at most 30s)'
-complete -c aerial -n '__aerial_is \'aerial export\'' -l page-size -x -d 'images per list request (default 50)'
+complete -c aerial -n '__aerial_is \'aerial export\'' -l page-size -x -d 'images per list request, 1 to 1000 (default: 1000, or what the service grants)'
 complete -c aerial -n '__aerial_is \'aerial export\'' -l progress-interval -x -d 'time between progress lines when stderr is not a terminal: 10s, 1m; a bare number is seconds (default 5s)'
 complete -c aerial -n '__aerial_is \'aerial export\'' -l wait-for-lock -d 'when another export into <dir> is under way, wait for it to end instead of refusing'
 complete -c aerial -n '__aerial_is \'aerial export\'' -l no-metadata -d 'save the bytes exactly as served: no GPS EXIF, no AI-generated note'

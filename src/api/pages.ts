@@ -1,47 +1,76 @@
-// Walking every page of the list endpoint, for `list --all` and `export` (its
-// first listing and every re-listing). How many pages there are is the
-// server's word; this module decides how far to believe it. A walk ends
-// normally at an empty page or at the last page the server announces, and
-// stops with a PagingError when the server's pages cannot be true:
-//   - a page brings no image that an earlier page did not already bring
-//     (the same page served again, or a page number ignored);
-//   - a page contradicts itself: its number is not the one asked for, it holds
-//     more images than its size, or its page count is not its image count
-//     divided by its size;
-//   - the walk outgrows a hard cap on pages, images or bytes, so that time and
-//     memory stay bounded whatever the server claims.
-import { BadResponseError } from './errors.js';
+// Walking every page of the list endpoint, for `list --all`, `export` (its
+// first listing and every re-listing) and the id lookups of `delete`. How many
+// pages there are is the server's word; this module decides how far to
+// believe it. Pages are handed on as they come: nothing here grows with the
+// history, so a walk of millions of images runs in the memory of a few pages.
+//
+// The walk asks for large pages (the first of `sizes` the service takes; the
+// spec shows no maximum) and then follows the size the service grants, as its
+// first answer says. It ends normally at an empty page or at the last page the
+// server announces, and stops with a PagingError when the server's pages
+// cannot be true:
+//   - a page brings no image that the pages just before it did not already
+//     bring (the same page served again, or a page number ignored);
+//   - a page contradicts itself or the walk: its number is not the one asked
+//     for, it holds more images than its size, its page count is not its image
+//     count divided by its size, or its size is not the one granted;
+//   - the listing claims more than a walk believes (maxImages, or more pages
+//     than maxPages at the granted size), or grows while it is walked by more
+//     than a history gains in that time (pages that never end).
+// What is guaranteed about repeats: an id is handed on once when it comes
+// back within `window` ids (two pages at least) of where it was first seen (a history that shifts
+// while it is walked repeats the last records of a page at the top of the
+// next). An id a server repeats further apart than that is not remembered;
+// the walk is still bounded by the caps above. Remembering every id would
+// cost about 100 bytes an image (100 MB a million), which is what this walk
+// exists not to do.
+import { ApiError, BadResponseError } from './errors.js';
 import type { ImageRecord, Page } from './schema.js';
 
 export interface WalkLimits {
-  /** Requests one walk may send. */
-  maxPages: number;
-  /** Distinct images one walk may collect. */
+  /** A listing that claims more images than this is not believed: no account holds that many. */
   maxImages: number;
-  /** Size of the collected records, as JSON: records may carry fields of any size. */
-  maxBytes: number;
+  /** Requests one walk may send, whatever size the service grants. */
+  maxPages: number;
+  /** Images a listing may gain while it is walked, beyond its first page's claim: this many at least… */
+  minGrowth: number;
+  /** …or this share of that claim, when more. */
+  growthShare: number;
+  /** Ids remembered (those of the latest pages) to tell a repeated page or a record that slid onto the next one. */
+  window: number;
 }
 
 /**
- * A walk's records are held, and `list --all --json` prints them as one
- * document: at these caps its peak RSS stays near 700 MB (measured with half
- * a million records, and with records padded to the byte cap), inside the
- * default heap of a machine with 2 GB. 20,000 pages bounds the requests.
+ * None of these bounds memory (a walk holds a few pages whatever they say):
+ * they bound the time a lying server can keep a walk going. 100 million
+ * images is a hundred times the largest history measured (docs/performance.md);
+ * a million requests is a million images at a page size of 1. A history
+ * grows by what its owner makes while it is walked: a tenth of it, or 1,000
+ * images, is far past that. 20,000 ids (a few MB) span 20 pages of 1,000.
  */
-export const WALK_LIMITS: WalkLimits = { maxPages: 20_000, maxImages: 500_000, maxBytes: 256 * 1024 * 1024 };
+export const WALK_LIMITS: WalkLimits = { maxImages: 100_000_000, maxPages: 1_000_000, minGrowth: 1_000, growthShare: 0.1, window: 20_000 };
+
+/** The size a walk asks for first (the spec shows no maximum; Spring Data's own default cap is 2,000), and then the spec's default when that is refused. */
+export const WALK_PAGE_SIZES: readonly number[] = [1000, 100, 20];
+
+export interface WalkOptions {
+  /** Page sizes to ask for, in order: the next is tried when the service refuses the first page at one (400). Default WALK_PAGE_SIZES. */
+  sizes?: readonly number[];
+  limits?: WalkLimits;
+}
 
 export interface WalkedPage {
   /** The page number asked for (from 0). */
   index: number;
   page: Page;
-  /** The page's records that no earlier page brought, in page order. */
+  /** The page's records that the pages just before it did not bring, in page order. */
   fresh: ImageRecord[];
 }
 
 const UNTRUSTED = "the service's paging cannot be trusted";
 const TOO_LARGE = 'the listing is too large to walk';
 
-/** The server's paging cannot be followed to an end (untrustworthy, or past the caps); what was collected before it stays the caller's. */
+/** The server's paging cannot be followed to an end (untrustworthy, or past the caps); what was handed on before it stays the caller's. */
 export class PagingError extends BadResponseError {
   constructor(reason: string, readonly pagesRead: number, readonly imagesRead: number) {
     super(
@@ -67,41 +96,88 @@ export function pageContradiction(page: Page, index: number): string | undefined
   return undefined;
 }
 
+/** The latest ids seen, at most `limit` of them: the oldest is forgotten as a new one comes. */
+class RecentIds {
+  private readonly ring: string[] = [];
+  private next = 0;
+  private readonly ids = new Set<string>();
+  constructor(private readonly limit: number) {}
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+
+  add(id: string): void {
+    if (this.ring.length < this.limit) this.ring.push(id);
+    else {
+      this.ids.delete(this.ring[this.next]!);
+      this.ring[this.next] = id;
+      this.next = (this.next + 1) % this.limit;
+    }
+    this.ids.add(id);
+  }
+}
+
+/**
+ * The first page, at the first of `sizes` the service takes: a 400 answer
+ * (a size past the service's maximum, refused rather than cut) tries the next.
+ */
+async function firstPage(fetchPage: (index: number, size: number) => Promise<Page>, sizes: readonly number[]): Promise<Page> {
+  for (let i = 0; ; i++) {
+    try {
+      return await fetchPage(0, sizes[i]!);
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 400 && i + 1 < sizes.length)) throw error;
+    }
+  }
+}
+
 /**
  * Yields each page with its new records. Stops, by returning, at an empty page
  * or the last announced page; by throwing PagingError as the header says.
- * Errors of `fetchPage` itself pass through unchanged.
+ * Errors of `fetchPage` itself pass through unchanged. `fetchPage` is asked
+ * for a size: the caller sends it (the walk follows what the service grants).
  */
-export async function* walkPages(fetchPage: (index: number) => Promise<Page>, limits: WalkLimits = WALK_LIMITS): AsyncGenerator<WalkedPage> {
-  const seen = new Set<string>();
-  let bytes = 0;
-  // A walk goes on only while index + 1 < totalPages <= maxPages: at most maxPages requests.
+export async function* walkPages(fetchPage: (index: number, size: number) => Promise<Page>, options: WalkOptions = {}): AsyncGenerator<WalkedPage> {
+  const limits = options.limits ?? WALK_LIMITS;
+  const sizes = options.sizes?.length ? options.sizes : WALK_PAGE_SIZES;
+  let recent = new RecentIds(limits.window);
+  let handedOn = 0;
+  let granted = 0;
+  let pageBudget = 0;
+  let believed = 0;
+  // A walk goes on only while index + 1 < totalPages <= pageBudget: at most pageBudget requests.
   for (let index = 0; ; index++) {
-    const page = await fetchPage(index);
-    const problem = pageContradiction(page, index);
-    if (problem) throw new PagingError(`${UNTRUSTED}: ${problem}`, index, seen.size);
+    const page = index === 0 ? await firstPage(fetchPage, sizes) : await fetchPage(index, granted);
+    const problem = pageContradiction(page, index) ?? (index > 0 && page.size !== granted ? `page ${index} has size ${page.size}, but page 0 granted ${granted}` : undefined);
+    if (problem) throw new PagingError(`${UNTRUSTED}: ${problem}`, index, handedOn);
     if (page.totalElements > limits.maxImages) {
-      throw new PagingError(`${TOO_LARGE}: it claims ${page.totalElements} images, more than the ${limits.maxImages} one walk collects`, index, seen.size);
+      throw new PagingError(`${TOO_LARGE}: it claims ${page.totalElements} images, more than the ${limits.maxImages} one walk believes`, index, handedOn);
+    }
+    if (index === 0) {
+      granted = page.size;
+      // The first claim, and what the history may gain while it is walked, at the size granted.
+      believed = page.totalElements + Math.max(limits.minGrowth, Math.ceil(page.totalElements * limits.growthShare));
+      pageBudget = Math.min(limits.maxPages, Math.ceil(believed / Math.max(1, granted)));
+      // Two pages at least, whatever the size granted: a page served again is always recognised.
+      recent = new RecentIds(Math.max(limits.window, 2 * granted));
     }
     if (page.totalPages > limits.maxPages) {
-      throw new PagingError(`${TOO_LARGE}: it claims ${page.totalPages} pages, more than the ${limits.maxPages} one walk reads`, index, seen.size);
+      throw new PagingError(`${TOO_LARGE}: it claims ${page.totalPages} pages of ${page.size}, more than the ${limits.maxPages} one walk reads`, index, handedOn);
+    }
+    if (page.totalPages > pageBudget) {
+      throw new PagingError(`${TOO_LARGE}: it grew to ${page.totalElements} images while it was walked, past the ${believed} one walk follows`, index, handedOn);
     }
     const fresh: ImageRecord[] = [];
     for (const record of page.content) {
-      if (seen.has(record.id)) continue;
-      seen.add(record.id);
+      if (recent.has(record.id)) continue;
+      recent.add(record.id);
       fresh.push(record);
-      bytes += JSON.stringify(record).length;
     }
     if (page.content.length > 0 && fresh.length === 0) {
-      throw new PagingError(`${UNTRUSTED}: page ${index} brought no image that earlier pages had not`, index, seen.size - fresh.length);
+      throw new PagingError(`${UNTRUSTED}: page ${index} brought no image that earlier pages had not`, index, handedOn);
     }
-    if (seen.size > limits.maxImages) {
-      throw new PagingError(`${TOO_LARGE}: it holds more than ${limits.maxImages} images, the most one walk collects`, index, seen.size - fresh.length);
-    }
-    if (bytes > limits.maxBytes) {
-      throw new PagingError(`${TOO_LARGE}: its records exceed ${Math.round(limits.maxBytes / 1024 / 1024)} MiB, the most one walk holds`, index, seen.size - fresh.length);
-    }
+    handedOn += fresh.length;
     yield { index, page, fresh };
     if (page.content.length === 0 || index + 1 >= page.totalPages) return;
   }

@@ -137,16 +137,23 @@ export class Terminal {
   }
 
   /**
-   * One JSON document, as outJson would write `{...head, [key]: items}`, whose
-   * array `key` is too long to hold: `items` are the JSON texts of its
-   * elements, written as they come.
+   * One JSON document, as outJson would write `{...head, [key]: items, ...tail()}`,
+   * whose array `key` is too long to hold: `items` are the JSON texts of its
+   * elements, written as they come; `tail` gives the members that follow the
+   * array, known only once it has been written (counts of it).
    */
-  async outJsonStream(head: Record<string, unknown>, key: string, items: Iterable<string> | AsyncIterable<string>): Promise<void> {
+  async outJsonStream(
+    head: Record<string, unknown>,
+    key: string,
+    items: Iterable<string> | AsyncIterable<string>,
+    tail: () => Record<string, unknown> = () => ({}),
+  ): Promise<void> {
     const indent = this.stdoutIsTTY ? 2 : undefined;
-    const open = terminalSafeJson({ ...head, [key]: [] }, indent);
-    // Everything up to the empty array's brackets, which the items go between.
-    const [before, after] = indent ? [open.slice(0, open.lastIndexOf('[]')) + '[', `\n${' '.repeat(indent)}]\n}`] : [open.slice(0, -3) + '[', ']}'];
-    let chunk = before;
+    // The document with a marker for the array, cut at the marker once the tail is known.
+    const marker = `\u0001${key}\u0001`;
+    const around = (rest: Record<string, unknown>) => terminalSafeJson({ ...head, [key]: marker, ...rest }, indent).split(JSON.stringify(marker));
+    const [before] = around({});
+    let chunk = `${before}[`;
     let first = true;
     for await (const item of items) {
       const text = indent ? terminalSafeJson(JSON.parse(item), indent).replace(/^/gm, ' '.repeat(indent * 2)) : terminalSafeJsonText(item);
@@ -157,7 +164,8 @@ export class Terminal {
         chunk = '';
       }
     }
-    await this.outPart(first ? `${open}\n` : `${chunk}${after}\n`);
+    const [, after] = around(tail());
+    await this.outPart(`${chunk}${first || !indent ? ']' : `\n${' '.repeat(indent)}]`}${after}\n`);
   }
 
   /** Human messages: stderr, silenced by --quiet. */

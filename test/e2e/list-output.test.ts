@@ -10,7 +10,7 @@ import stringWidth from 'string-width';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pageSchema, type ImageRecord } from '../../src/api/schema.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
-import { answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
+import { answerJson, listingOf, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 import { plain, spawnInPty } from '../helpers/pty.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
@@ -121,6 +121,45 @@ describe('on a terminal, the sandbox\'s ids', () => {
     expect(past.exitCode).toBe(0);
     expect(past.lines).toEqual(['--page 2 is past the end: 3 images on pages 0–1']);
     expect((await onTerminal(['list', '--page', '1'], 80, sandbox.env())).lines).toEqual(['--page 1 is past the end: 3 images on page 0']);
+  });
+});
+
+describe('on a terminal, list --all: a table written page by page', () => {
+  const ascending = () => [...records].reverse();
+
+  it('at 80 and 60 columns: the header once, every page in the columns fitted to the first', async () => {
+    // Pages of 2: the third image arrives on a page of its own, after the first page was written.
+    const wide = await onTerminal(['list', '--all', '--size', '2', '--sort', 'createdAt,asc'], 80, sandbox.env());
+    expect(wide.exitCode).toBe(0);
+    expect(wide.lines).toEqual([
+      ...expectedTable([['ID', 'Created (UTC)', 'Res', 'Coordinates'], ...ascending().map((r) => [r.id, minutes(r), r.resolution, coordinates(r)])]),
+      '3 images',
+    ]);
+    expectFits(wide.lines, 80, records.map((r) => r.id));
+    const narrow = await onTerminal(['list', '--all', '--size', '2', '--sort', 'createdAt,asc'], 60, sandbox.env());
+    expect(narrow.lines).toEqual([...expectedTable([['ID', 'Coordinates'], ...ascending().map((r) => [r.id, coordinates(r)])]), '3 images']);
+    expectFits(narrow.lines, 60, records.map((r) => r.id));
+  });
+
+  it('a later page with a longer id: that line alone is wider, its id whole; the others keep their columns', async () => {
+    const server = await startHostileServer();
+    const LONGER = 'img_0123456789abcdef0123456789abcdef0123456789abcdef';
+    server.respond(listingOf(['img_a', 'img_b', LONGER], answerJson(404, { error: 'NotFound', message: 'no' })));
+    try {
+      registerSecret('list-output-key-02');
+      const { exitCode, lines } = await onTerminal(['list', '--all', '--size', '2'], 60, { AERIAL_BASE_URL: server.url, AERIAL_API_KEY: 'list-output-key-02' });
+      expect(exitCode).toBe(0);
+      // Fitted to the first page (short ids): every column fits in 60; the long id's line pushes its cells right.
+      expect(lines.slice(0, 3)).toEqual([
+        'ID     Created (UTC)        Res  Coordinates',
+        'img_a  2025-01-01 00:00:00  HD   1.0000, 2.0000',
+        'img_b  2025-01-01 00:00:00  HD   1.0000, 2.0000',
+      ]);
+      expect(lines[3]).toBe(`${LONGER}  2025-01-01 00:00:00  HD   1.0000, 2.0000`);
+      expect(lines[4]).toBe('3 images');
+    } finally {
+      await server.close();
+    }
   });
 });
 

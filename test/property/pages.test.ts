@@ -2,12 +2,14 @@
 // honest ones (every record once, however the pages fall), shifting ones
 // (pages overlapping as history moves), and arbitrary ones that lie about
 // their totals, repeat pages or never end. Whatever a server does, the walk
-// ends within its caps, yields each id at most once, and either finishes at
-// an announced end or stops with a PagingError.
+// ends within its caps, yields each id at most once (within its window of
+// recent ids), and either finishes at an announced end or stops with a
+// PagingError. It asks for large pages and follows the size granted.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cliErrorOf, ExitCode } from '../../src/process/errors.js';
-import { PagingError, WALK_LIMITS, walkPages, type WalkLimits } from '../../src/api/pages.js';
+import { ApiError } from '../../src/api/errors.js';
+import { PagingError, WALK_LIMITS, WALK_PAGE_SIZES, walkPages, type WalkLimits, type WalkOptions } from '../../src/api/pages.js';
 import type { ImageRecord, Page } from '../../src/api/schema.js';
 
 const record = (id: string, extra: Record<string, unknown> = {}): ImageRecord => ({
@@ -36,14 +38,14 @@ interface Walked {
   error?: unknown;
 }
 
-async function walk(server: (index: number) => Page, limits?: WalkLimits): Promise<Walked> {
+async function walk(server: (index: number, size: number) => Page, limits?: WalkLimits, options: WalkOptions = {}): Promise<Walked> {
   const ids: string[] = [];
   let requests = 0;
   try {
-    for await (const { fresh } of walkPages(async (index) => {
+    for await (const { fresh } of walkPages(async (index, size) => {
       requests++;
-      return server(index);
-    }, limits)) {
+      return server(index, size);
+    }, { ...options, limits })) {
       for (const r of fresh) ids.push(r.id);
     }
     return { ids, requests };
@@ -95,7 +97,7 @@ describe('walkPages against honest servers', () => {
 });
 
 describe('walkPages against servers that lie', () => {
-  const small: WalkLimits = { maxPages: 50, maxImages: 200, maxBytes: 1024 * 1024 };
+  const small: WalkLimits = { maxPages: 50, maxImages: 200, minGrowth: 20, growthShare: 0.1, window: 1000 };
 
   /** A page as a hostile server might write it: ids from a small pool (so repeats happen), any totals. */
   const anyPage = fc.record({
@@ -129,7 +131,8 @@ describe('walkPages against servers that lie', () => {
         }, small);
         expect(result.requests).toBeLessThanOrEqual(small.maxPages);
         expect(new Set(result.ids).size).toBe(result.ids.length);
-        expect(result.ids.length).toBeLessThanOrEqual(small.maxImages);
+        // The largest claim believed, what it may grow by, and one more page (at most 10 here).
+        expect(result.ids.length).toBeLessThanOrEqual(small.maxImages + Math.max(small.minGrowth, small.maxImages * small.growthShare) + 10);
         if (result.error === undefined) {
           ended++;
         } else {
@@ -160,7 +163,7 @@ describe('walkPages against servers that lie', () => {
 
   it('stops at the first page whose claim is past the caps, or whose numbers do not add up', async () => {
     const cases: Array<[Partial<Page>, RegExp]> = [
-      [{ totalElements: 1e9, totalPages: 1e9, size: 1 }, /claims 1000000000 images, more than the 500000 one walk collects/],
+      [{ totalElements: 1e9, totalPages: 1e9, size: 1 }, /claims 1000000000 images, more than the 100000000 one walk believes/],
       [{ totalElements: 1, totalPages: 1e9, size: 1 }, /page 0 says 1000000000 pages of 1 for 1 images, which is 1 page/],
       [{ page: 3 }, /asked for page 0, got page 3/],
       [{ size: 0, content: [] }, /page 0 has size 0 for 1 images/],
@@ -175,18 +178,77 @@ describe('walkPages against servers that lie', () => {
     }
   });
 
-  it('stops at the hard cap a server that always has one more page of new images', async () => {
+  it('stops a server that always has one more page of new images once the listing has grown past what a walk follows', async () => {
     const result = await walk((index) => ({ content: [record(`img-${index}`)], totalElements: index + 2, totalPages: index + 2, page: index, size: 1 }));
-    expect(result.requests).toBe(WALK_LIMITS.maxPages);
-    expect(result.ids).toHaveLength(WALK_LIMITS.maxPages - 1);
-    expect((result.error as Error).message).toMatch(/the listing is too large to walk: it claims 20001 pages, more than the 20000 one walk reads; stopped after 19999 pages \(19999 images\)$/);
+    // The first page claims 2 images; a walk follows 1,000 more (WALK_LIMITS.minGrowth) at the size granted, 1.
+    expect(WALK_LIMITS.minGrowth).toBe(1000);
+    expect(result.requests).toBe(1002);
+    expect(result.ids).toHaveLength(1001);
+    expect((result.error as Error).message).toMatch(/the listing is too large to walk: it grew to 1003 images while it was walked, past the 1002 one walk follows; stopped after 1001 pages \(1001 images\)$/);
   });
 
-  it('stops when the records grow past the byte cap, whatever their count', async () => {
-    const padding = 'x'.repeat(64 * 1024);
-    const limits: WalkLimits = { maxPages: 1000, maxImages: 1000, maxBytes: 1024 * 1024 };
-    const result = await walk((index) => ({ content: [record(`img-${index}`, { padding })], totalElements: 1000, totalPages: 1000, page: index, size: 1 }), limits);
-    expect(result.requests).toBe(16);
-    expect((result.error as Error).message).toMatch(/the listing is too large to walk: its records exceed 1 MiB, the most one walk holds; stopped after 15 pages \(15 images\)$/);
+  it('bounds the pages by the size granted: a claim believable in images but not in requests stops at once', async () => {
+    const result = await walk((index) => ({ content: [record(`img-${index}`)], totalElements: 5_000_000, totalPages: 5_000_000, page: index, size: 1 }));
+    expect(result.requests).toBe(1);
+    expect((result.error as Error).message).toMatch(/claims 5000000 pages of 1, more than the 1000000 one walk reads/);
+  });
+
+  it('stops at a page whose size is not the one the first page granted', async () => {
+    const ids = Array.from({ length: 30 }, (_, i) => `img-${i}`);
+    const result = await walk((index) => honestPage(ids, index, index === 0 ? 10 : 5));
+    expect(result.requests).toBe(2);
+    expect(result.ids).toHaveLength(10);
+    expect((result.error as Error).message).toMatch(/page 1 has size 5, but page 0 granted 10/);
+  });
+});
+
+describe('walkPages asks for large pages and follows what is granted', () => {
+  it('asks for the largest size first, then every page at the size the service granted (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 1, max: 2000 }), async (count, cap) => {
+        const ids = Array.from({ length: count }, (_, i) => `img-${i}`);
+        const asked: number[] = [];
+        const result = await walk((index, size) => {
+          asked.push(size);
+          return honestPage(ids, index, Math.min(size, cap));
+        });
+        expect(result.error).toBeUndefined();
+        expect(result.ids).toEqual(ids);
+        const granted = Math.min(WALK_PAGE_SIZES[0]!, cap);
+        expect(asked).toEqual([WALK_PAGE_SIZES[0]!, ...Array.from({ length: Math.max(0, Math.ceil(count / granted) - 1) }, () => granted)]);
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('tries the next size when the service refuses the first page at one (400), and only then', async () => {
+    const ids = Array.from({ length: 250 }, (_, i) => `img-${i}`);
+    const asked: number[] = [];
+    const refusing = (index: number, size: number): Page => {
+      asked.push(size);
+      if (size > 100) throw new ApiError(400, 'ValidationFailed', 'size must be a whole number from 1 to 100');
+      return honestPage(ids, index, size);
+    };
+    const result = await walk(refusing);
+    expect(result.ids).toEqual(ids);
+    expect(asked).toEqual([1000, 100, 100, 100]);
+    // A size of the caller's own is asked for as it is: a refusal of it is the caller's error.
+    const own = await walk(refusing, undefined, { sizes: [500] });
+    expect(own.error).toBeInstanceOf(ApiError);
+    // Other refusals pass through at once.
+    asked.length = 0;
+    const unauthorized = await walk(() => {
+      asked.push(0);
+      throw new ApiError(401, 'Unauthorized', 'bad key');
+    });
+    expect((unauthorized.error as ApiError).status).toBe(401);
+    expect(asked).toHaveLength(1);
+  });
+
+  it('remembers a bounded window of ids: a walk of 30,000 records over 300 pages yields each once, however many it has seen', async () => {
+    const ids = Array.from({ length: 30_000 }, (_, i) => `img-${i}`);
+    const result = await walk((index) => honestPage(ids, index, 100));
+    expect(result.error).toBeUndefined();
+    expect(result.ids).toEqual(ids);
   });
 });

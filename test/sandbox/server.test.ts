@@ -345,8 +345,8 @@ describe('GET /image-generation (listing)', () => {
   });
 
   const invalid: Array<[string, RegExp]> = [
-    ['size=0', /size must be a whole number from 1 to 100/],
-    ['size=101', /size must be a whole number from 1 to 100/],
+    ['size=0', /size must be a whole number from 1 to 1000/],
+    ['size=1001', /size must be a whole number from 1 to 1000/],
     ['size=ten', /size must be a whole number/],
     ['page=-1', /page must be a whole number at least 0/],
     ['page=1.5', /page must be a whole number/],

@@ -15,7 +15,7 @@ function register(command: Command, action: ActionFactory): void {
     .option('--concurrency <n>', 'downloads in flight at once, 1 to 256 (default 4)')
     .option('--max-retries <n>', 'retries per request on 429, 5xx, resets and timeouts (default 5)')
     .option('--retry-delay <duration>', RETRY_DELAY_HELP)
-    .option('--page-size <n>', 'images per list request (default 50)')
+    .option('--page-size <n>', 'images per list request, 1 to 1000 (default: 1000, or what the service grants)')
     .option('--progress-interval <duration>', PROGRESS_INTERVAL_HELP)
     .option('--wait-for-lock', 'when another export into <dir> is under way, wait for it to end instead of refusing')
     .option('--no-metadata', 'save the bytes exactly as served: no GPS EXIF, no AI-generated note')

@@ -31,7 +31,6 @@ import { batchExitCode } from '../../batch/summary.js';
 
 /** A URL this close to expiry is refreshed first: a download started just before the deadline could be cut off. */
 const EXPIRY_MARGIN_MS = 5 * 60 * 1000;
-const PAGE_SIZE = 50;
 /** Re-listings one image may cause before it is given up (a URL refused right after refreshing is not an expiry). */
 const MAX_REFRESHES_PER_IMAGE = 2;
 /** Listings the end-of-export check makes at most before it says it could not confirm the export whole. */
@@ -103,26 +102,46 @@ export function imageFileNames(
 }
 
 /**
+ * The page sizes a walk asks for: --page-size as given, else large pages
+ * (src/api/pages.ts), and once a walk has been granted a size, that size for
+ * the walks after it (a service that refuses a size need not refuse it again).
+ */
+class PageSizes {
+  constructor(private sizes: readonly number[] | undefined) {}
+  get asked(): readonly number[] | undefined {
+    return this.sizes;
+  }
+  granted(size: number): void {
+    if (size > 0) this.sizes = [size];
+  }
+}
+
+/**
  * Every record of every page (src/api/pages.ts decides when the walk ends;
  * the client retries each page under export's policy), into `into`: a walk
  * that stops early leaves there what it had listed. Ids seen twice (history
  * shifting) are kept once.
  */
-async function listEverything(client: GenAerialClient, pageSize: number, signal: AbortSignal, into = new Map<string, Listed>()): Promise<Map<string, Listed>> {
+async function listEverything(client: GenAerialClient, sizes: PageSizes, signal: AbortSignal, into = new Map<string, Listed>()): Promise<Map<string, Listed>> {
   let listedAt = 0;
-  const fetchPage = (page: number) => {
+  const fetchPage = (page: number, size: number) => {
     listedAt = Date.now();
     // Oldest first: images created while the walk is under way land on later pages instead of shifting earlier ones.
-    return client.list({ page, size: pageSize, sort: ['createdAt,asc'] }, { signal });
+    return client.list({ page, size, sort: ['createdAt,asc'] }, { signal });
   };
-  for await (const { fresh } of walkPages(fetchPage)) for (const record of fresh) into.set(record.id, { record, listedAt });
+  for await (const { index, page, fresh } of walkPages(fetchPage, { sizes: sizes.asked })) {
+    if (index === 0) sizes.granted(page.size);
+    for (const record of fresh) into.set(record.id, { record, listedAt });
+  }
   return into;
 }
 
 export async function runExport(ctx: Context, dirArg: string, options: ExportOptions): Promise<void> {
   const { io } = ctx;
   const concurrency = parseCount(options.concurrency, '--concurrency', 1, 256, 4);
-  const pageSize = parseCount(options.pageSize, '--page-size', 1, 1000, PAGE_SIZE);
+  // Without --page-size, the walk asks for large pages and follows what the service grants.
+  const pageSize = options.pageSize === undefined ? undefined : parseCount(options.pageSize, '--page-size', 1, 1000, 1000);
+  const sizes = new PageSizes(pageSize === undefined ? undefined : [pageSize]);
   // Lists and downloads of stored images: repeating them never charges (retry.ts knows), so retryUnsafe changes nothing.
   const policy = persistentPolicy({
     maxRetries: parseCount(options.maxRetries, '--max-retries', 0, 100, PERSISTENT_RETRIES.maxRetries),
@@ -222,7 +241,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const spinner = await io.spinner('Listing your images…');
   const listing = new Map<string, Listed>();
   try {
-    await listEverything(client, pageSize, ctx.signal, listing);
+    await listEverything(client, sizes, ctx.signal, listing);
   } catch (error) {
     spinner.stop();
     // A walk the server will not let end (or any other failure) keeps the images already here indexed.
@@ -254,7 +273,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
 
   const previously = outcomes.size;
   if (previously > 0) io.info(`${previously} of ${listing.size} images already in ${dirArg}`);
-  const refresher = new UrlRefresher(async () => remember(await listEverything(client, pageSize, ctx.signal)), listing);
+  const refresher = new UrlRefresher(async () => remember(await listEverything(client, sizes, ctx.signal)), listing);
 
   let interrupted = false;
   const started = Date.now();
@@ -348,7 +367,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     checkListings++;
     let walk: Map<string, Listed>;
     try {
-      walk = remember(await listEverything(client, pageSize, AbortSignal.any([ctx.signal, ctx.stopSignal])));
+      walk = remember(await listEverything(client, sizes, AbortSignal.any([ctx.signal, ctx.stopSignal])));
     } catch (error) {
       if (ctx.stopSignal.aborted) {
         interrupted = true;

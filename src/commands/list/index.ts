@@ -1,7 +1,7 @@
 // `aerial list`: the account's image history, as a table or the API's page object.
 import type { Command } from 'commander';
 import { UsageError } from '../../process/errors.js';
-import type { ImageRecord, Page } from '../../api/schema.js';
+import type { Page } from '../../api/schema.js';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
 import { parseWholeNumber } from '../../input/flags.js';
 import { parseSort } from '../shared/list-sort.js';
@@ -13,7 +13,6 @@ interface ListOptions {
   all?: boolean;
 }
 
-const ALL_PAGE_SIZE = 50;
 /** The terminal's width when it does not say. */
 const DEFAULT_COLUMNS = 80;
 
@@ -56,20 +55,19 @@ export async function runList(ctx: Context, options: ListOptions): Promise<void>
   if (options.all && page !== undefined) throw new UsageError('--all walks every page; it cannot be combined with --page');
 
   const client = await ctx.client();
-  const retrievedAt = Date.now();
-  let result: Page;
   if (options.all) {
-    result = await fetchAllPages(ctx, (p) => client.list({ page: p, size: size ?? ALL_PAGE_SIZE, sort }, { signal: ctx.signal }));
-  } else {
-    result = await client.list({ page, size, sort }, { signal: ctx.signal });
+    await listAll(ctx, (p, pageSize) => client.list({ page: p, size: pageSize, sort }, { signal: ctx.signal }), size);
+    return;
   }
+  const retrievedAt = Date.now();
+  const result = await client.list({ page, size, sort }, { signal: ctx.signal });
 
   if (ctx.io.json) {
     ctx.io.outJson(result);
     return;
   }
   if (result.content.length === 0) {
-    if (result.totalElements === 0) ctx.io.info('No images yet. Make one with: aerial generate --lat 48.8584 --lng 2.2945 -o eiffel.jpg');
+    if (result.totalElements === 0) ctx.io.info(NO_IMAGES);
     else ctx.io.info(`--page ${result.page} is past the end: ${result.totalElements} images on ${pageRange(result.totalPages)}`);
     return;
   }
@@ -80,10 +78,6 @@ export async function runList(ctx: Context, options: ListOptions): Promise<void>
   const { redactValue } = await import('../../text/secrets.js');
   const shown = redactValue(result.content, io.redact);
   io.out(io.stdoutIsTTY ? renderTable(shown, { width, style: io.style, retrievedAt }) : renderTsv(shown));
-  if (options.all) {
-    io.info(io.style.dim(`${result.content.length} images`));
-    return;
-  }
   const [where, next] = pageFooter(result, { size, sort });
   // One line when it fits the terminal, the hint on its own line when not.
   const footer = next === undefined ? where : `${where}${where.length + next.length + 3 <= width ? ' — ' : '\n'}${next}`;
@@ -111,19 +105,52 @@ function shellWord(word: string): string {
 }
 
 /**
- * Every page as one page object (src/api/pages.ts decides when the walk ends);
- * ids seen twice (history shifting under us) are kept once.
+ * `list --all`: every page, written as it arrives (src/api/pages.ts decides
+ * when the walk ends and which records are new), so the memory used does not
+ * grow with the history. Each write waits for stdout to take it: a slow
+ * reader holds the walk back rather than the process holding the output.
+ * --json writes one page object holding every record, its counts after the
+ * records (they are known only then); a walk that stops part-way leaves what
+ * was written, a document no JSON parser takes for whole.
  */
-export async function fetchAllPages(ctx: Context, fetchPage: (page: number) => Promise<Page>): Promise<Page> {
+async function listAll(ctx: Context, fetchPage: (page: number, size: number) => Promise<Page>, size: number | undefined): Promise<void> {
   const { walkPages } = await import('../../api/pages.js');
-  const content: ImageRecord[] = [];
+  const { redactValue } = await import('../../text/secrets.js');
+  const { io } = ctx;
   let first: Page | undefined;
+  let count = 0;
   let pages = 0;
-  for await (const { index, page, fresh } of walkPages(fetchPage)) {
-    first ??= page;
-    pages++;
-    for (const record of fresh) content.push(record);
-    ctx.io.debug(`fetched page ${index + 1} of ${page.totalPages}`);
+  /** The records of every page as they come; `first` once the first page is in. */
+  async function* records() {
+    // The size given is asked for as it is; without one, the walk asks for large pages.
+    for await (const { index, page, fresh } of walkPages(fetchPage, size === undefined ? {} : { sizes: [size] })) {
+      first ??= page;
+      pages++;
+      count += fresh.length;
+      io.debug(`fetched page ${index + 1} of ${page.totalPages} (${page.size} a page)`);
+      // Redacted before cells are cut to fit: a cut must not leave half a key behind (secrets.ts).
+      yield redactValue(fresh, io.redact);
+    }
   }
-  return { ...first!, content, page: 0, size: content.length, totalPages: pages, totalElements: Math.max(first!.totalElements, content.length) };
+
+  if (io.json) {
+    async function* jsonTexts() {
+      for await (const fresh of records()) for (const record of fresh) yield JSON.stringify(record);
+    }
+    // The page object's own members after `content`, in the order of the service's page.
+    await io.outJsonStream({}, 'content', jsonTexts(), () => {
+      const { content: _, ...rest } = first!;
+      return { ...redactValue(rest, io.redact), totalElements: Math.max(first!.totalElements, count), totalPages: pages, page: 0, size: count };
+    });
+    return;
+  }
+  const { renderTsv, StreamingTable } = await import('./table.js');
+  const table = io.stdoutIsTTY ? new StreamingTable({ width: io.stdout.columns || DEFAULT_COLUMNS, style: io.style, retrievedAt: Date.now() }) : undefined;
+  for await (const fresh of records()) {
+    if (!(await io.outPart(table ? table.render(fresh) : renderTsv(fresh)))) return;
+  }
+  if (count === 0) io.info(NO_IMAGES);
+  else io.info(io.style.dim(`${count} images`));
 }
+
+const NO_IMAGES = 'No images yet. Make one with: aerial generate --lat 48.8584 --lng 2.2945 -o eiffel.jpg';

@@ -1,10 +1,11 @@
 // How `aerial list` shows images. On a terminal: a table that fits the
 // terminal's width, its columns narrowed or dropped by priority, ids always
-// whole; this file chooses the columns and their widths, and cli-table3 draws
-// them, borderless. Piped: one plain tab-separated line per image, as gh does, so cut and
-// awk get fields, not borders. Every cell the server controls goes through
-// printable(): no escape codes, tabs or line breaks reach the output.
-import Table from 'cli-table3';
+// whole, borderless: columns padded to their widest cell, two spaces apart, as
+// gh and kubectl draw theirs. `list --all` prints its table page by page, in
+// the columns and widths fitted to the first page (StreamingTable). Piped: one
+// plain tab-separated line per image, as gh does, so cut and awk get fields,
+// not borders. Every cell the server controls goes through printable(): no
+// escape codes, tabs or line breaks reach the output.
 import stringWidth from 'string-width';
 import type { ImageRecord } from '../../api/schema.js';
 import { URL_LIFETIME_MS } from '../../api/spec.js';
@@ -86,18 +87,12 @@ const GIVING_WAY: ReadonlyArray<[ColumnName, 'narrow' | 'drop']> = [
 ];
 const ORDER: readonly ColumnName[] = ['id', 'created', 'res', 'coordinates', 'expires'];
 
-interface Laid {
-  header: string;
-  cells: string[];
-  width: number;
-}
-
-function lay(variant: Variant, records: readonly ImageRecord[]): Laid {
-  const cells = records.map(variant.cell);
+/** The widest cell of a column in this form, header included. */
+function columnWidth(variant: Variant, records: readonly ImageRecord[]): number {
   // A loop, not Math.max(...cells): a table of a few hundred thousand rows would overflow the call stack.
   let width = stringWidth(variant.header);
-  for (const cell of cells) width = Math.max(width, stringWidth(cell));
-  return { header: variant.header, cells, width };
+  for (const record of records) width = Math.max(width, stringWidth(variant.cell(record)));
+  return width;
 }
 
 export interface TableOptions {
@@ -109,50 +104,78 @@ export interface TableOptions {
   now?: number;
 }
 
+/** The columns a table shows, in which form, and how wide: fitted to some records, then kept for more. */
+interface Layout {
+  columns: Array<{ variant: Variant; width: number }>;
+}
+
 /**
- * The table for a terminal `width` columns wide: a header row and one row per
- * image, no line wider than the terminal unless an id alone is.
+ * The columns and forms that fit `records` into a terminal `width` columns
+ * wide: what gives way does so by GIVING_WAY until the table fits.
  */
-export function renderTable(records: readonly ImageRecord[], options: TableOptions): string {
+function fitLayout(records: readonly ImageRecord[], options: TableOptions): Layout {
   const forms = columns(options.retrievedAt, options.now ?? Date.now());
   const chosen = new Map<ColumnName, number>(ORDER.map((name) => [name, 0]));
-  const laidOut = new Map<string, Laid>();
-  const layout = (): Laid[] =>
+  const widths = new Map<string, number>();
+  const layout = (): Array<{ variant: Variant; width: number }> =>
     ORDER.filter((name) => chosen.has(name)).map((name) => {
       const key = `${name}/${chosen.get(name)}`;
-      if (!laidOut.has(key)) laidOut.set(key, lay(forms[name][chosen.get(name)!]!, records));
-      return laidOut.get(key)!;
+      const variant = forms[name][chosen.get(name)!]!;
+      if (!widths.has(key)) widths.set(key, columnWidth(variant, records));
+      return { variant, width: widths.get(key)! };
     });
-  const widthOf = (laid: Laid[]) => laid.reduce((sum, column) => sum + column.width, 0) + GAP.length * (laid.length - 1);
+  const widthOf = (laid: Array<{ width: number }>) => laid.reduce((sum, column) => sum + column.width, 0) + GAP.length * (laid.length - 1);
 
   for (const [name, step] of GIVING_WAY) {
     if (widthOf(layout()) <= options.width) break;
     if (step === 'drop') chosen.delete(name);
     else chosen.set(name, chosen.get(name)! + 1);
   }
-  const laid = layout();
-  const table = new Table({ chars: BORDERLESS, style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 }, colWidths: laid.map((column) => column.width), wordWrap: false });
-  table.push(laid.map((column) => column.header), ...records.map((_, r) => laid.map((column) => column.cells[r]!)));
-  // cli-table3 pads the last column too: a line ends where its text does.
-  const lines = table.toString().split('\n').map((line) => line.trimEnd());
-  return [options.style.bold(lines[0]!), ...lines.slice(1)].map((line) => `${line}\n`).join('');
+  return { columns: layout() };
 }
 
-/** No borders, no rules: columns apart by GAP, as gh and kubectl draw theirs. */
-const BORDERLESS = {
-  top: '',
-  'top-mid': '',
-  'top-left': '',
-  'top-right': '',
-  bottom: '',
-  'bottom-mid': '',
-  'bottom-left': '',
-  'bottom-right': '',
-  left: '',
-  'left-mid': '',
-  mid: '',
-  'mid-mid': '',
-  right: '',
-  'right-mid': '',
-  middle: GAP,
-};
+/** One line of cells, each padded to its column's width (the last one not: a line ends where its text does). */
+function line(cells: string[], layout: Layout): string {
+  const padded = cells.map((cell, c) => (c === cells.length - 1 ? cell : cell + ' '.repeat(Math.max(0, layout.columns[c]!.width - stringWidth(cell)))));
+  return padded.join(GAP).trimEnd();
+}
+
+function header(layout: Layout, style: Style): string {
+  return `${style.bold(line(layout.columns.map(({ variant }) => variant.header), layout))}\n`;
+}
+
+function rows(records: readonly ImageRecord[], layout: Layout): string {
+  let text = '';
+  for (const record of records) text += `${line(layout.columns.map(({ variant }) => variant.cell(record)), layout)}\n`;
+  return text;
+}
+
+/**
+ * The table for a terminal `width` columns wide: a header row and one row per
+ * image, no line wider than the terminal unless an id alone is.
+ */
+export function renderTable(records: readonly ImageRecord[], options: TableOptions): string {
+  const layout = fitLayout(records, options);
+  return header(layout, options.style) + rows(records, layout);
+}
+
+/**
+ * A table written page by page, as `list --all` walks: the first page decides
+ * the columns and their widths (and brings the header), later pages keep
+ * them, so nothing is held back to be measured. A later cell wider than its
+ * column (a longer id, say) widens its own line only: ids stay whole.
+ */
+export class StreamingTable {
+  private layout?: Layout;
+  constructor(private readonly options: TableOptions) {}
+
+  /** The lines of `records`, after the header when they are the first. */
+  render(records: readonly ImageRecord[]): string {
+    if (records.length === 0) return '';
+    if (!this.layout) {
+      this.layout = fitLayout(records, this.options);
+      return header(this.layout, this.options.style) + rows(records, this.layout);
+    }
+    return rows(records, this.layout);
+  }
+}

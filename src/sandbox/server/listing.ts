@@ -4,8 +4,11 @@ import { validationFailed } from './http-io.js';
 import type { StoredImage } from './store.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
-/** The spec shows no maximum; the sandbox refuses more than this rather than silently clamping. */
-export const MAX_PAGE_SIZE = 100;
+/**
+ * The spec shows no maximum; the sandbox refuses more than this rather than
+ * silently clamping. 1,000 is the size `list --all` and `export` ask for first.
+ */
+export const MAX_PAGE_SIZE = 1000;
 
 const SORTABLE = ['createdAt', 'id', 'resolution'] as const;
 type SortProperty = (typeof SORTABLE)[number];

@@ -1,0 +1,147 @@
+// End-to-end: histories of millions, in constant memory. `aerial list --all`
+// runs in a child process (bench/instrumented-cli.mjs, which runs the built
+// CLI as bin/aerial.js does and records the process's own peak RSS, from
+// getrusage, once it is done) against a server that makes every page when
+// asked (bench/history-server.mjs): no history is held on either side, and
+// each record is derived from its place, so the test checks every record, in
+// order, once, by deriving it again as the output streams past, without
+// holding the output either.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { historyId, startHistoryServer, type HistoryServer } from '../../bench/history-server.mjs';
+import { cliEnv, runCli, tempDir } from '../helpers/cli.js';
+
+const INSTRUMENTED = fileURLToPath(new URL('../../bench/instrumented-cli.mjs', import.meta.url));
+/** A million, the history the issue names; HISTORY_IMAGES sets another. About 30 s on a loaded 2-core machine. */
+const IMAGES = Number(process.env.HISTORY_IMAGES ?? 1_000_000);
+const PEAK_RSS_MB = 200;
+
+let home: ReturnType<typeof tempDir>;
+beforeAll(() => {
+  home = tempDir('aerial-history-scale-');
+});
+afterAll(() => home.remove());
+
+interface Streamed {
+  exitCode: number | null;
+  /** Records whose id was the next one of the history, and those that were not. */
+  inOrder: number;
+  outOfOrder: number;
+  stdoutBytes: number;
+  /** The last bytes of stdout. */
+  tail: string;
+  stderr: string;
+  maxRssMb: number;
+}
+
+/**
+ * Runs the CLI with `args`, reading its stdout as it comes: every record's id
+ * (each record starts `{"id":"…"` in compact JSON, or is a line starting with
+ * its id piped) is checked against the history's next one, `idAt(n)`.
+ */
+function streamList(args: string[], env: Record<string, string>, idAt: (n: number) => string, format: 'json' | 'tsv'): Promise<Streamed> {
+  const stats = join(home.path, `stats-${Date.now()}.json`);
+  const child = spawn(process.execPath, [INSTRUMENTED, ...args], {
+    env: cliEnv(home.path, { ...env, AERIAL_BENCH_STATS: stats }) as NodeJS.ProcessEnv,
+    cwd: home.path,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const pattern = format === 'json' ? /\{"id":"([^"]+)"/g : /(?:^|\n)([^\t\n]+)\t/g;
+  let carried = '';
+  let n = 0;
+  let outOfOrder = 0;
+  let stdoutBytes = 0;
+  let stderr = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    stdoutBytes += chunk.length;
+    const text = carried + chunk;
+    pattern.lastIndex = 0;
+    let consumed = 0;
+    for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+      if (match.index + match[0].length === text.length) break; // may go on in the next chunk
+      if (match[1] !== idAt(n)) outOfOrder++;
+      n++;
+      consumed = pattern.lastIndex;
+    }
+    // What may hold the start of a record the next chunk completes.
+    carried = text.slice(Math.max(consumed, text.length - 256));
+    if (format === 'tsv') carried = text.slice(Math.max(consumed, text.lastIndexOf('\n')));
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (exitCode) => {
+      const { maxRssMb } = JSON.parse(readFileSync(stats, 'utf8')) as { maxRssMb: number };
+      resolve({ exitCode, inOrder: n - outOfOrder, outOfOrder, stdoutBytes, tail: carried.slice(-200), stderr, maxRssMb });
+    });
+  });
+}
+
+describe(`list --all over a history of ${IMAGES.toLocaleString('en')} images`, () => {
+  let server: HistoryServer;
+  beforeAll(async () => {
+    server = await startHistoryServer({ count: IMAGES });
+  });
+  afterAll(() => server.close());
+
+  it(`--json: one page object with every record once, in order, in pages of 1,000, under ${PEAK_RSS_MB} MB peak RSS`, async () => {
+    const started = Date.now();
+    const result = await streamList(['list', '--all', '--json', '--sort', 'createdAt,asc'], { AERIAL_BASE_URL: server.url, AERIAL_API_KEY: 'history-key' }, historyId, 'json');
+    const seconds = (Date.now() - started) / 1000;
+    expect(result.stderr).toBe('');
+    expect(result.exitCode).toBe(0);
+    expect({ inOrder: result.inOrder, outOfOrder: result.outOfOrder }).toEqual({ inOrder: IMAGES, outOfOrder: 0 });
+    // The page object's counts close the document, after the records.
+    expect(result.tail).toMatch(new RegExp(`\\],"totalElements":${IMAGES},"totalPages":${IMAGES / 1000},"page":0,"size":${IMAGES}\\}\\n$`));
+    expect(server.listRequests()).toBe(IMAGES / 1000);
+    expect(server.sizesAsked()).toEqual([1000]);
+    expect(result.maxRssMb).toBeLessThan(PEAK_RSS_MB);
+    console.log(`list --all --json, ${IMAGES} images: ${seconds.toFixed(1)} s, ${(result.stdoutBytes / 1e6).toFixed(0)} MB out, peak RSS ${result.maxRssMb.toFixed(0)} MB`);
+  }, 240_000);
+});
+
+describe('list --all follows the page size the service grants', () => {
+  let server: HistoryServer;
+  beforeAll(async () => {
+    server = await startHistoryServer({ count: 25_000, maxPageSize: 300 });
+  });
+  afterAll(() => server.close());
+
+  it('asks for 1,000, is granted 300, and asks for 300 from then on; piped lines, newest first, each once', async () => {
+    const newestFirst = (n: number) => historyId(25_000 - 1 - n);
+    const result = await streamList(['list', '--all', '--sort', 'createdAt,desc'], { AERIAL_BASE_URL: server.url, AERIAL_API_KEY: 'history-key' }, newestFirst, 'tsv');
+    expect(result.exitCode).toBe(0);
+    expect({ inOrder: result.inOrder, outOfOrder: result.outOfOrder }).toEqual({ inOrder: 25_000, outOfOrder: 0 });
+    expect(result.stderr).toBe('25000 images\n');
+    expect(server.sizesAsked()).toEqual([1000, 300]);
+    expect(server.listRequests()).toBe(Math.ceil(25_000 / 300));
+  });
+});
+
+describe('export follows the page size the service grants', () => {
+  let server: HistoryServer;
+  beforeAll(async () => {
+    server = await startHistoryServer({ count: 1_500, maxPageSize: 500 });
+  });
+  afterAll(() => server.close());
+
+  it('asks for 1,000, is granted 500, and lists at 500 from then on, the check listing included', async () => {
+    const dir = join(home.path, 'export');
+    const result = await runCli(['export', dir, '--concurrency', '8', '--no-metadata', '--json'], {
+      configDir: home.path,
+      env: { AERIAL_BASE_URL: server.url, AERIAL_API_KEY: 'history-key' },
+      timeout: 120_000,
+    });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ total: 1_500, succeeded: 1_500, indexed: 1_500, check: { listings: 1, confirmed: true } });
+    expect(server.sizesAsked()).toEqual([1000, 500]);
+    // Three pages for the listing, three for the check.
+    expect(server.listRequests()).toBe(6);
+    const index = readFileSync(join(dir, 'index.jsonl'), 'utf8').trim().split('\n');
+    expect(index.map((line) => (JSON.parse(line) as { id: string }).id).sort()).toEqual(Array.from({ length: 1_500 }, (_, i) => historyId(i)).sort());
+  }, 180_000);
+});
