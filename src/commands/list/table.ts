@@ -1,11 +1,13 @@
 // How `aerial list` shows images. On a terminal: a table that fits the
 // terminal's width, its columns narrowed or dropped by priority, ids always
-// whole, borderless: columns padded to their widest cell, two spaces apart, as
-// gh and kubectl draw theirs. `list --all` prints its table page by page, in
-// the columns and widths fitted to the first page (StreamingTable). Piped: one
+// whole; this file chooses the columns and their widths, and cli-table3 draws
+// them, borderless, two spaces apart, as gh and kubectl draw theirs. `list
+// --all` prints its table page by page, in the columns and widths fitted to
+// the first page (StreamingTable), each page drawn as it comes. Piped: one
 // plain tab-separated line per image, as gh does, so cut and awk get fields,
 // not borders. Every cell the server controls goes through printable(): no
 // escape codes, tabs or line breaks reach the output.
+import Table from 'cli-table3';
 import stringWidth from 'string-width';
 import type { ImageRecord } from '../../api/schema.js';
 import { URL_LIFETIME_MS } from '../../api/spec.js';
@@ -134,21 +136,53 @@ function fitLayout(records: readonly ImageRecord[], options: TableOptions): Layo
   return { columns: layout() };
 }
 
-/** One line of cells, each padded to its column's width (the last one not: a line ends where its text does). */
-function line(cells: string[], layout: Layout): string {
-  const padded = cells.map((cell, c) => (c === cells.length - 1 ? cell : cell + ' '.repeat(Math.max(0, layout.columns[c]!.width - stringWidth(cell)))));
-  return padded.join(GAP).trimEnd();
+/**
+ * Draws rows of cells in the layout's columns, borderless. A cell wider than
+ * its column (a longer id on a later page, say) widens its column in these
+ * rows rather than being cut: ids stay whole.
+ */
+function draw(cellRows: string[][], layout: Layout): string {
+  const colWidths = layout.columns.map(({ width }, c) => {
+    let widest = width;
+    for (const cells of cellRows) widest = Math.max(widest, stringWidth(cells[c]!));
+    return widest;
+  });
+  const table = new Table({ chars: BORDERLESS, style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 }, colWidths, wordWrap: false });
+  table.push(...cellRows);
+  // cli-table3 pads the last column too: a line ends where its text does.
+  return table
+    .toString()
+    .split('\n')
+    .map((line) => `${line.trimEnd()}\n`)
+    .join('');
 }
 
 function header(layout: Layout, style: Style): string {
-  return `${style.bold(line(layout.columns.map(({ variant }) => variant.header), layout))}\n`;
+  return style.bold(draw([layout.columns.map(({ variant }) => variant.header)], layout).slice(0, -1)) + '\n';
 }
 
 function rows(records: readonly ImageRecord[], layout: Layout): string {
-  let text = '';
-  for (const record of records) text += `${line(layout.columns.map(({ variant }) => variant.cell(record)), layout)}\n`;
-  return text;
+  return records.length === 0 ? '' : draw(records.map((record) => layout.columns.map(({ variant }) => variant.cell(record))), layout);
 }
+
+/** No borders, no rules: columns apart by GAP, as gh and kubectl draw theirs. */
+const BORDERLESS = {
+  top: '',
+  'top-mid': '',
+  'top-left': '',
+  'top-right': '',
+  bottom: '',
+  'bottom-mid': '',
+  'bottom-left': '',
+  'bottom-right': '',
+  left: '',
+  'left-mid': '',
+  mid: '',
+  'mid-mid': '',
+  right: '',
+  'right-mid': '',
+  middle: GAP,
+};
 
 /**
  * The table for a terminal `width` columns wide: a header row and one row per
@@ -163,7 +197,7 @@ export function renderTable(records: readonly ImageRecord[], options: TableOptio
  * A table written page by page, as `list --all` walks: the first page decides
  * the columns and their widths (and brings the header), later pages keep
  * them, so nothing is held back to be measured. A later cell wider than its
- * column (a longer id, say) widens its own line only: ids stay whole.
+ * column (a longer id, say) widens that column on its own page: ids stay whole.
  */
 export class StreamingTable {
   private layout?: Layout;
