@@ -167,6 +167,8 @@ describe('batches sharing a rate limit', () => {
     const told = [...human.stderr.matchAll(/at most (\d+) in flight from now on/g)].map((match) => Number(match[1]));
     expect(told.every((limit, i) => i === 0 || limit !== told[i - 1])).toBe(true);
     expect(told[0]).toBeLessThan(8);
+    // And the sending rate it was cut to, found from the rate it was sending at.
+    expect(human.stderr).toMatch(/rate limited \(429\): pausing all requests for [\d.]+m?s;[^\n]*; sending at most [\d.]+\/[sm]\n/);
     expect(human.stderr).toMatch(/12 of 12 rows done \(12 generated\) in [\d.]+m?s; \d+ requests at [\d.]+\/s, \d+ rate limited \(429\)/);
   }, 90_000);
 
