@@ -38,8 +38,6 @@ export class SendRate {
   private lastCut?: number;
   /** Seconds from a cut until the cubic is back at the refused rate. */
   private climbSeconds = 0;
-  /** The least rate it was cut to, for the summary. */
-  lowest?: number;
 
   constructor(
     /** --rate: the rate is never above it. */
@@ -86,7 +84,6 @@ export class SendRate {
     this.climbSeconds = Math.cbrt((this.refusedRate * (1 - SEND_RATE.beta)) / SEND_RATE.scale);
     this.lastCut = this.now();
     this.current = Math.max(SEND_RATE.minimum, this.refusedRate * SEND_RATE.beta);
-    this.lowest = Math.min(this.lowest ?? Infinity, this.current);
     return true;
   }
 
