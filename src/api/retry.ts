@@ -14,6 +14,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ApiError, GenerationFailedError, NetworkError, type RequestError } from './errors.js';
 import { CorruptImageError } from './jpeg-verifier.js';
 import { isTransient } from './network-failure.js';
+import { SendRate } from './send-rate.js';
 import { CallBudget, type CallKind, type CallLimits } from './timeouts.js';
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -306,13 +307,17 @@ export interface WireStats {
 
 /**
  * Room on the wire for a batch's requests, shared by all of them: at most
- * `limit` attempts at once, and with a rate (--rate) none started sooner than
- * a token bucket allows. The limit adapts to the service's 429s as TCP's
- * window adapts to loss: a 429 halves it (once per round: the other answers
- * to requests that were on the wire together with the refused one do not cut
- * it again), and every `limit` answers that are not 429 grow it by one, back
- * up to --concurrency. Several processes sharing an account's rate limit so
- * settle near it, instead of all retrying at once after each pause.
+ * `limit` attempts at once, started no faster than the sending rate allows.
+ * The limit adapts to the service's 429s as TCP's window adapts to loss: a 429
+ * halves it (once per round: the other answers to requests that were on the
+ * wire together with the refused one do not cut it again), and every `limit`
+ * answers that are not 429 grow it by one, back up to --concurrency. Against a
+ * service that answers at once the number on the wire does not bound the rate,
+ * so the rate adapts too (send-rate.ts): nothing holds requests back until the
+ * first 429, then a token bucket paces them at a rate that falls at each 429
+ * and recovers cubically, never above --rate. Several processes sharing an
+ * account's rate limit so settle near it, instead of all retrying at once
+ * after each pause.
  */
 export class WireLimiter {
   /** The in-flight limit, kept fractional so it can grow by 1/limit per answer. */
@@ -321,7 +326,12 @@ export class WireLimiter {
   private readonly queue: Array<() => void> = [];
   /** Bumped at every cut: a 429 to a request sent before the last cut does not cut again. */
   private round = 0;
-  private readonly bucket?: TokenBucket;
+  /** Paces the attempts at the sending rate, once there is one (--rate, or the first 429). */
+  private bucket?: TokenBucket;
+  /** The rate the attempts may start at, adapted to the 429s met, never above --rate. */
+  readonly sendRate: SendRate;
+  private readonly now: () => number;
+  private readonly sleep?: Sleep;
   readonly stats: WireStats;
 
   constructor(
@@ -330,8 +340,10 @@ export class WireLimiter {
   ) {
     this.window = maxConcurrency;
     this.onCut = options.onCut;
+    this.now = options.now ?? Date.now;
+    this.sleep = options.sleep;
     this.stats = { requests: 0, rateLimited: 0, lowestLimit: maxConcurrency };
-    if (options.ratePerSecond !== undefined) this.bucket = new TokenBucket(options.ratePerSecond, options.now, options.sleep);
+    this.sendRate = new SendRate(options.ratePerSecond, this.now);
   }
 
   private readonly onCut?: (limit: number) => void;
@@ -353,13 +365,23 @@ export class WireLimiter {
     else this.active++;
     const round = this.round;
     let answered = false;
+    let sentAt = this.now();
     const ticket: WireTicket = {
-      sent: () => void this.stats.requests++,
+      sent: () => {
+        this.stats.requests++;
+        sentAt = this.now();
+        this.sendRate.sent();
+      },
       answered: (rateLimited) => {
         if (answered) return;
         answered = true;
-        if (rateLimited) this.refused(round);
-        else this.grow();
+        if (rateLimited) {
+          this.sendRate.refused(sentAt);
+          this.refused(round);
+        } else {
+          this.sendRate.answered();
+          this.grow();
+        }
       },
     };
     try {
@@ -370,9 +392,13 @@ export class WireLimiter {
     }
   }
 
-  /** Waits for --rate's next token (at once without --rate); rejects when `signal` aborts first. */
+  /** Waits for the next token at the sending rate (at once while there is none); rejects when `signal` aborts first. */
   pace(signal?: AbortSignal): Promise<void> {
-    return this.bucket ? this.bucket.take(signal) : Promise.resolve();
+    const rate = this.sendRate.rate;
+    if (rate === undefined) return Promise.resolve();
+    if (this.bucket) this.bucket.ratePerSecond = rate;
+    else this.bucket = new TokenBucket(rate, this.now, this.sleep);
+    return this.bucket.take(signal);
   }
 
   private refused(round: number): void {
@@ -399,35 +425,55 @@ export class WireLimiter {
 }
 
 /**
- * --rate: a token bucket of `ratePerSecond` tokens a second, holding at most a
- * tenth of a second's worth (at least one), so requests start evenly spread
- * rather than in bursts. A caller takes the next token in turn and waits for
- * the time it is due.
+ * The sending rate's token bucket: `ratePerSecond` tokens a second, holding at
+ * most a tenth of a second's worth (at least one), so requests start evenly
+ * spread rather than in bursts. A caller takes the next token in turn and
+ * waits for the time it is due. The rate may change as it goes (send-rate.ts):
+ * tokens earned so far were earned at the old rate.
  */
 export class TokenBucket {
   private tokens: number;
   private at: number;
-  private readonly capacity: number;
+  private rate: number;
 
   constructor(
-    readonly ratePerSecond: number,
+    ratePerSecond: number,
     private readonly now: () => number = Date.now,
     private readonly wait: Sleep = sleep,
   ) {
-    this.capacity = Math.max(1, ratePerSecond / 10);
+    this.rate = ratePerSecond;
     this.tokens = this.capacity;
     this.at = this.now();
   }
 
-  async take(signal?: AbortSignal): Promise<void> {
+  get ratePerSecond(): number {
+    return this.rate;
+  }
+
+  set ratePerSecond(rate: number) {
+    if (rate === this.rate) return;
+    this.refill();
+    this.rate = rate;
+    this.tokens = Math.min(this.capacity, this.tokens);
+  }
+
+  private get capacity(): number {
+    return Math.max(1, this.rate / 10);
+  }
+
+  private refill(): void {
     const now = this.now();
-    this.tokens = Math.min(this.capacity, this.tokens + ((now - this.at) / 1000) * this.ratePerSecond);
+    this.tokens = Math.min(this.capacity, this.tokens + ((now - this.at) / 1000) * this.rate);
     this.at = now;
+  }
+
+  async take(signal?: AbortSignal): Promise<void> {
+    this.refill();
     // Taken now even when it is not there yet: callers queue by the order they took their tokens in.
     this.tokens -= 1;
     if (this.tokens >= 0) return;
     try {
-      await this.wait(Math.ceil((-this.tokens / this.ratePerSecond) * 1000), signal);
+      await this.wait(Math.ceil((-this.tokens / this.rate) * 1000), signal);
     } catch (error) {
       // Not sent after all: the token goes back for the next caller.
       this.tokens += 1;

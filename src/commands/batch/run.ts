@@ -336,7 +336,9 @@ async function sendRows(ctx: Context, { flags, options, jobs, pending, writer, o
   const wire = new WireLimiter(concurrency, { ratePerSecond });
   // The in-flight limit as the progress lines last told it: a pause names it only when it changed.
   let toldLimit = concurrency;
-  // A 429 pauses every row, and halves the requests on the wire: they would only be refused too.
+  // The sending rate as the progress lines last told it (--rate, or none).
+  let toldRate = ratePerSecond === undefined ? undefined : formatRate(ratePerSecond);
+  // A 429 pauses every row, halves the requests on the wire and cuts the sending rate: they would only be refused too.
   const policy = persistentPolicy({
     ...flags.retries,
     wire,
@@ -344,7 +346,10 @@ async function sendRows(ctx: Context, { flags, options, jobs, pending, writer, o
       const limit = wire.limit;
       const change = limit === toldLimit ? '' : `; at most ${limit} in flight from now on`;
       toldLimit = limit;
-      progress?.log(`rate limited (429): pausing all requests for ${formatDuration(ms, 100)}${change}`);
+      const rate = wire.sendRate.rate === undefined ? undefined : formatRate(wire.sendRate.rate);
+      const paced = rate === toldRate || rate === undefined ? '' : `; sending at most ${rate}`;
+      toldRate = rate;
+      progress?.log(`rate limited (429): pausing all requests for ${formatDuration(ms, 100)}${change}${paced}`);
     },
   });
   const client = await ctx.client({ connections: concurrency, retry: policy });

@@ -323,6 +323,45 @@ describe('WireLimiter', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(95);
   });
 
+  it('paces nothing until a 429, then at the rate cut from what was being sent, never above --rate', async () => {
+    let clock = 0;
+    const slept: number[] = [];
+    const sleep = async (ms: number) => {
+      slept.push(ms);
+      clock += ms;
+    };
+    const wire = new WireLimiter(64, { now: () => clock, sleep });
+    const send = async (rateLimited: boolean, answerMs = 10) =>
+      wire.admit(async (ticket) => {
+        await wire.pace();
+        ticket.sent();
+        clock += answerMs;
+        ticket.answered(rateLimited);
+      });
+    // 100 requests a second, none held back.
+    for (let i = 0; i < 100; i++) await send(false);
+    expect(slept).toEqual([]);
+    await send(true);
+    expect(wire.sendRate.rate).toBeCloseTo(70, 0);
+    // From now on the bucket spaces them about 1/70 s apart, even against answers that come at once.
+    for (let i = 0; i < 20; i++) await send(false, 0);
+    expect(slept.length).toBeGreaterThan(10);
+    expect(Math.max(...slept)).toBeLessThanOrEqual(Math.ceil(1000 / 70));
+
+    const capped = new WireLimiter(64, { ratePerSecond: 5, now: () => clock, sleep });
+    expect(capped.sendRate.rate).toBe(5);
+  });
+
+  it('changes the bucket\'s rate as it goes, keeping the tokens earned at the old one', async () => {
+    let clock = 0;
+    const slept: number[] = [];
+    const bucket = new TokenBucket(10, () => clock, async (ms) => void slept.push(ms));
+    await bucket.take();
+    bucket.ratePerSecond = 2;
+    await bucket.take();
+    expect(slept).toEqual([500]);
+  });
+
   it('gives a token back when the wait for it is given up', async () => {
     let clock = 0;
     const bucket = new TokenBucket(1, () => clock, (ms, signal) => new Promise((_, reject) => signal!.addEventListener('abort', () => reject(signal!.reason))));
