@@ -31,6 +31,48 @@ export async function writeFileAtomic(path: string, data: string | Buffer, mode 
 }
 
 /**
+ * writeFileAtomic for a file too large to hold in memory as one string (an
+ * export's index of 100,000 images): `write` hands its chunks to `append` as it
+ * makes them; the temp file is renamed into place only once `write` has ended
+ * and the data is synced. A `write` that throws leaves the old file.
+ */
+export async function writeFileAtomicStream(path: string, write: (append: (chunk: string) => Promise<void>) => Promise<void>, mode = 0o600): Promise<void> {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+  const handle = await open(temp, 'wx', mode);
+  // Small chunks are gathered so that a line per image is not a write call per image.
+  let pending: string[] = [];
+  let pendingLength = 0;
+  const flush = async (): Promise<void> => {
+    if (pendingLength === 0) return;
+    const data = pending.join('');
+    pending = [];
+    pendingLength = 0;
+    await handle.write(data);
+  };
+  try {
+    await write(async (chunk) => {
+      pending.push(chunk);
+      pendingLength += chunk.length;
+      if (pendingLength >= 256 * 1024) await flush();
+    });
+    await flush();
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => {});
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  await syncDirectory(dirname(path));
+}
+
+/**
  * Why a file that exists cannot be replaced, though it may still be written:
  * it is a mount point of its own (`docker run -v …/config.json:…`: the rename
  * over it fails with EBUSY), or it lives in a directory that takes no new file

@@ -1,12 +1,14 @@
 // index.jsonl of `aerial export`: one JSON line per image file in the
-// directory, rewritten whole and atomically at the end of every export.
-import { readdir, unlink } from 'node:fs/promises';
+// directory, rewritten whole and atomically at the end of every export, a line
+// at a time (the index of a large history is not held as one string).
+import { open, readdir, unlink } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import type { ImageRecord } from '../../api/schema.js';
-import { TEMP_SUFFIX, writeFileAtomic } from '../../files/atomic-file.js';
+import { TEMP_SUFFIX, writeFileAtomicStream } from '../../files/atomic-file.js';
 import { safeNamePart } from '../../files/file-names.js';
 import { redactValue, type Redact } from '../../text/secrets.js';
-import { isCompleteJpeg, readRegularFile } from '../../batch/files.js';
+import { isCompleteJpeg } from '../../batch/files.js';
 
 export const INDEX_NAME = 'index.jsonl';
 /** The report of the export (its thumbnails in index.thumbnails/) and its GeoJSON, rewritten with the index. */
@@ -19,8 +21,9 @@ export const GEOJSON_NAME = 'index.geojson';
  * account, the record an earlier export wrote. Temp file then rename: a reader
  * never sees half an index, and a killed export leaves the previous one.
  * Every record goes through `redact` (secrets.ts) first: a listing is the
- * service's data, and may repeat the key. Returns the records written, in the
- * index's order.
+ * service's data, and may repeat the key. Lines are written as they are made
+ * and the earlier index is read back a line at a time: nothing here holds the
+ * whole index. Returns how many records were written.
  */
 export async function writeIndex(
   path: string,
@@ -29,47 +32,66 @@ export async function writeIndex(
   done: (id: string) => boolean,
   fileName: (id: string) => string,
   redact: Redact,
-): Promise<Array<Record<string, unknown>>> {
-  const lines: string[] = [];
-  const records: Array<Record<string, unknown>> = [];
-  const seen = new Set<string>();
+): Promise<number> {
+  let count = 0;
   const files = new Set<string>();
-  for (const [id, { record }] of listing) {
-    if (!done(id)) continue;
-    seen.add(id);
-    files.add(fileName(id));
-    const indexed = redactValue({ ...record, file: fileName(id) } as Record<string, unknown>, redact);
-    records.push(indexed);
-    lines.push(JSON.stringify(indexed));
-  }
-  let previous = '';
+  await writeFileAtomicStream(
+    path,
+    async (append) => {
+      for (const [id, { record }] of listing) {
+        if (!done(id)) continue;
+        files.add(fileName(id));
+        await append(`${JSON.stringify(redactValue({ ...record, file: fileName(id) } as Record<string, unknown>, redact))}\n`);
+        count++;
+      }
+      const carried = new Set<string>();
+      for await (const record of readIndexRecords(path)) {
+        if (typeof record.id !== 'string' || carried.has(record.id) || listing.has(record.id)) continue;
+        // The file an earlier export named (names can depend on the other ids); only a plain name in this directory.
+        const file = record.file;
+        if (typeof file !== 'string' || safeNamePart(file) !== file || files.has(file)) continue;
+        if (!(await isCompleteJpeg(join(dir, file))).ok) continue;
+        carried.add(record.id);
+        files.add(file);
+        // An index written before redaction was, too, is made safe as it is carried over.
+        await append(`${JSON.stringify(redactValue(record, redact))}\n`);
+        count++;
+      }
+    },
+    0o644,
+  );
+  return count;
+}
+
+/**
+ * The records of an index on disk, a line at a time; lines that are not a
+ * JSON object are passed over. No index (or anything but a regular file in
+ * its place: export refuses one before it starts) is no records.
+ */
+export async function* readIndexRecords(path: string): AsyncGenerator<{ id?: unknown; file?: unknown } & Record<string, unknown>> {
+  let handle;
   try {
-    previous = await readRegularFile(path);
+    handle = await open(path, 'r');
+    if (!(await handle.stat()).isFile()) return;
   } catch {
-    // No earlier index (export refuses anything but a file in its place before it starts).
+    await handle?.close().catch(() => {});
+    return;
   }
-  for (const line of previous.split('\n')) {
-    if (!line.trim()) continue;
-    let record: { id?: unknown; file?: unknown } & Record<string, unknown>;
-    try {
-      record = JSON.parse(line);
-    } catch {
-      continue;
+  try {
+    const lines = createInterface({ input: handle.createReadStream({ encoding: 'utf8', autoClose: false }), crlfDelay: Infinity });
+    for await (const line of lines) {
+      if (!line.trim()) continue;
+      let record: unknown;
+      try {
+        record = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if (record && typeof record === 'object' && !Array.isArray(record)) yield record as Record<string, unknown>;
     }
-    if (typeof record.id !== 'string' || seen.has(record.id) || listing.has(record.id)) continue;
-    // The file an earlier export named (names can depend on the other ids); only a plain name in this directory.
-    const file = record.file;
-    if (typeof file !== 'string' || safeNamePart(file) !== file || files.has(file)) continue;
-    if (!(await isCompleteJpeg(join(dir, file))).ok) continue;
-    seen.add(record.id);
-    files.add(file);
-    // An index written before redaction was, too, is made safe as it is carried over.
-    const kept = redactValue(record, redact);
-    records.push(kept);
-    lines.push(JSON.stringify(kept));
+  } finally {
+    await handle.close().catch(() => {});
   }
-  await writeFileAtomic(path, lines.length ? `${lines.join('\n')}\n` : '', 0o644);
-  return records;
 }
 
 /** An export killed while rewriting the index or the report leaves writeFileAtomic's temp file (.index.jsonl.…tmp); the next one removes it. */

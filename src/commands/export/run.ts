@@ -20,7 +20,7 @@ import type { WrittenJpeg } from '../../files/jpeg-file.js';
 import { formatDuration } from '../../input/duration.js';
 import { MESSAGE_MAX, printable } from '../../text/printable.js';
 import { fitName, MAX_NAME_BYTES, nameTag, safeNamePart, separateNames, utf8Length } from '../../files/file-names.js';
-import { GEOJSON_NAME, INDEX_NAME, REPORT_NAME, removeStaleIndexTemps, writeIndex } from './index-file.js';
+import { GEOJSON_NAME, INDEX_NAME, readIndexRecords, REPORT_NAME, removeStaleIndexTemps, writeIndex } from './index-file.js';
 import { isCompleteJpeg, removeStaleParts } from '../../batch/files.js';
 import { parseCount } from '../../input/flags.js';
 import { parseProgressInterval, parseRetryDelay } from '../shared/batch-options.js';
@@ -181,13 +181,25 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
    * making thumbnails can take a while, and a signal asks for an end.
    */
   const writeIndexes = async (listing: Map<string, Listed>, done: (id: string) => boolean, names: Map<string, string>, report: boolean): Promise<number> => {
-    const records = await writeIndex(indexPath, dir, listing, done, (id) => names.get(id)!, io.redact);
-    if (!report) return records.length;
-    const { exportReportImages } = await import('../../report/export-images.js');
+    const count = await writeIndex(indexPath, dir, listing, done, (id) => names.get(id)!, io.redact);
+    if (!report) return count;
+    // Both read back from the index just written, a record at a time, rather than from records held in memory.
+    const { exportReportImage } = await import('../../report/export-images.js');
+    const { redactValue } = await import('../../text/secrets.js');
+    const indexImages = async function* () {
+      for await (const record of readIndexRecords(indexPath)) {
+        const image = exportReportImage(dir, record);
+        yield { ...redactValue(image, io.redact), file: image.file };
+      }
+    };
+    const { writeGeoJsonStream } = await import('../../report/geojson.js');
+    await writeGeoJsonStream(indexImages(), join(dir, GEOJSON_NAME));
     const { describeThumbnails, writeImageOutputs } = await import('../../report/outputs.js');
-    const written = await writeImageOutputs(exportReportImages(dir, records), {
+    // The page is still made from every image at once (the images' report fields, not the listing's records).
+    const images = [];
+    for await (const image of indexImages()) images.push(image);
+    const written = await writeImageOutputs(images, {
       report: join(dir, REPORT_NAME),
-      geojson: join(dir, GEOJSON_NAME),
       title: 'aerial export',
       subtitle: dir,
       signal: ctx.stopSignal,
@@ -195,7 +207,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     });
     if (written.report) io.debug(`report: ${written.report.path}: ${written.report.thumbnails.made} thumbnails made, ${written.report.thumbnails.reused} reused`);
     if (written.report && written.report.thumbnails.failed.length > 0) io.warn(`${REPORT_NAME}${describeThumbnails(written.report)}`);
-    return records.length;
+    return count;
   };
 
   // Each download in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
