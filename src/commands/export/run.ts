@@ -61,9 +61,24 @@ export interface ExportOutcome {
 }
 
 interface Listed {
-  record: ImageRecord;
+  readonly record: ImageRecord;
   /** When the list response carrying this URL was requested (the 2 hours count from then). */
   listedAt: number;
+}
+
+/**
+ * A listed record held as its JSON text, parsed again when it is used (a
+ * download, the index): one flat string of a few hundred bytes rather than an
+ * object of a dozen properties, for every image of the history.
+ */
+class ListedRecord implements Listed {
+  private readonly json: string;
+  constructor(record: ImageRecord, readonly listedAt: number) {
+    this.json = JSON.stringify(record);
+  }
+  get record(): ImageRecord {
+    return JSON.parse(this.json) as ImageRecord;
+  }
 }
 
 /**
@@ -131,7 +146,7 @@ async function listEverything(client: GenAerialClient, sizes: PageSizes, signal:
   };
   for await (const { index, page, fresh } of walkPages(fetchPage, { sizes: sizes.asked })) {
     if (index === 0) sizes.granted(page.size);
-    for (const record of fresh) into.set(record.id, { record, listedAt });
+    for (const record of fresh) into.set(record.id, new ListedRecord(record, listedAt));
   }
   return into;
 }
@@ -553,9 +568,10 @@ async function downloadOne(id: string, file: string, deps: DownloadDeps): Promis
     }
     if (!listed) return { id, status: 'skipped', file, attempts, error: 'deleted from the account since the listing' };
     const version = refresher.version;
-    const { url } = listed.record;
+    const { record } = listed;
+    const { url } = record;
     try {
-      const written = await deps.save(file, listed.record, (sink) => deps.client.downloadInto(url, sink, { signal, retry }));
+      const written = await deps.save(file, record, (sink) => deps.client.downloadInto(url, sink, { signal, retry }));
       return { id, status: 'done', file, bytes: written.bytes, attempts };
     } catch (error) {
       if (signal.aborted) throw signal.reason ?? error;
