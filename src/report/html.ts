@@ -188,41 +188,115 @@ function sections(cards: string[]): string {
   return parts.join('\n');
 }
 
-/** The whole page. */
-export function reportHtml(page: ReportPage): string {
-  const { images } = page;
-  const statuses = STATUS_ORDER.filter((status) => images.some((image) => image.status === status));
-  const tags = [...new Set(images.flatMap((image) => image.tags))].sort((a, b) => a.localeCompare(b));
-  const resolutions = [...new Set(images.map((image) => image.scene.resolution).filter((r): r is string => typeof r === 'string'))].sort();
-  const counts = statuses.map((status) => `${images.filter((image) => image.status === status).length} ${status}`).join(', ');
-  // Markers of failed rows are drawn last, on top: they are what a reviewer looks for.
-  const order = images.map((image, index) => ({ image, index })).sort((a, b) => STATUS_ORDER.indexOf(a.image.status) - STATUS_ORDER.indexOf(b.image.status));
-  const csp = "default-src 'none'; img-src 'self' file: data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'";
+/** What the page's header and filters say of all its images, gathered in one pass so the page can then be written image by image. */
+export interface ReportSummary {
+  total: number;
+  byStatus: Map<ReportStatus, number>;
+  tags: Set<string>;
+  resolutions: Set<string>;
+}
+
+export function emptySummary(): ReportSummary {
+  return { total: 0, byStatus: new Map(), tags: new Set(), resolutions: new Set() };
+}
+
+export function addToSummary(summary: ReportSummary, image: ReportImage): void {
+  summary.total++;
+  summary.byStatus.set(image.status, (summary.byStatus.get(image.status) ?? 0) + 1);
+  for (const tag of image.tags) summary.tags.add(tag);
+  if (typeof image.scene.resolution === 'string') summary.resolutions.add(image.scene.resolution);
+}
+
+type PageHead = Omit<ReportPage, 'images'>;
+type PageImage = ReportPage['images'][number];
+
+function statusesOf(summary: ReportSummary): ReportStatus[] {
+  return STATUS_ORDER.filter((status) => summary.byStatus.has(status));
+}
+
+const CSP = "default-src 'none'; img-src 'self' file: data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'";
+
+/** The page up to its map's markers. */
+function pageStart(page: PageHead, summary: ReportSummary): string {
+  const counts = statusesOf(summary).map((status) => `${summary.byStatus.get(status)} ${status}`).join(', ');
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta http-equiv="Content-Security-Policy" content="${CSP}">
 <meta name="generator" content="${escapeHtml(page.generator)}">
 <title>${escapeHtml(page.title)}</title>
 <style>${STYLE}</style>
 </head>
 <body>
-<header><h1>${escapeHtml(page.title)}</h1><p class="sub">${escapeHtml(page.subtitle)} · ${images.length} ${page.noun ?? 'image'}${images.length === 1 ? '' : 's'}${counts ? ` (${escapeHtml(counts)})` : ''} · made ${escapeHtml(when(page.generatedAt.toISOString()))} by ${escapeHtml(page.generator)}</p></header>
-<div class="map"><svg viewBox="0 0 ${MAP_WIDTH} ${MAP_HEIGHT}" role="img" aria-label="World map with one marker per image"><path class="land" d="${landPath()}"/><g class="markers">${order.map(({ image, index }) => marker(image, index)).join('')}</g></svg></div>
+<header><h1>${escapeHtml(page.title)}</h1><p class="sub">${escapeHtml(page.subtitle)} · ${summary.total} ${page.noun ?? 'image'}${summary.total === 1 ? '' : 's'}${counts ? ` (${escapeHtml(counts)})` : ''} · made ${escapeHtml(when(page.generatedAt.toISOString()))} by ${escapeHtml(page.generator)}</p></header>
+<div class="map"><svg viewBox="0 0 ${MAP_WIDTH} ${MAP_HEIGHT}" role="img" aria-label="World map with one marker per image"><path class="land" d="${landPath()}"/><g class="markers">`;
+}
+
+/** From the end of the markers to the first section of cards. */
+function pageMiddle(summary: ReportSummary): string {
+  const tags = [...summary.tags].sort((a, b) => a.localeCompare(b));
+  const resolutions = [...summary.resolutions].sort();
+  return `</g></svg></div>
 <div class="filters" role="search">
-<label>Status <select id="f-status"><option value="">all</option>${options(statuses)}</select></label>
+<label>Status <select id="f-status"><option value="">all</option>${options(statusesOf(summary))}</select></label>
 <label>Tag <select id="f-tag"><option value="">all</option>${options(tags)}</select></label>
 <label>Resolution <select id="f-resolution"><option value="">all</option>${options(resolutions)}</select></label>
-<output id="shown">Showing ${images.length} of ${images.length}</output>
+<output id="shown">Showing ${summary.total} of ${summary.total}</output>
 </div>
 <main>
-${sections(images.map((image, index) => card(image, index)))}
+`;
+}
+
+function pageEnd(): string {
+  return `
 <div id="filtered-out" hidden></div>
 </main>
 <script>${SCRIPT}</script>
 </body>
 </html>
 `;
+}
+
+/** The whole page. */
+export function reportHtml(page: ReportPage): string {
+  const { images } = page;
+  const summary = emptySummary();
+  for (const image of images) addToSummary(summary, image);
+  // Markers of failed rows are drawn last, on top: they are what a reviewer looks for.
+  const order = images.map((image, index) => ({ image, index })).sort((a, b) => STATUS_ORDER.indexOf(a.image.status) - STATUS_ORDER.indexOf(b.image.status));
+  return `${pageStart(page, summary)}${order.map(({ image, index }) => marker(image, index)).join('')}${pageMiddle(summary)}${sections(images.map((image, index) => card(image, index)))}${pageEnd()}`;
+}
+
+/**
+ * reportHtml for images read one at a time (an export's index on disk): the
+ * same bytes, handed to `append` piece by piece. `images` is walked once per
+ * status present (markers of failed rows last) and once for the cards; the
+ * summary comes from a walk before.
+ */
+export async function writeReportHtml(
+  page: PageHead,
+  summary: ReportSummary,
+  images: () => AsyncIterable<PageImage>,
+  append: (chunk: string) => Promise<void>,
+): Promise<void> {
+  await append(pageStart(page, summary));
+  for (const status of statusesOf(summary)) {
+    let index = 0;
+    for await (const image of images()) {
+      if (image.status === status) await append(marker(image, index));
+      index++;
+    }
+  }
+  await append(pageMiddle(summary));
+  await append('<div class="cards">\n');
+  let index = 0;
+  for await (const image of images()) {
+    if (index > 0) await append(index % SECTION_SIZE === 0 ? '\n</div>\n<div class="cards">\n' : '\n');
+    await append(card(image, index));
+    index++;
+  }
+  await append('\n</div>');
+  await append(pageEnd());
 }
