@@ -3,10 +3,10 @@
 // into place, so a browser or a CI artifact upload never sees half a page.
 import { dirname } from 'node:path';
 import { InterruptedError } from '../process/errors.js';
-import { writeFileAtomic } from '../files/atomic-file.js';
+import { writeFileAtomic, writeFileAtomicStream } from '../files/atomic-file.js';
 import { VERSION } from '../bundle/version.js';
 import { relativeFile } from './geojson.js';
-import { reportHtml } from './html.js';
+import { addToSummary, emptySummary, reportHtml, writeReportHtml } from './html.js';
 import type { ReportImage } from './images.js';
 import { makeThumbnails, thumbnailDirFor, type ThumbnailResult } from './thumbnails.js';
 
@@ -32,18 +32,42 @@ export async function writeReport(images: readonly ReportImage[], outputPath: st
   const files = images.flatMap((image) => (image.status === 'done' && image.file ? [image.file] : []));
   const { byFile, ...thumbnails } = await makeThumbnails(files, base, dir, options.signal);
   if (options.signal?.aborted) throw new InterruptedError();
-  const html = reportHtml({
-    title: options.title,
-    subtitle: options.subtitle,
-    generatedAt: options.now ?? new Date(),
-    generator: `aerial ${VERSION}`,
-    noun: options.noun,
-    images: images.map((image) => {
-      const thumbnail = image.file && byFile.get(image.file);
-      const href = image.status === 'done' && image.file ? relativeFile(base, image.file) : undefined;
-      return { ...image, href, thumbnail: thumbnail ? relativeFile(base, thumbnail) : undefined };
-    }),
-  });
+  const html = reportHtml({ ...pageHead(options), images: images.map((image) => linked(image, base, byFile)) });
   await writeFileAtomic(outputPath, html, 0o644);
   return { path: outputPath, thumbnails: { ...thumbnails, dir } };
+}
+
+/**
+ * writeReport for images read one at a time (an export's index on disk),
+ * walked once for what the header says and the thumbnails, then again as the
+ * page is written: the page is never held whole, nor the images' records.
+ */
+export async function writeReportStream(images: () => AsyncIterable<ReportImage>, outputPath: string, options: ReportOptions): Promise<WrittenReport> {
+  const base = dirname(outputPath);
+  const dir = thumbnailDirFor(outputPath);
+  const summary = emptySummary();
+  let files: string[] = [];
+  for await (const image of images()) {
+    addToSummary(summary, image);
+    if (image.status === 'done' && image.file) files.push(image.file);
+  }
+  const { byFile, ...thumbnails } = await makeThumbnails(files, base, dir, options.signal);
+  files = [];
+  if (options.signal?.aborted) throw new InterruptedError();
+  const withLinks = async function* () {
+    for await (const image of images()) yield linked(image, base, byFile);
+  };
+  await writeFileAtomicStream(outputPath, (append) => writeReportHtml(pageHead(options), summary, withLinks, append), 0o644);
+  return { path: outputPath, thumbnails: { ...thumbnails, dir } };
+}
+
+function pageHead(options: ReportOptions) {
+  return { title: options.title, subtitle: options.subtitle, generatedAt: options.now ?? new Date(), generator: `aerial ${VERSION}`, noun: options.noun };
+}
+
+/** An image with the relative links of its file and its thumbnail. */
+function linked(image: ReportImage, base: string, byFile: ReadonlyMap<string, string>): ReportImage & { href?: string; thumbnail?: string } {
+  const thumbnail = image.file && byFile.get(image.file);
+  const href = image.status === 'done' && image.file ? relativeFile(base, image.file) : undefined;
+  return { ...image, href, thumbnail: thumbnail ? relativeFile(base, thumbnail) : undefined };
 }

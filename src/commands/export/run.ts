@@ -209,19 +209,11 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     };
     const { writeGeoJsonStream } = await import('../../report/geojson.js');
     await writeGeoJsonStream(indexImages(), join(dir, GEOJSON_NAME));
-    const { describeThumbnails, writeImageOutputs } = await import('../../report/outputs.js');
-    // The page is still made from every image at once (the images' report fields, not the listing's records).
-    const images = [];
-    for await (const image of indexImages()) images.push(image);
-    const written = await writeImageOutputs(images, {
-      report: join(dir, REPORT_NAME),
-      title: 'aerial export',
-      subtitle: dir,
-      signal: ctx.stopSignal,
-      redact: io.redact,
-    });
-    if (written.report) io.debug(`report: ${written.report.path}: ${written.report.thumbnails.made} thumbnails made, ${written.report.thumbnails.reused} reused`);
-    if (written.report && written.report.thumbnails.failed.length > 0) io.warn(`${REPORT_NAME}${describeThumbnails(written.report)}`);
+    const { describeThumbnails } = await import('../../report/outputs.js');
+    const { writeReportStream } = await import('../../report/report.js');
+    const written = await writeReportStream(indexImages, join(dir, REPORT_NAME), { title: 'aerial export', subtitle: dir, signal: ctx.stopSignal });
+    io.debug(`report: ${written.path}: ${written.thumbnails.made} thumbnails made, ${written.thumbnails.reused} reused`);
+    if (written.thumbnails.failed.length > 0) io.warn(`${REPORT_NAME}${describeThumbnails(written)}`);
     return count;
   };
 
