@@ -4,7 +4,6 @@
 // interrupted export resumes. A URL that has expired (past its two hours, or
 // refused with 403) is refreshed by listing again.
 import { setMaxListeners } from 'node:events';
-import pLimit from 'p-limit';
 import { lstat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ImageUrlRefusedError } from '../../api/errors.js';
@@ -33,6 +32,18 @@ import { batchExitCode } from '../../batch/summary.js';
 const EXPIRY_MARGIN_MS = 5 * 60 * 1000;
 /** Re-listings one image may cause before it is given up (a URL refused right after refreshing is not an expiry). */
 const MAX_REFRESHES_PER_IMAGE = 2;
+/** Files looked at on disk at once (whether an image is already there, whole). */
+const DISK_CHECKS = 32;
+
+/** `work` for each of `items`, `limit` at a time: a promise per task under way, not one per item (a history of 100,000). */
+async function eachAtOnce<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
 /** Listings the end-of-export check makes at most before it says it could not confirm the export whole. */
 export const MAX_CHECK_LISTINGS = 3;
 
@@ -220,7 +231,6 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   // Each download in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
   setMaxListeners(concurrency * 4 + 10, ctx.signal);
   const client = await ctx.client({ connections: concurrency, retry: policy });
-  const checks = pLimit(32);
 
   // Every record listed during this export, the latest of each: what the index is written from (an
   // image downloaded and then deleted from the account stays backed up, and indexed).
@@ -245,13 +255,9 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const indexWhatIsThere = async (listing: Map<string, Listed>): Promise<void> => {
     const fileNames = imageFileNames(listing.keys(), (id) => names.get(id), io.redact);
     const whole = new Set<string>();
-    await Promise.all(
-      [...listing.keys()].map((id) =>
-        checks(async () => {
-          if ((await isCompleteJpeg(join(dir, fileNames.get(id)!))).ok) whole.add(id);
-        }),
-      ),
-    );
+    await eachAtOnce([...listing.keys()], DISK_CHECKS, async (id) => {
+      if ((await isCompleteJpeg(join(dir, fileNames.get(id)!))).ok) whole.add(id);
+    });
     await writeIndex(indexPath, dir, listing, (id) => whole.has(id), (id) => fileNames.get(id)!, io.redact).catch((error: Error) => {
       io.warn(`${INDEX_NAME} could not be rewritten: ${error.message}`);
     });
@@ -275,15 +281,11 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const outcomes = new Map<string, ExportOutcome>();
   /** Looks on disk for the images of `ids` not yet looked at: a whole file there is kept. */
   const lookOnDisk = (ids: string[]): Promise<unknown> =>
-    Promise.all(
-      ids.map((id) =>
-        checks(async () => {
-          const file = fileOf(id);
-          const onDisk = await isCompleteJpeg(file);
-          if (onDisk.ok) outcomes.set(id, { id, status: 'done', file, bytes: onDisk.bytes, previously: true, attempts: 0 });
-        }),
-      ),
-    );
+    eachAtOnce(ids, DISK_CHECKS, async (id) => {
+      const file = fileOf(id);
+      const onDisk = await isCompleteJpeg(file);
+      if (onDisk.ok) outcomes.set(id, { id, status: 'done', file, bytes: onDisk.bytes, previously: true, attempts: 0 });
+    });
   await lookOnDisk([...listing.keys()]);
   const pending = [...listing.keys()].filter((id) => !outcomes.has(id));
   // Safe under the lock: no other export is writing into this directory.
@@ -343,11 +345,23 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     let stopped = false;
     try {
       bar.update(counts);
-      const downloads = pLimit(concurrency);
-      // The first signal starts no new download: those not begun are left out of the outcomes.
-      const settled = await Promise.allSettled(ids.map((id) => downloads(() => (ctx.stopSignal.aborted ? undefined : download(id)))));
-      const rejected = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-      if (rejected) throw rejected.reason;
+      // `concurrency` workers taking the next id in turn: a promise per download under way, not one per image.
+      let next = 0;
+      const errors: unknown[] = [];
+      const worker = async (): Promise<void> => {
+        while (next < ids.length) {
+          const id = ids[next++]!;
+          // The first signal starts no new download: those not begun are left out of the outcomes.
+          if (ctx.stopSignal.aborted) continue;
+          try {
+            await download(id);
+          } catch (error) {
+            errors.push(error);
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker));
+      if (errors.length > 0) throw errors[0];
       stopped = ctx.stopSignal.aborted;
     } catch (error) {
       if (ctx.signal.aborted) stopped = true;
