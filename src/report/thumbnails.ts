@@ -9,7 +9,6 @@ import { availableParallelism } from 'node:os';
 import { mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pLimit from 'p-limit';
 import { TEMP_SUFFIX } from '../files/atomic-file.js';
 import { fitName, nameTag, safeNamePart } from '../files/file-names.js';
 
@@ -50,11 +49,11 @@ export async function makeThumbnails(files: readonly string[], reportDir: string
   await mkdir(dir, { recursive: true });
   const result: ThumbnailResult = { byFile: new Map(), made: 0, reused: 0, failed: [] };
   const wanted = new Set<string>();
-  // sharp runs each on libvips' threads; a few at once keep every core busy.
-  const limit = pLimit(Math.max(2, availableParallelism()));
-  await Promise.all(
-    [...new Set(files)].map((file) =>
-      limit(async () => {
+  // sharp runs each on libvips' threads; a few at once keep every core busy. A few workers take the files
+  // in turn: a promise per thumbnail under way, not one per image of a large export.
+  const unique = [...new Set(files)];
+  let next = 0;
+  const one = async (file: string): Promise<void> => {
         const name = thumbnailName(reportDir, file);
         const target = join(dir, name);
         wanted.add(name);
@@ -88,9 +87,11 @@ export async function makeThumbnails(files: readonly string[], reportDir: string
         }
         result.byFile.set(file, target);
         result.made++;
-      }),
-    ),
-  );
+  };
+  const worker = async (): Promise<void> => {
+    while (next < unique.length) await one(unique[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(2, availableParallelism()), unique.length) }, worker));
   if (signal?.aborted) return result;
   // Thumbnails of images gone from the report, and temp files a killed run left.
   for (const entry of await readdir(dir).catch(() => [] as string[])) {
