@@ -54,39 +54,39 @@ export async function makeThumbnails(files: readonly string[], reportDir: string
   const unique = [...new Set(files)];
   let next = 0;
   const one = async (file: string): Promise<void> => {
-        const name = thumbnailName(reportDir, file);
-        const target = join(dir, name);
-        wanted.add(name);
-        if (signal?.aborted) return;
-        const source = await stat(file).catch(() => undefined);
-        if (!source?.isFile()) return;
-        const existing = await stat(target).catch(() => undefined);
-        if (existing && existing.size > 0 && existing.mtimeMs >= source.mtimeMs) {
-          result.byFile.set(file, target);
-          result.reused++;
-          return;
-        }
-        let bytes: Buffer;
-        try {
-          bytes = await sharp(file, { failOn: 'error' })
-            .autoOrient()
-            .resize(THUMBNAIL_SIZE.width, THUMBNAIL_SIZE.height, { fit: 'inside', withoutEnlargement: true })
-            .jpeg({ quality: THUMBNAIL_QUALITY })
-            .toBuffer();
-        } catch (error) {
-          result.failed.push({ file, reason: (error as Error).message });
-          return;
-        }
-        const temp = join(dir, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-        try {
-          await writeFile(temp, bytes, { flag: 'wx', mode: 0o644 });
-          await rename(temp, target);
-        } catch (error) {
-          await unlink(temp).catch(() => {});
-          throw error;
-        }
-        result.byFile.set(file, target);
-        result.made++;
+    const name = thumbnailName(reportDir, file);
+    const target = join(dir, name);
+    wanted.add(name);
+    if (signal?.aborted) return;
+    const source = await stat(file).catch(() => undefined);
+    if (!source?.isFile()) return;
+    const existing = await stat(target).catch(() => undefined);
+    if (existing && existing.size > 0 && existing.mtimeMs >= source.mtimeMs) {
+      result.byFile.set(file, target);
+      result.reused++;
+      return;
+    }
+    let bytes: Buffer;
+    try {
+      bytes = await sharp(file, { failOn: 'error' })
+        .autoOrient()
+        .resize(THUMBNAIL_SIZE.width, THUMBNAIL_SIZE.height, { fit: 'inside', withoutEnlargement: true })
+        .jpeg({ quality: THUMBNAIL_QUALITY })
+        .toBuffer();
+    } catch (error) {
+      result.failed.push({ file, reason: (error as Error).message });
+      return;
+    }
+    const temp = join(dir, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+    try {
+      await writeFile(temp, bytes, { flag: 'wx', mode: 0o644 });
+      await rename(temp, target);
+    } catch (error) {
+      await unlink(temp).catch(() => {});
+      throw error;
+    }
+    result.byFile.set(file, target);
+    result.made++;
   };
   const worker = async (): Promise<void> => {
     while (next < unique.length) await one(unique[next++]!);
