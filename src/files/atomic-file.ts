@@ -10,24 +10,7 @@ import { basename, dirname, join } from 'node:path';
 export const TEMP_SUFFIX = '.tmp';
 
 export async function writeFileAtomic(path: string, data: string | Buffer, mode = 0o600): Promise<void> {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-  const handle = await open(temp, 'wx', mode);
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } catch (error) {
-    await handle.close().catch(() => {});
-    await unlink(temp).catch(() => {});
-    throw error;
-  }
-  await handle.close();
-  try {
-    await rename(temp, path);
-  } catch (error) {
-    await unlink(temp).catch(() => {});
-    throw error;
-  }
-  await syncDirectory(dirname(path));
+  await replaceAtomically(path, mode, (handle) => handle.writeFile(data));
 }
 
 /**
@@ -37,25 +20,32 @@ export async function writeFileAtomic(path: string, data: string | Buffer, mode 
  * and the data is synced. A `write` that throws leaves the old file.
  */
 export async function writeFileAtomicStream(path: string, write: (append: (chunk: string) => Promise<void>) => Promise<void>, mode = 0o600): Promise<void> {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-  const handle = await open(temp, 'wx', mode);
-  // Small chunks are gathered so that a line per image is not a write call per image.
-  let pending: string[] = [];
-  let pendingLength = 0;
-  const flush = async (): Promise<void> => {
-    if (pendingLength === 0) return;
-    const data = pending.join('');
-    pending = [];
-    pendingLength = 0;
-    await handle.write(data);
-  };
-  try {
+  await replaceAtomically(path, mode, async (handle) => {
+    // Small chunks are gathered so that a line per image is not a write call per image.
+    let pending: string[] = [];
+    let pendingLength = 0;
+    const flush = async (): Promise<void> => {
+      if (pendingLength === 0) return;
+      const data = pending.join('');
+      pending = [];
+      pendingLength = 0;
+      await handle.write(data);
+    };
     await write(async (chunk) => {
       pending.push(chunk);
       pendingLength += chunk.length;
       if (pendingLength >= 256 * 1024) await flush();
     });
     await flush();
+  });
+}
+
+/** Temp file filled by `fill`, fsync, rename over `path`, fsync of the directory; on any failure the temp file goes and the old file stays. */
+async function replaceAtomically(path: string, mode: number, fill: (handle: FileHandle) => Promise<unknown>): Promise<void> {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+  const handle = await open(temp, 'wx', mode);
+  try {
+    await fill(handle);
     await handle.sync();
   } catch (error) {
     await handle.close().catch(() => {});
