@@ -5,10 +5,9 @@
 // same webhook listener (src/webhook/). It never writes to a terminal and never
 // ends the process: every failure is a thrown error (errors.ts).
 import { access } from 'node:fs/promises';
-import { Writable } from 'node:stream';
 import type { GenAerialClient } from '../api/client.js';
 import { InvalidInputError } from '../api/errors.js';
-import type { ImageSink } from '../api/image-download.js';
+import { MemorySink } from '../api/memory-sink.js';
 import type { Network, NetworkSetup } from '../api/network.js';
 import { walkPages } from '../api/pages.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../api/retry.js';
@@ -66,28 +65,6 @@ function retryPolicy(options: RetryOptions | undefined): RetryPolicy {
   };
 }
 
-/** An image gathered in memory, started over for another attempt. */
-class MemorySink implements ImageSink {
-  private chunks: Buffer[] = [];
-
-  open(): Writable {
-    return new Writable({
-      write: (chunk: Buffer, _encoding, done) => {
-        this.chunks.push(chunk);
-        done();
-      },
-    });
-  }
-
-  async reset(): Promise<void> {
-    this.chunks = [];
-  }
-
-  bytes(): Uint8Array {
-    return Buffer.concat(this.chunks);
-  }
-}
-
 /**
  * Waits for the webhooks of async generations: the listener `generate-async
  * --listen` and `batch --async` use. Give `callbackUrl` to generateAsync, then
@@ -141,7 +118,7 @@ export class GenAerial {
     const client = await this.client();
     const sink = new MemorySink();
     await client.generateInto(wireRequest(request), sink, { signal: options.signal });
-    return sink.bytes();
+    return sink.bytes;
   }
 
   /**
@@ -193,7 +170,7 @@ export class GenAerial {
     const client = await this.client();
     const sink = new MemorySink();
     await client.downloadInto(url, sink, { signal: options.signal });
-    return sink.bytes();
+    return sink.bytes;
   }
 
   /** One page of the history. */

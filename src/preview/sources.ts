@@ -5,9 +5,7 @@
 // list endpoint (../image-lookup.ts) and its image received into memory through
 // the one image path, from its temporary URL, without the API key.
 import { stat } from 'node:fs/promises';
-import { Writable } from 'node:stream';
 import { UsageError } from '../process/errors.js';
-import type { ImageSink } from '../api/image-download.js';
 import { checkImageId } from '../api/image-id.js';
 import { printable } from '../text/printable.js';
 
@@ -35,28 +33,6 @@ export async function classifySources(args: string[]): Promise<ImageSource[]> {
   }
   if (sources.filter((source) => source.kind === 'stdin').length > 1) throw new UsageError('"-" (standard input) may be given once');
   return sources;
-}
-
-/** An image received whole into memory (a preview needs all of it): a sink for client.downloadInto. */
-export class MemorySink implements ImageSink {
-  private chunks: Buffer[] = [];
-
-  open(): Writable {
-    return new Writable({
-      write: (chunk: Buffer, _encoding, done) => {
-        this.chunks.push(chunk);
-        done();
-      },
-    });
-  }
-
-  async reset(): Promise<void> {
-    this.chunks = [];
-  }
-
-  get bytes(): Buffer {
-    return Buffer.concat(this.chunks);
-  }
 }
 
 /** Standard input read whole, up to `maxBytes`. */

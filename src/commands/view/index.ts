@@ -46,7 +46,8 @@ async function runView(ctx: Context, options: PreviewFlags, args: string[]): Pro
   const { planPreview, showImage } = await import('../../preview/show.js');
   // The flags and the terminal first: a command that can show nothing sends nothing.
   const plan = await planPreview(ctx.io, options);
-  const { classifySources, MemorySink, readStdin } = await import('../../preview/sources.js');
+  const { classifySources, readStdin } = await import('../../preview/sources.js');
+  const { MemorySink } = await import('../../api/memory-sink.js');
   const sources = await classifySources(args);
   const ids = sources.flatMap((source) => (source.kind === 'id' ? [source.id] : []));
   const client = ids.length > 0 ? await ctx.client() : undefined;
