@@ -7,7 +7,8 @@ import { build } from 'esbuild';
 import { regroup } from './regroup.mjs';
 import { rollup } from 'rollup';
 import { dts } from 'rollup-plugin-dts';
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -92,6 +93,74 @@ const treeShakenUndici = {
 };
 
 /**
+ * The program takes undici and zod from scripts of their own, dist/vendor/
+ * undici.cjs and zod.cjs: undici as the same tree-shaken entry point (with the
+ * same stand-ins), zod whole, each as CommonJS, which
+ * src/bundle/vendor-script.ts runs with a V8 code cache made after it has
+ * served a command, where Node's compile cache holds only what V8 compiles
+ * before a module runs (docs/performance.md has what each saves). The
+ * program's 'undici' and 'zod' are modules that load them and hand on their
+ * names. The library bundles both as any package: it does not run code through
+ * node:vm inside other programs.
+ */
+const VENDOR_SCRIPT_LOADER = fileURLToPath(new URL('../src/bundle/vendor-script.ts', import.meta.url));
+const VENDOR_SCRIPTS = {
+  undici: { names: UNDICI_VALUES, stdin: { contents: undici.code, resolveDir: dirname(undici.file), sourcefile: undici.file, loader: 'js' } },
+  zod: { names: Object.keys(await import('zod')).filter((name) => name !== 'default'), entryPoints: ['zod'] },
+};
+
+/**
+ * Each vendor script bundled, as CommonJS, with its source map (for the tests
+ * that look at what went in; the package leaves maps out), and named by its
+ * content: `undici-<hash>.cjs`. The name is all its code cache is looked up
+ * by, so a changed script never meets the cache of another.
+ */
+const vendorFiles = {};
+for (const [name, { stdin, entryPoints }] of Object.entries(VENDOR_SCRIPTS)) {
+  const { outputFiles } = await build({
+    ...(stdin ? { stdin } : { entryPoints }),
+    plugins: [builtinShims],
+    // Where it goes (nothing is written here): its source map's paths are relative to it.
+    outfile: fileURLToPath(new URL(`../dist/vendor/${name}.cjs`, import.meta.url)),
+    write: false,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: 'external',
+    legalComments: 'none',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: 'warning',
+  });
+  const script = outputFiles.find((file) => file.path.endsWith('.cjs'));
+  const map = outputFiles.find((file) => file.path.endsWith('.map'));
+  const fileName = `${name}-${createHash('sha256').update(script.contents).digest('hex').slice(0, 8)}.cjs`;
+  vendorFiles[name] = { fileName, script: script.contents, map: map.contents };
+}
+const vendorScripts = {
+  name: 'vendor-scripts',
+  setup(build) {
+    const specifiers = new RegExp(`^(${Object.keys(VENDOR_SCRIPTS).join('|')})$`);
+    build.onResolve({ filter: specifiers }, (args) => ({ path: args.path, namespace: 'aerial-vendor' }));
+    build.onLoad({ filter: /.*/, namespace: 'aerial-vendor' }, (args) => ({
+      contents: `import { loadVendorScript } from ${JSON.stringify(VENDOR_SCRIPT_LOADER)};\nexport const { ${VENDOR_SCRIPTS[args.path].names.join(', ')} } = loadVendorScript(${JSON.stringify(vendorFiles[args.path].fileName)});\n`,
+      loader: 'js',
+      resolveDir: dirname(VENDOR_SCRIPT_LOADER),
+    }));
+  },
+};
+
+/** dist/vendor/: the vendor scripts and their source maps. */
+function writeVendorScripts(dir) {
+  mkdirSync(new URL('vendor', `${dir.href}/`), { recursive: true });
+  for (const { fileName, script, map } of Object.values(vendorFiles)) {
+    writeFileSync(new URL(`vendor/${fileName}`, `${dir.href}/`), script);
+    writeFileSync(new URL(`vendor/${fileName}.map`, `${dir.href}/`), map);
+  }
+}
+
+/**
  * The program, and the scripts worker threads load (src/bundle/bundled-script.ts):
  * the sandbox's renderers, and the file-size lookups of a resumed batch
  * (src/batch/file-sizes.ts).
@@ -130,11 +199,12 @@ const bundled = new URL(`../dist.${process.pid}.bundled`, import.meta.url);
 const libraryBundled = new URL(`../dist.${process.pid}.library`, import.meta.url);
 let metafile;
 try {
-  ({ metafile } = await build({ ...esbuildOptions, entryPoints: ENTRY_POINTS, outdir: bundled.pathname }));
+  ({ metafile } = await build({ ...esbuildOptions, plugins: [vendorScripts, builtinShims], entryPoints: ENTRY_POINTS, outdir: bundled.pathname }));
   const library = await build({ ...esbuildOptions, entryPoints: LIBRARY_ENTRY_POINTS, outdir: libraryBundled.pathname });
   metafile = { inputs: { ...library.metafile.inputs, ...metafile.inputs }, outputs: { ...library.metafile.outputs, ...metafile.outputs } };
   await regroup(bundled, staging, Object.keys(ENTRY_POINTS));
   await regroup(libraryBundled, staging, [Object.keys(LIBRARY_ENTRY_POINTS)], { chunkDir: 'library', strict: true });
+  writeVendorScripts(staging);
 } finally {
   rmSync(bundled, { recursive: true, force: true });
   rmSync(libraryBundled, { recursive: true, force: true });

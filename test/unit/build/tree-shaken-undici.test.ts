@@ -1,32 +1,33 @@
 // The build bundles undici's entry point tree-shaken down to what aerial
-// imports (scripts/build.mjs, scripts/tree-shake.mjs). These tests hold the
-// bundled module, as it ships in dist/, to the real 'undici': the same
-// dispatchers with the same methods (the request, stream and pipeline the entry
-// point puts on every dispatcher among them), the same errors, requests that
-// work, and none of the parts aerial does not use, loaded or even bundled.
+// imports (scripts/build.mjs, scripts/tree-shake.mjs), as the program's vendor
+// script dist/vendor/undici-<hash>.cjs. These tests hold it, as it ships, to
+// the real 'undici': the same dispatchers with the same methods (the request,
+// stream and pipeline the entry point puts on every dispatcher among them), the
+// same errors, requests that work, and none of the parts aerial does not use,
+// loaded or even bundled.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import * as undici from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../helpers/cli.js';
 
-const CHUNKS = join(ROOT, 'dist', 'chunks');
+const VENDOR = join(ROOT, 'dist', 'vendor');
 
-/** The bundle file that holds undici: the one whose source map names undici's entry point. */
-function undiciChunk(): { file: string; sources: string[] } {
-  const found = readdirSync(CHUNKS)
-    .filter((name) => name.endsWith('.js'))
-    .map((name) => ({ file: join(CHUNKS, name), sources: (JSON.parse(readFileSync(join(CHUNKS, `${name}.map`), 'utf8')) as { sources: string[] }).sources }))
-    .filter(({ sources }) => sources.some((source) => source.endsWith('node_modules/undici/index.js')));
-  expect(found.map(({ file }) => file)).toHaveLength(1);
-  return found[0]!;
+/** The vendor script that holds undici, and the files its source map names. */
+function undiciScript(): { file: string; sources: string[] } {
+  const found = readdirSync(VENDOR).filter((name) => /^undici-[0-9a-f]{8}\.cjs$/.test(name));
+  expect(found).toHaveLength(1);
+  const file = join(VENDOR, found[0]!);
+  const { sources } = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
+  expect(sources.some((source) => source.endsWith('node_modules/undici/index.js'))).toBe(true);
+  return { file, sources };
 }
 
-/** undici's files (relative to its directory) that went into the chunk. */
+/** undici's files (relative to its directory) that went into the script. */
 const undiciFiles = (sources: string[]) => sources.filter((s) => s.startsWith('../../node_modules/undici/')).map((s) => s.slice('../../node_modules/undici/'.length));
 
 type Bundled = { Agent: typeof undici.Agent; EnvHttpProxyAgent: typeof undici.EnvHttpProxyAgent; Pool: typeof undici.Pool; errors: typeof undici.errors };
@@ -34,13 +35,12 @@ type Bundled = { Agent: typeof undici.Agent; EnvHttpProxyAgent: typeof undici.En
 /** The name a class was declared with (Rollup numbers the ones it renames apart: `Agent$3`). */
 const declaredName = (value: { name: string }) => value.name.replace(/\$\d+$/, '');
 
-/** The chunk's exports, by what they are (the bundlers name the bindings as they like). */
-async function bundled(): Promise<Bundled> {
-  const exports = Object.values((await import(pathToFileURL(undiciChunk().file).href)) as Record<string, unknown>);
-  expect(exports).toHaveLength(4);
-  const ofClass = (name: string) => exports.find((value) => typeof value === 'function' && declaredName(value) === name);
-  const errors = exports.find((value) => typeof value === 'object' && value !== null && 'UndiciError' in value);
-  return { Agent: ofClass('Agent'), EnvHttpProxyAgent: ofClass('EnvHttpProxyAgent'), Pool: ofClass('Pool'), errors } as Bundled;
+/** The script's exports, as the program's loader hands them on (src/bundle/vendor-script.ts runs it as require() would). */
+function bundled(): Bundled {
+  const exports = createRequire(import.meta.url)(undiciScript().file) as Record<string, unknown>;
+  expect(Object.keys(exports).sort()).toEqual(['Agent', 'EnvHttpProxyAgent', 'Pool', 'errors']);
+  for (const name of ['Agent', 'EnvHttpProxyAgent', 'Pool']) expect(declaredName(exports[name] as { name: string })).toBe(name);
+  return exports as unknown as Bundled;
 }
 
 /** Every method name along a prototype chain, up to Object.prototype. */
@@ -67,7 +67,7 @@ describe('undici as bundled, tree-shaken', () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('gives each dispatcher the methods the real one has, the request, stream and pipeline the entry point adds among them', async () => {
-    const { Agent, EnvHttpProxyAgent, Pool } = await bundled();
+    const { Agent, EnvHttpProxyAgent, Pool } = bundled();
     const dispatcherMethods = ['request', 'stream', 'pipeline', 'upgrade', 'connect'];
     for (const [mine, real] of [
       [Agent, undici.Agent],
@@ -81,7 +81,7 @@ describe('undici as bundled, tree-shaken', () => {
   });
 
   it('has the same errors: each class, its name and its code', async () => {
-    const { errors } = await bundled();
+    const { errors } = bundled();
     expect(Object.keys(errors).sort()).toEqual(Object.keys(undici.errors).sort());
     const describeError = (Class: unknown) => {
       // Enough for every constructor: (message, status code, details with headers).
@@ -97,7 +97,7 @@ describe('undici as bundled, tree-shaken', () => {
   });
 
   it('requests and streams through a real socket with an Agent, a Pool and an EnvHttpProxyAgent', async () => {
-    const { Agent, EnvHttpProxyAgent, Pool, errors } = await bundled();
+    const { Agent, EnvHttpProxyAgent, Pool, errors } = bundled();
     for (const dispatcher of [new Agent(), new Pool(origin), new EnvHttpProxyAgent({ httpProxy: '', httpsProxy: '', noProxy: '' })]) {
       const response = await dispatcher.request({ origin, path: '/probe?x=1', method: 'GET' });
       expect([response.statusCode, await response.body.text()]).toEqual([200, 'GET /probe?x=1']);
@@ -122,24 +122,24 @@ describe('undici as bundled, tree-shaken', () => {
   });
 
   it('bundles the dispatchers, and none of fetch, WebSocket, EventSource, mocks, caches, interceptors or cookies', () => {
-    const files = undiciFiles(undiciChunk().sources);
+    const files = undiciFiles(undiciScript().sources);
     expect(files).toEqual(expect.arrayContaining(['index.js', 'lib/dispatcher/agent.js', 'lib/dispatcher/pool.js', 'lib/dispatcher/env-http-proxy-agent.js', 'lib/core/errors.js', 'lib/api/index.js']));
     const unused = /^lib\/(web\/(websocket|eventsource|cache|cookies)\/|web\/fetch\/(index|headers|request|response)\.js|mock\/|interceptor\/|handler\/(cache|retry|redirect|deduplication)|cache\/memory)/;
     expect(files.filter((file) => unused.test(file))).toEqual([]);
   });
 
   it('loads none of the Node built-ins only those parts take, and keeps undici’s own lazy parts lazy', () => {
-    // A fresh Node that loads only the chunk, beside one that imports nothing: what Node's own ES module
-    // loader takes differs from line to line (Node 24's takes util/types).
+    // A fresh Node that loads only the script, beside one that loads nothing.
+    // Written to fd 1 as it is: process.stdout on a pipe would load node:net and the streams itself.
     const loadedBy = (file: string | undefined) =>
       JSON.parse(
-        execFileSync(process.execPath, ['--input-type=module', '-e', `${file ? `await import(${JSON.stringify(pathToFileURL(file).href)});` : ''} process.stdout.write(JSON.stringify(process.moduleLoadList));`], { encoding: 'utf8' }),
+        execFileSync(process.execPath, ['-e', `${file ? `require(${JSON.stringify(file)});` : ''} require('node:fs').writeSync(1, JSON.stringify(process.moduleLoadList));`], { encoding: 'utf8' }),
       ) as string[];
     const bare = new Set(loadedBy(undefined));
-    const loaded = loadedBy(undiciChunk().file).filter((name) => !bare.has(name));
+    const loaded = loadedBy(undiciScript().file).filter((name) => !bare.has(name));
     const builtin = (name: string) => loaded.includes(`NativeModule ${name}`);
-    // Every bundle file's banner takes node:module: the list sees the built-ins the chunk loads.
-    expect(builtin('module')).toBe(true);
+    // The list sees the built-ins the script loads.
+    expect(builtin('net')).toBe(true);
     // node:http, node:http2 and node:assert have stand-ins (scripts/shims/).
     expect(['worker_threads', 'perf_hooks', 'console', 'crypto', 'dns', 'util/types', 'http', 'http2', 'zlib', 'fs/promises', 'assert'].filter(builtin)).toEqual([]);
     // node:stream brings the web streams' helpers; the streams themselves, fetch's, stay unloaded.
