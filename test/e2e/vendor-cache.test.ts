@@ -1,4 +1,4 @@
-// The bundle's vendor scripts (undici, zod: dist/vendor/) run with a V8 code
+// The bundle's vendor scripts (commander, undici, zod: dist/vendor/) run with a V8 code
 // cache of their own, made as a command that ended well exits, and kept where
 // Node keeps its compile cache (src/bundle/vendor-script.ts). Shown here as
 // users run the CLI, on a Node line that has a compile cache (22 and later):
@@ -58,7 +58,7 @@ const VENDOR_SCRIPTS = readdirSync(join(BIN, '..', '..', 'dist', 'vendor')).filt
 
 describe('the vendor scripts’ code cache', () => {
   it('is made by the first list --json, one per vendor script, and taken (never written again) by the next', async () => {
-    expect(VENDOR_SCRIPTS.map((name) => name.replace(/-[0-9a-f]{8}\.cjs$/, '')).sort()).toEqual(['undici', 'zod']);
+    expect(VENDOR_SCRIPTS.map((name) => name.replace(/-[0-9a-f]{8}\.cjs$/, '')).sort()).toEqual(['commander', 'undici', 'zod']);
     const dir = freshCacheDir();
     const first = await list(dir);
     expect(first.exitCode).toBe(0);
