@@ -6,7 +6,10 @@
 import { InvalidInputError } from './errors.js';
 
 /** C0 and C1 control characters: in an identifier they mean a broken server or a mangled argument. */
-export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL_RANGES = '\\u0000-\\u001f\\u007f-\\u009f';
+export const CONTROL_CHARACTERS = new RegExp(`[${CONTROL_RANGES}]`);
+/** A text with none of them. */
+export const NO_CONTROL_CHARACTERS = new RegExp(`^[^${CONTROL_RANGES}]*$`);
 
 /** The id, when it can be one; an InvalidInputError (nothing sent) saying why not. */
 export function checkImageId(id: string): string {

@@ -69,4 +69,21 @@ describe('redaction', () => {
     const value = { id: 'x-sk_live_0123456789', n: 3, list: ['a', { deep: base64('Bearer sk_live_0123456789') }], sk_live_0123456789: true, at: null };
     expect(redactValue(value, (text) => redactor.redact(text))).toEqual({ id: 'x-***', n: 3, list: ['a', { deep: expect.stringContaining('***') }], '***': true, at: null });
   });
+
+  it('hands back what holds no secret as it is, and copies only what changes, leaving the value given as it was', () => {
+    const redactor = new Redactor();
+    redactor.add('sk_live_0123456789');
+    const redact = (text: string) => redactor.redact(text);
+    const clean = { id: 'a', coordinates: { latitude: 1, longitude: 2 }, tags: ['x'] };
+    expect(redactValue(clean, redact)).toBe(clean);
+    const keyed = { id: 'b', note: 'key sk_live_0123456789', coordinates: { latitude: 3, longitude: 4 } };
+    const records: object[] = [clean, keyed];
+    const shown = redactValue(records, redact);
+    expect(shown).not.toBe(records);
+    expect(shown[0]).toBe(clean);
+    expect(shown[1]).toEqual({ id: 'b', note: 'key ***', coordinates: { latitude: 3, longitude: 4 } });
+    expect(keyed.note).toBe('key sk_live_0123456789');
+    // A secret in a key alone is found too.
+    expect(redactValue({ nested: { sk_live_0123456789: 1 } }, redact)).toEqual({ nested: { '***': 1 } });
+  });
 });
