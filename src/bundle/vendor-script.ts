@@ -1,20 +1,23 @@
-// Third-party code on the path of every request (undici's dispatchers) ships
-// as a plain CommonJS script, dist/vendor/<name>.cjs, that the bundle runs
-// through node:vm with a V8 code cache of its own, beside Node's compile cache.
+// Third-party code that commands run at every start (commander, and undici's
+// dispatchers and zod for every request) ships as plain CommonJS scripts,
+// dist/vendor/<name>-<hash>.cjs, that the bundle runs through node:vm with a
+// V8 code cache of their own.
 //
-// Why not leave it to Node's compile cache, as the rest of the bundle is: Node
-// makes that cache as a module is compiled, before it runs, so it holds only
-// the code V8 compiles up front, and every function a command calls is
-// compiled again at every start. undici's request path is hundreds of such
-// functions. A cache made after the script has served a command
-// (vm.Script#createCachedData) holds them too: `list --json` starts about
-// 5.5 ms sooner on Node 24 (docs/performance.md). The cache follows Node's own
-// settings: it lives in the directory Node's compile cache uses for this Node
-// version, flags and user (module.getCompileCacheDir), and there is none when
-// that is off (NODE_DISABLE_COMPILE_CACHE, or Node 20, which has no such cache).
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// Why not leave them to Node's compile cache, as the rest of the bundle is:
+// Node makes that cache as a module is compiled, before it runs, so it holds
+// only the code V8 compiles up front, and every function a command calls is
+// compiled again at every start; undici's request path alone is hundreds of
+// them. A cache made after the script has served a command
+// (vm.Script#createCachedData) holds those too (docs/performance.md has what
+// it saves). It follows Node's own settings: it lives in the directory Node's
+// compile cache uses for this Node version, flags and user
+// (module.getCompileCacheDir), and there is none when that is off
+// (NODE_DISABLE_COMPILE_CACHE). Node 20 has no compile cache of its own: the
+// scripts' caches go where its successors keep theirs.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as nodeModule from 'node:module';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
@@ -42,10 +45,26 @@ export interface ScriptRun {
   save(): boolean;
 }
 
-/** The directory Node's compile cache uses in this process, if it is on. */
-function compileCacheDir(): string | undefined {
+/**
+ * The directory Node's compile cache uses in this process, if it is on. A
+ * Node without module.getCompileCacheDir (Node 20, whose Node has no compile
+ * cache at all) gets one laid out as Node lays out its own: under
+ * NODE_COMPILE_CACHE or the OS temp directory, one directory per Node version,
+ * architecture and user, made private to the user and used only if it is theirs.
+ */
+export function compileCacheDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const get = (nodeModule as { getCompileCacheDir?: () => string | undefined }).getCompileCacheDir;
-  return get?.();
+  if (get) return get();
+  if (env.NODE_DISABLE_COMPILE_CACHE) return undefined;
+  const uid = process.getuid?.() ?? 0;
+  const dir = join(env.NODE_COMPILE_CACHE || join(tmpdir(), 'node-compile-cache'), `aerial-${process.version}-${process.arch}-${uid}`);
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const info = statSync(dir);
+    return info.isDirectory() && (process.getuid === undefined || info.uid === uid) ? dir : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -56,7 +75,7 @@ function compileCacheDir(): string | undefined {
  * and nothing is hashed at start-up. V8 itself turns down a cache of another
  * V8 or other flags.
  */
-export function runCachedScript(file: string, cacheDir: string | undefined = compileCacheDir()): ScriptRun {
+export function runCachedScript(file: string, cacheDir: string | undefined): ScriptRun {
   const source = readFileSync(file, 'utf8');
   const cacheFile = cacheDir && join(cacheDir, `aerial-${basename(file)}.v8`);
   let cachedData: Buffer | undefined;
@@ -100,7 +119,7 @@ export function loadVendorScript(name: string): unknown {
   // (Not bundled-script.ts's lookup: importing it would cost `list --json` one more module to load.)
   const file = [`../vendor/${name}`, `./vendor/${name}`].map((path) => fileURLToPath(new URL(path, import.meta.url))).find((path) => existsSync(path));
   if (!file) throw new Error(`the bundle's vendor/${name} is missing; reinstall aerial`);
-  const run = runCachedScript(file);
+  const run = runCachedScript(file, compileCacheDir());
   if (run.cache !== 'accepted' && run.cache !== 'off') {
     process.once('exit', (code) => {
       if (code === 0) run.save();

@@ -1,10 +1,12 @@
 // The bundle's vendor scripts (commander, undici, zod: dist/vendor/) run with a V8 code
 // cache of their own, made as a command that ended well exits, and kept where
 // Node keeps its compile cache (src/bundle/vendor-script.ts). Shown here as
-// users run the CLI, on a Node line that has a compile cache (22 and later):
-// the cache is made once, taken afterwards (a taken cache is never written
-// again), made again when damaged, never made by a run that failed, absent
-// when Node's compile cache is off, and whole when many processes make it at once.
+// users run the CLI, on this machine's Node and on Node 24 (Node 20 has no
+// compile cache of its own; the scripts keep theirs where later lines keep
+// Node's): the cache is made once, taken afterwards (a taken cache is never
+// written again), made again when damaged, never made by a run that failed,
+// absent when Node's compile cache is off, and whole when many processes make
+// it at once.
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -20,9 +22,8 @@ useSandboxPerFile((s, h) => {
   home = h;
 });
 
-const machineLine = Number(process.versions.node.split('.')[0]);
-/** This Node where it has a compile cache, else Node 24 (scripts/node-lines.mjs). */
-const node = machineLine >= 22 ? process.execPath : nodeLines(['24'])[0]!.node;
+/** This machine's Node, and Node 24 (scripts/node-lines.mjs) where that is another. */
+const NODES = [...new Set([process.execPath, nodeLines(['24'])[0]!.node])];
 const work = tempDir('aerial-vendor-cache-');
 afterAll(() => work.remove());
 
@@ -30,7 +31,7 @@ let caches = 0;
 /** A compile cache directory of its own (NODE_COMPILE_CACHE), as a fresh machine has. */
 const freshCacheDir = () => join(work.path, `cache-${++caches}`);
 
-function list(cacheDir: string, extra: Record<string, string | undefined> = {}) {
+function list(node: string, cacheDir: string, extra: Record<string, string | undefined> = {}) {
   return execa(node, [BIN, 'list', '--json'], {
     env: cliEnv(home.path, { ...sandbox.env(), NODE_COMPILE_CACHE: cacheDir, NODE_DISABLE_COMPILE_CACHE: undefined, ...extra }),
     extendEnv: false,
@@ -56,17 +57,17 @@ function vendorCaches(cacheDir: string): Map<string, { path: string; ino: number
 
 const VENDOR_SCRIPTS = readdirSync(join(BIN, '..', '..', 'dist', 'vendor')).filter((name) => name.endsWith('.cjs'));
 
-describe('the vendor scripts’ code cache', () => {
+describe.each(NODES)('the vendor scripts’ code cache, on %s', (node) => {
   it('is made by the first list --json, one per vendor script, and taken (never written again) by the next', async () => {
     expect(VENDOR_SCRIPTS.map((name) => name.replace(/-[0-9a-f]{8}\.cjs$/, '')).sort()).toEqual(['commander', 'undici', 'zod']);
     const dir = freshCacheDir();
-    const first = await list(dir);
+    const first = await list(node, dir);
     expect(first.exitCode).toBe(0);
     const made = vendorCaches(dir);
     expect([...made.keys()].sort()).toEqual(VENDOR_SCRIPTS.map((name) => `aerial-${name}.v8`).sort());
     // More than the code compiled before the script runs: the request path is in it.
     for (const { bytes } of made.values()) expect(bytes.length).toBeGreaterThan(50_000);
-    const second = await list(dir);
+    const second = await list(node, dir);
     expect(second.exitCode).toBe(0);
     expect(second.stdout).toBe(first.stdout);
     for (const [name, after] of vendorCaches(dir)) {
@@ -77,10 +78,10 @@ describe('the vendor scripts’ code cache', () => {
 
   it('is made again when damaged, and the command works all the same', async () => {
     const dir = freshCacheDir();
-    expect((await list(dir)).exitCode).toBe(0);
+    expect((await list(node, dir)).exitCode).toBe(0);
     const good = vendorCaches(dir);
     for (const { path, bytes } of good.values()) writeFileSync(path, Buffer.alloc(bytes.length, 0x41));
-    const damaged = await list(dir);
+    const damaged = await list(node, dir);
     expect(damaged.exitCode).toBe(0);
     expect(JSON.parse(damaged.stdout)).toMatchObject({ content: expect.any(Array) });
     for (const [name, after] of vendorCaches(dir)) {
@@ -91,7 +92,7 @@ describe('the vendor scripts’ code cache', () => {
   it('is not made by a run that failed, even one that loaded the scripts', async () => {
     const dir = freshCacheDir();
     // A key the sandbox does not know: refused (401) once the request has gone out through undici.
-    const refused = await list(dir, { AERIAL_API_KEY: 'sbx_not_a_key_of_this_sandbox' });
+    const refused = await list(node, dir, { AERIAL_API_KEY: 'sbx_not_a_key_of_this_sandbox' });
     expect(refused.exitCode).toBe(3);
     expect(refused.stderr).toMatch(/401|key/i);
     expect([...vendorCaches(dir).keys()]).toEqual([]);
@@ -99,20 +100,20 @@ describe('the vendor scripts’ code cache', () => {
 
   it('is not made where Node’s compile cache is off', async () => {
     const dir = freshCacheDir();
-    const off = await list(dir, { NODE_DISABLE_COMPILE_CACHE: '1' });
+    const off = await list(node, dir, { NODE_DISABLE_COMPILE_CACHE: '1' });
     expect(off.exitCode).toBe(0);
     expect([...vendorCaches(dir).keys()]).toEqual([]);
   });
 
   it('made by six processes at once is whole: each made it in a file of its own, renamed into place, and the next run takes it', async () => {
     const dir = freshCacheDir();
-    const runs = await Promise.all(Array.from({ length: 6 }, () => list(dir)));
+    const runs = await Promise.all(Array.from({ length: 6 }, () => list(node, dir)));
     expect(runs.map((run) => run.exitCode)).toEqual([0, 0, 0, 0, 0, 0]);
     const made = vendorCaches(dir);
     expect(made.size).toBe(VENDOR_SCRIPTS.length);
     // No temp file left behind.
     for (const sub of readdirSync(dir)) expect(readdirSync(join(dir, sub)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
-    expect((await list(dir)).exitCode).toBe(0);
+    expect((await list(node, dir)).exitCode).toBe(0);
     for (const [name, after] of vendorCaches(dir)) expect([name, after.mtimeMs]).toEqual([name, made.get(name)!.mtimeMs]);
   });
 });

@@ -3,10 +3,11 @@
 // beside Node's compile cache. Whether a later process takes the cache is
 // shown end to end (test/e2e/vendor-cache.test.ts): one process's V8 keeps
 // what it compiled, so only a new one can show a cache taken from disk.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import nodeModule from 'node:module';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCachedScript } from '../../../src/bundle/vendor-script.js';
+import { compileCacheDir, runCachedScript } from '../../../src/bundle/vendor-script.js';
 import { tempDir } from '../../helpers/cli.js';
 
 const work = tempDir('aerial-vendor-script-');
@@ -94,5 +95,28 @@ describe('runCachedScript', () => {
     expect(run.save()).toBe(false);
     expect(readdirSync(dir)).toEqual([name]);
     expect(existsSync(join(taken, 'inside'))).toBe(true);
+  });
+});
+
+/** Node 22.8 and later say where their compile cache is; Node 20 has none. */
+const nodeKnowsItsCache = typeof (nodeModule as { getCompileCacheDir?: unknown }).getCompileCacheDir === 'function';
+
+describe('compileCacheDir', () => {
+  it.runIf(nodeKnowsItsCache)('is where Node keeps its compile cache, on a Node that has one', () => {
+    expect(compileCacheDir({ NODE_COMPILE_CACHE: join(work.path, 'ignored') })).toBe((nodeModule as unknown as { getCompileCacheDir(): string | undefined }).getCompileCacheDir());
+  });
+
+  it.runIf(!nodeKnowsItsCache)('on a Node without one, is laid out as Node lays out its own: per version, architecture and user, private to the user', () => {
+    const base = join(work.path, 'node-cache');
+    const dir = compileCacheDir({ NODE_COMPILE_CACHE: base });
+    expect(dir).toBe(join(base, `aerial-${process.version}-${process.arch}-${process.getuid?.() ?? 0}`));
+    expect(statSync(dir!).mode & 0o777).toBe(0o700);
+    expect(compileCacheDir({ NODE_COMPILE_CACHE: base, NODE_DISABLE_COMPILE_CACHE: '1' })).toBeUndefined();
+  });
+
+  it.runIf(!nodeKnowsItsCache)('on a Node without one, keeps none where the place is taken by a file', () => {
+    const base = join(work.path, 'taken');
+    writeFileSync(base, 'not a directory');
+    expect(compileCacheDir({ NODE_COMPILE_CACHE: base })).toBeUndefined();
   });
 });
