@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { imageFileNames } from '../../src/commands/export/run.js';
+import { imageFileNames } from '../../src/commands/export/names.js';
 import {
   boundedName,
   cutToBytes,
