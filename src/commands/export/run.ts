@@ -287,7 +287,6 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   };
 
   const started = Date.now();
-  io.info(`Downloading your history to ${dirArg} with concurrency ${concurrency}…`);
   let interrupted = (await walkAndDownload(1, ctx.signal)).stopped;
   const existing = ledger.tally()[Saved.Existing];
   if (existing > 0) io.info(`${existing} of ${ledger.size} images were already in ${dirArg}`);
