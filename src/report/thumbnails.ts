@@ -94,6 +94,9 @@ function tagOf(name: string): number | undefined {
  */
 export async function makeThumbnails(files: Iterable<string> | AsyncIterable<string>, reportDir: string, dir: string, signal?: AbortSignal): Promise<ThumbnailResult> {
   const { default: sharp } = await import('sharp');
+  // Each image is read once: libvips' cache of recent operations (50 MB by default) would only fill up, more as
+  // the report has more images, and hold it.
+  sharp.cache(false);
   await mkdir(dir, { recursive: true });
   const without = new Set<string>();
   const result: ThumbnailResult = { of: (file) => (without.has(file) ? undefined : join(dir, thumbnailName(reportDir, file))), made: 0, reused: 0, failed: [] };
