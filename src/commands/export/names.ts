@@ -1,11 +1,11 @@
 // The file names of an export's images: `<id>.jpg` where the id is a safe name
-// that fits, else the id made safe, cut and tagged with a hash of itself; ids
-// whose names are one file where case does not count (macOS, Windows) are
-// told apart by tags too. A large history is named page by page as it is
-// listed, so the names given are remembered as 64-bit hashes of their folded
-// form, not as a map of every name.
+// that fits, else the id made safe, cut and tagged with a hash of itself; an id
+// whose name would be one file with an earlier id's where case does not count
+// (macOS, Windows) is told apart by a tag too. A large history is named as it
+// is listed, so the names given are remembered as 64-bit hashes of their
+// folded form, not as a map of every name.
 import { textKey, WordTable } from '../../batch/compact.js';
-import { fitName, foldName, MAX_NAME_BYTES, nameTag, safeNamePart, separateNames, utf8Length } from '../../files/file-names.js';
+import { fitName, foldName, MAX_NAME_BYTES, nameTag, safeNamePart, utf8Length } from '../../files/file-names.js';
 import type { Redact } from '../../text/secrets.js';
 
 /**
@@ -25,32 +25,14 @@ function taggedFileName(id: string, attempt: number, redact: Redact = (text) => 
 }
 
 /**
- * Every id's file name; ids whose names are one file where case does not count
- * (macOS, Windows) are all tagged, except an id that already has a name
- * (`named`): it keeps it, and the others are the ones tagged. An id holding a
- * secret is named redacted (`redact`), told apart by its hash.
- */
-export function imageFileNames(
-  ids: Iterable<string>,
-  named: (id: string) => string | undefined = () => undefined,
-  redact: Redact = (text) => text,
-): Map<string, string> {
-  return separateNames(
-    [...ids],
-    (id) => named(id) ?? imageFileName(id, redact),
-    (id, attempt) => taggedFileName(id, attempt, redact),
-    (id) => named(id) !== undefined,
-  );
-}
-
-/**
- * The names of one export, given as ids are first listed and kept for the
- * run. Ids first listed together (one page) that clash are all tagged, as
- * imageFileNames does; an id listed later whose name would be one file with
- * a name already given is the one tagged. What is kept: the hash of each
- * folded name given (a WordTable slot, about 20 bytes an image) and the ids
- * whose name is not imageFileName's (only those tagged for a clash). Two
- * folded names that share a 64-bit hash only cost the later one a tag.
+ * The names of one export, given as ids are first listed (oldest first) and
+ * kept for the run: an id whose name would be one file with a name already
+ * given (made safe, cut, differing only in case) is the one tagged, so a name
+ * depends on the order of the listing alone, not on where its pages break.
+ * What is kept: the hash of each folded name given (a WordTable slot, about
+ * 20 bytes an image) and the ids whose name is not imageFileName's (only
+ * those tagged for a clash). Two folded names that share a 64-bit hash only
+ * cost the later one a tag.
  */
 export class ExportNames {
   private readonly given = new WordTable(2, 0);
@@ -60,13 +42,12 @@ export class ExportNames {
 
   /** Names `ids`, none of them named before, in order. */
   name(ids: readonly string[]): void {
-    if (ids.length === 0) return;
-    const separated = ids.length > 1 ? imageFileNames(ids, () => undefined, this.redact) : undefined;
     for (const id of ids) {
-      let name = separated?.get(id) ?? imageFileName(id, this.redact);
+      const plain = imageFileName(id, this.redact);
+      let name = plain;
       for (let attempt = 0; this.given.find(textKey(foldName(name))) !== -1; attempt++) name = taggedFileName(id, attempt, this.redact);
       this.given.slotFor(textKey(foldName(name)));
-      if (name !== imageFileName(id, this.redact)) this.tagged.set(id, name);
+      if (name !== plain) this.tagged.set(id, name);
     }
   }
 
