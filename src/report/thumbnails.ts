@@ -107,7 +107,8 @@ export async function makeThumbnails(files: Iterable<string> | AsyncIterable<str
     const name = thumbnailName(reportDir, file);
     const target = join(dir, name);
     wanted.add(name);
-    if (signal?.aborted) return void without.add(file);
+    // No report is written once aborted: the files passed over need no record.
+    if (signal?.aborted) return;
     const source = await stat(file).catch(() => undefined);
     if (!source?.isFile()) return void without.add(file);
     const existing = await stat(target).catch(() => undefined);

@@ -7,11 +7,13 @@
 // order, once, by deriving it again as the output streams past, without
 // holding the output either.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historyId, startHistoryServer, type HistoryServer } from '../../bench/history-server.mjs';
+import { smallJpeg } from '../../bench/instant-server.mjs';
+import { thumbnailDirFor, thumbnailName } from '../../src/report/thumbnails.js';
 import { BIN, cliEnv, runCli, tempDir } from '../helpers/cli.js';
 
 const INSTRUMENTED = fileURLToPath(new URL('../../bench/instrumented-cli.mjs', import.meta.url));
@@ -179,10 +181,8 @@ async function exportHistory(count: number): Promise<{ dir: string; indexLines: 
 }
 
 describe('export over a growing history', () => {
-  // The index, the GeoJSON and the report are written from the index on disk, a record at a time. Export's
-  // memory still grows with the history (about 4 KB an image: its listed records, names and outcomes are
-  // held), so its peak RSS is measured by `npm run bench -- history` (docs/performance.md), not bounded here;
-  // this test holds the streamed files to every image of a history of several pages.
+  // The index, the GeoJSON and the report are written from the index on disk, a record at a time; this test
+  // holds them to every image of a history of several pages, thumbnails made by sharp.
   it('writes every image of a 3,000-image history to the index, the GeoJSON and the report', async () => {
     const { dir, indexLines } = await exportHistory(3_000);
     expect(indexLines).toBe(3_000);
@@ -192,4 +192,65 @@ describe('export over a growing history', () => {
     for (const i of [0, 1_499, 2_999]) expect(report).toContain(historyId(i));
     expect(report.trimEnd().endsWith('</html>')).toBe(true);
   }, 300_000);
+});
+
+/**
+ * What export may gain in peak RSS from 2,000 images to 20,000. What it keeps
+ * of each image is a few dozen bytes (ledger.ts, names.ts, the thumbnails'
+ * tags): well under 1 MiB for the 18,000 more; the rest is the noise of one
+ * process's heap settling (measured: +1 to +4 MiB on Node 20 and 24). The
+ * export that held every image's record, name and outcome gained about 4 KB
+ * an image: over 70 MiB here.
+ */
+const EXPORT_GROWTH_MB = 12;
+
+/**
+ * Thumbnails of the first `count` images of the stub history, as a report in
+ * `dir` names them, newer than the images the export will write: the export
+ * reuses them rather than have sharp make 20,000 (a minute and more on two
+ * cores). sharp's own working set does not grow with the history
+ * (docs/performance.md measures export with its thumbnails made).
+ */
+function thumbnailsMadeBefore(dir: string, count: number): void {
+  const thumbnails = thumbnailDirFor(join(dir, 'index.html'));
+  mkdirSync(thumbnails, { recursive: true });
+  const later = new Date(Date.now() + 24 * 3600 * 1000);
+  const jpeg = smallJpeg();
+  for (let i = 0; i < count; i++) {
+    const path = join(thumbnails, thumbnailName(dir, join(dir, `${historyId(i)}.jpg`)));
+    writeFileSync(path, jpeg);
+    utimesSync(path, later, later);
+  }
+}
+
+/** `export --json` into a fresh directory over a stub history of `count` images: every row checked as it streams past, and the peak RSS. */
+async function exportStreamed(count: number): Promise<number> {
+  const server = await startHistoryServer({ count });
+  const dir = join(home.path, `export-streamed-${count}`);
+  try {
+    thumbnailsMadeBefore(dir, count);
+    const args = ['export', dir, '--concurrency', '16', '--progress-interval', '1h', '--json'];
+    const result = await streamList(args, { AERIAL_BASE_URL: server.url, AERIAL_API_KEY: 'history-key' }, historyId, 'json');
+    expect(result.exitCode, result.stderr).toBe(0);
+    // One row per image, oldest first, as the spool has them; the summary closes after them.
+    expect({ inOrder: result.inOrder, outOfOrder: result.outOfOrder }).toEqual({ inOrder: count, outOfOrder: 0 });
+    expect(result.tail).toMatch(/"attempts":1\}\]\}\n$/);
+    expect(server.imageRequests()).toBe(count);
+    expect(readFileSync(join(dir, 'index.jsonl'), 'utf8').trim().split('\n')).toHaveLength(count);
+    expect(readdirSync(thumbnailDirFor(join(dir, 'index.html')))).toHaveLength(count);
+    expect(readdirSync(dir).filter((name) => name.startsWith('.'))).toEqual([]);
+    return result.maxRssMb;
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('export in constant memory', () => {
+  it(`peak RSS at 20,000 images within ${EXPORT_GROWTH_MB} MiB of 2,000: nothing is held per image`, async () => {
+    const small = await exportStreamed(2_000);
+    const large = await exportStreamed(20_000);
+    console.log(`export --json, peak RSS: ${small.toFixed(0)} MiB at 2,000 images, ${large.toFixed(0)} MiB at 20,000 (Node ${process.versions.node})`);
+    expect(large - small).toBeLessThan(EXPORT_GROWTH_MB);
+  }, 240_000);
 });
