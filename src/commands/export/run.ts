@@ -289,7 +289,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const started = Date.now();
   let interrupted = (await walkAndDownload(1, ctx.signal)).stopped;
   const existing = ledger.tally()[Saved.Existing];
-  if (existing > 0) io.info(`${existing} of ${ledger.size} images were already in ${dirArg}`);
+  if (existing > 0) io.info(`${existing} of ${ledger.size} images already in ${dirArg}`);
 
   // The check: the history is listed again and whatever that listing shows and the directory lacks is
   // fetched. A walk while images are deleted passes over some (the pages shift under it); a walk is shown
