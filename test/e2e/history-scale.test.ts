@@ -199,7 +199,7 @@ describe('export over a growing history', () => {
 /**
  * What export may gain from 2,000 images to 20,000. What it keeps of each
  * image is a few dozen bytes, off the JS heap (ledger.ts, names.ts, the
- * thumbnails' tags: typed arrays): well under 1 MiB for the 18,000 more. The
+ * thumbnails' tags: typed arrays): under 2 MiB for the 18,000 more. The
  * JS heap it holds (sampled after a full collection, once a second) is
  * bounded tightly: measured +0.3 to +1.9 MiB on Node 20 and 24. Peak RSS also
  * counts the garbage V8 lets pile up between collections, which it lets grow

@@ -5,9 +5,9 @@
 // its attempts and its size in typed arrays. Only failures keep their text.
 //
 // Cost: the hash table holds 8 bytes of key, 1 of use and 4 of number a slot
-// at most 3/4 full (13 to 26 bytes an image as it doubles), the arrays 10
-// bytes a number (up to 20 as they double): 25 to 50 bytes an image, 2.5 to
-// 5 MB for 100,000. Two ids share a 64-bit hash with a probability of about
+// at most 3/4 full (17 to 35 bytes an image as it doubles), the arrays 14
+// bytes a number (up to 28 as they double): 31 to 63 bytes an image, 5.1 MB
+// at 100,000 (off the JS heap). Two ids share a 64-bit hash with a probability of about
 // n²/2^65 for n ids (3 in 10^10 for 100,000, 3 in 10^8 for a million); the
 // later would be taken for the earlier: it would be left out of the summary's
 // rows and counts, and, listed twice in one walk by the reckoning of that

@@ -29,8 +29,8 @@ function taggedFileName(id: string, attempt: number, redact: Redact = (text) => 
  * kept for the run: an id whose name would be one file with a name already
  * given (made safe, cut, differing only in case) is the one tagged, so a name
  * depends on the order of the listing alone, not on where its pages break.
- * What is kept: the hash of each folded name given (a WordTable slot, about
- * 20 bytes an image) and the ids whose name is not imageFileName's (only
+ * What is kept: the hash of each folded name given (a WordTable slot, 12 to
+ * 24 bytes an image) and the ids whose name is not imageFileName's (only
  * those tagged for a clash). Two folded names that share a 64-bit hash only
  * cost the later one a tag.
  */
