@@ -17,10 +17,10 @@ import { historyId, startHistoryServer } from './history-server.mjs';
 const INSTRUMENTED = fileURLToPath(new URL('./instrumented-cli.mjs', import.meta.url));
 
 /** Runs the CLI; `onStdout` sees stdout as it comes (nothing of it is kept here). */
-function runCli(args, env, statsFile, onStdout = () => {}) {
+function runCli(args, env, statsFile, onStdout = () => {}, nodeFlags = []) {
   return new Promise((resolve, reject) => {
     const startedAt = Date.now();
-    const child = spawn(process.execPath, [INSTRUMENTED, ...args], { env: { ...env, AERIAL_BENCH_STATS: statsFile }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeFlags, INSTRUMENTED, ...args], { env: { ...env, AERIAL_BENCH_STATS: statsFile }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', onStdout);
@@ -61,26 +61,32 @@ async function listAll(count, work) {
   }
 }
 
-/** export over `count` images into a fresh directory: its time and peak RSS. */
-async function exportAll(count, work) {
+/**
+ * export over `count` images into a fresh directory: its time and peak RSS;
+ * with `heldHeap`, also the largest JS heap it held (a full collection once a
+ * second, which makes its peak RSS that of another run).
+ */
+async function exportAll(count, work, heldHeap = false) {
   const server = await startHistoryServer({ count });
   try {
     const dir = join(work, `export-${count}`);
     const env = { ...process.env, AERIAL_CONFIG_DIR: join(work, 'config'), AERIAL_BASE_URL: server.url, AERIAL_API_KEY: 'bench-history-key' };
-    const run = await runCli(['export', dir, '--concurrency', '16', '--progress-interval', '1h'], env, join(work, `export-${count}-stats.json`));
+    const flags = heldHeap ? ['--expose-gc'] : [];
+    const run = await runCli(['export', dir, '--concurrency', '16', '--progress-interval', '1h'], env, join(work, `export-${count}-stats.json`), undefined, flags);
     if (server.imageRequests() !== count) throw new Error(`export downloaded ${server.imageRequests()} of ${count} images`);
-    return { images: count, seconds: run.seconds, peakRssMb: Math.round(run.stats.maxRssMb) };
+    const held = heldHeap ? { heldHeapMb: Number(run.stats.maxHeldHeapMb.toFixed(1)) } : {};
+    return { images: count, seconds: run.seconds, peakRssMb: Math.round(run.stats.maxRssMb), ...held };
   } finally {
     await server.close();
     rmSync(join(work, `export-${count}`), { recursive: true, force: true });
   }
 }
 
-export async function benchHistory({ full = false, listImages = 1_000_000, exportImages = full ? 100_000 : 10_000, parts = ['list', 'export'] } = {}) {
+export async function benchHistory({ full = false, listImages = 1_000_000, exportImages = full ? 100_000 : 10_000, parts = ['list', 'export'], heldHeap = false } = {}) {
   const work = mkdtempSync(join(tmpdir(), 'aerial-bench-history-'));
   try {
     const list = parts.includes('list') ? await listAll(listImages, work) : undefined;
-    const exports = parts.includes('export') ? [await exportAll(exportImages / 10, work), await exportAll(exportImages, work)] : undefined;
+    const exports = parts.includes('export') ? [await exportAll(exportImages / 10, work, heldHeap), await exportAll(exportImages, work, heldHeap)] : undefined;
     return { list, exports };
   } finally {
     rmSync(work, { recursive: true, force: true });

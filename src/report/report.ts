@@ -22,40 +22,39 @@ export interface ReportOptions {
 
 export interface WrittenReport {
   path: string;
-  thumbnails: Omit<ThumbnailResult, 'byFile'> & { dir: string };
+  thumbnails: Omit<ThumbnailResult, 'of'> & { dir: string };
 }
 
 /** The report of `images` at `outputPath`, its thumbnails in the directory beside it (report.thumbnails/). */
 export async function writeReport(images: readonly ReportImage[], outputPath: string, options: ReportOptions): Promise<WrittenReport> {
   const base = dirname(outputPath);
   const dir = thumbnailDirFor(outputPath);
-  const files = images.flatMap((image) => (image.status === 'done' && image.file ? [image.file] : []));
-  const { byFile, ...thumbnails } = await makeThumbnails(files, base, dir, options.signal);
+  const files = new Set(images.flatMap((image) => (image.status === 'done' && image.file ? [image.file] : [])));
+  const { of, ...thumbnails } = await makeThumbnails(files, base, dir, options.signal);
   if (options.signal?.aborted) throw new InterruptedError();
-  const html = reportHtml({ ...pageHead(options), images: images.map((image) => linked(image, base, byFile)) });
+  const html = reportHtml({ ...pageHead(options), images: images.map((image) => linked(image, base, of)) });
   await writeFileAtomic(outputPath, html, 0o644);
   return { path: outputPath, thumbnails: { ...thumbnails, dir } };
 }
 
 /**
  * writeReport for images read one at a time (an export's index on disk),
- * walked once for what the header says and the thumbnails, then again as the
- * page is written: the page is never held whole, nor the images' records.
+ * walked once for what the header says, once for the thumbnails, then again
+ * as the page is written: the page is never held whole, nor the images'
+ * records, nor the list of their files. Each file is taken to be one image's.
  */
 export async function writeReportStream(images: () => AsyncIterable<ReportImage>, outputPath: string, options: ReportOptions): Promise<WrittenReport> {
   const base = dirname(outputPath);
   const dir = thumbnailDirFor(outputPath);
   const summary = emptySummary();
-  let files: string[] = [];
-  for await (const image of images()) {
-    addToSummary(summary, image);
-    if (image.status === 'done' && image.file) files.push(image.file);
-  }
-  const { byFile, ...thumbnails } = await makeThumbnails(files, base, dir, options.signal);
-  files = [];
+  for await (const image of images()) addToSummary(summary, image);
+  const files = async function* () {
+    for await (const image of images()) if (image.status === 'done' && image.file) yield image.file;
+  };
+  const { of, ...thumbnails } = await makeThumbnails(files(), base, dir, options.signal);
   if (options.signal?.aborted) throw new InterruptedError();
   const withLinks = async function* () {
-    for await (const image of images()) yield linked(image, base, byFile);
+    for await (const image of images()) yield linked(image, base, of);
   };
   await writeFileAtomicStream(outputPath, (append) => writeReportHtml(pageHead(options), summary, withLinks, append), 0o644);
   return { path: outputPath, thumbnails: { ...thumbnails, dir } };
@@ -66,8 +65,8 @@ function pageHead(options: ReportOptions) {
 }
 
 /** An image with the relative links of its file and its thumbnail. */
-function linked(image: ReportImage, base: string, byFile: ReadonlyMap<string, string>): ReportImage & { href?: string; thumbnail?: string } {
-  const thumbnail = image.file && byFile.get(image.file);
+function linked(image: ReportImage, base: string, thumbnailOf: (file: string) => string | undefined): ReportImage & { href?: string; thumbnail?: string } {
+  const thumbnail = image.status === 'done' && image.file ? thumbnailOf(image.file) : undefined;
   const href = image.status === 'done' && image.file ? relativeFile(base, image.file) : undefined;
   return { ...image, href, thumbnail: thumbnail ? relativeFile(base, thumbnail) : undefined };
 }

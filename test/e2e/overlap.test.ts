@@ -379,8 +379,11 @@ describe('exports that overlap', () => {
     const added: string[] = [];
     // During the first walk, before each of pages 1 to 4: the oldest image is deleted (a page already
     // walked shifts, so one image slides past the walk unseen) and a new one is made.
-    const { forwarder, walks } = await changingHistory(sandbox, async (walk, page) => {
-      if (walk !== 1 || page < 1 || page > 4) return;
+    const changed = new Set<number>();
+    const { forwarder, walks } = await changingHistory(sandbox, async (_walk, page) => {
+      // The first request for each of these pages is the first walk's (or that of a re-listing it caused, made while it walks).
+      if (page < 1 || page > 4 || changed.has(page)) return;
+      changed.add(page);
       await deleteImage(sandbox, alive.shift()!);
       added.push(await generateImage(sandbox));
     });
@@ -394,8 +397,9 @@ describe('exports that overlap', () => {
       expect(summary.check.missed).toBeGreaterThanOrEqual(4);
       expect(summary.check.confirmed).toBe(true);
       expect(summary.check.listings).toBe(2);
-      // The first walk, one re-listing when the first deleted image's download was refused, and the two checks.
-      expect(walks()).toBe(4);
+      // The first walk and the two checks; and a re-listing if a deleted image's download was refused (downloads
+      // run while the walk goes on, so an image may be saved before it is deleted).
+      expect([3, 4]).toContain(walks());
       // Every image in the account at the end is saved and indexed; so are the ones deleted after being saved.
       const inAccount = await idsInAccount(sandbox);
       expect(inAccount.sort()).toEqual([...alive, ...added].sort());
@@ -422,8 +426,9 @@ describe('exports that overlap', () => {
       expect(result.exitCode).toBe(6);
       const last = result.stderr.trim().split('\n').pop()!;
       expect(last).toMatch(/^error: ExportUnconfirmed — images were deleted while each of 4 listings was walked, so one passed over by a shifting page cannot be ruled out \(every image the last listing showed is saved\); run the same command again once the history is quieter$/);
-      // The first walk, one re-listing when the first deleted image's download was refused, and three checks.
-      expect(walks()).toBe(5);
+      // The first walk and three checks; and re-listings when a deleted image's download was refused (downloads run
+      // while the walk goes on, so an image may be saved before it is deleted).
+      expect(walks()).toBeGreaterThanOrEqual(4);
       // What it could do, it did: every image still in the account is saved and indexed.
       const saved = savedIds(dir);
       for (const id of await idsInAccount(sandbox)) expect(saved).toContain(id);

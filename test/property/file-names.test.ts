@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { imageFileNames } from '../../src/commands/export/run.js';
+import { ExportNames } from '../../src/commands/export/names.js';
 import {
   boundedName,
   cutToBytes,
@@ -105,22 +105,26 @@ describe('safe names over generated values', () => {
 });
 
 describe('names told apart', () => {
-  it('export gives every id its own file, the same on every run, plain when the id is a safe name of its own (property)', () => {
+  it('export gives every id its own file, the same on every run whatever its pages, plain when the id is a safe name no earlier one took (property)', () => {
     const id = fc.oneof(fc.constantFrom('a/b', 'a_b', 'A_B', 'ABC', 'abc', '..', '.', '__', '.x', '_x', 'img_1'), value.filter((v) => v !== ''));
     fc.assert(
-      fc.property(fc.uniqueArray(id, { maxLength: 12 }), (ids) => {
-        const names = imageFileNames(ids);
-        expect(imageFileNames(ids)).toEqual(names);
-        const folded = [...names.values()].map(foldName);
+      fc.property(fc.uniqueArray(id, { maxLength: 12 }), fc.integer({ min: 1, max: 12 }), (ids, pageSize) => {
+        const names = new ExportNames();
+        names.name(ids);
+        const paged = new ExportNames();
+        for (let start = 0; start < ids.length; start += pageSize) paged.name(ids.slice(start, start + pageSize));
+        expect(ids.map((key) => paged.of(key))).toEqual(ids.map((key) => names.of(key)));
+        const folded = ids.map((key) => foldName(names.of(key)));
         expect(new Set(folded).size).toBe(ids.length);
-        for (const [key, name] of names) {
+        ids.forEach((key, i) => {
+          const name = names.of(key);
           expect(utf8Length(name)).toBeLessThanOrEqual(MAX_NAME_BYTES);
           expect(name).not.toMatch(UNSAFE);
           expect(name.startsWith('.')).toBe(false);
-          const twin = ids.some((other) => other !== key && foldName(other) === foldName(key));
-          if (safeNamePart(key) === key && utf8Length(key) <= 251 && !twin) expect(name).toBe(`${key}.jpg`);
+          const taken = folded.slice(0, i).includes(foldName(`${key}.jpg`));
+          if (safeNamePart(key) === key && utf8Length(key) <= 251 && !taken) expect(name).toBe(`${key}.jpg`);
           else expect(name).not.toBe(`${key}.jpg`);
-        }
+        });
       }),
       { numRuns: 1000 },
     );

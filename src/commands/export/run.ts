@@ -1,48 +1,35 @@
 // `aerial export <dir>`: mirrors the account's whole history to disk through
-// the temporary URLs of the list endpoint. Files are named by image id and
-// written atomically; a file already there (a whole JPEG) is kept, so an
-// interrupted export resumes. A URL that has expired (past its two hours, or
-// refused with 403) is refreshed by listing again.
+// the temporary URLs of the list endpoint. The history is listed oldest first
+// and each page's images are downloaded as it arrives, a few at a time (the
+// walk waits while enough are queued), so the URLs are minutes old when used
+// and the memory used does not grow with the history: what the export keeps
+// of each image is on disk (the image itself, and its record in the listing
+// spool, spool.ts) or a few bytes in the ledger (ledger.ts). Files are named
+// by image id and written atomically; a file already there (a whole JPEG) is
+// kept, so an interrupted export resumes. A URL that has expired (past its two
+// hours, or refused with 403) is refreshed by listing again.
 import { setMaxListeners } from 'node:events';
 import { lstat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ImageUrlRefusedError } from '../../api/errors.js';
-import { asCliError, CliError, ExitCode, InterruptedError, UsageError } from '../../process/errors.js';
+import { CliError, ExitCode, InterruptedError, UsageError } from '../../process/errors.js';
 import type { GenAerialClient } from '../../api/client.js';
-import type { ImageSink, ReceivedImage } from '../../api/image-download.js';
-import { NotRetriedError, PERSISTENT_RETRIES, persistentPolicy, type RetryHooks } from '../../api/retry.js';
+import { persistentPolicy, PERSISTENT_RETRIES } from '../../api/retry.js';
 import { walkPages } from '../../api/pages.js';
 import type { ImageRecord } from '../../api/schema.js';
-import { URL_LIFETIME_MS } from '../../api/spec.js';
 import type { Context } from '../../cli/context.js';
-import type { WrittenJpeg } from '../../files/jpeg-file.js';
 import { formatDuration } from '../../input/duration.js';
 import { MESSAGE_MAX, printable } from '../../text/printable.js';
-import { fitName, MAX_NAME_BYTES, nameTag, safeNamePart, separateNames, utf8Length } from '../../files/file-names.js';
-import { GEOJSON_NAME, INDEX_NAME, readIndexRecords, REPORT_NAME, removeStaleIndexTemps, writeIndex } from './index-file.js';
-import { isCompleteJpeg, removeStaleParts } from '../../batch/files.js';
+import { redactValue } from '../../text/secrets.js';
+import { GEOJSON_NAME, INDEX_NAME, readIndexRecords, REPORT_NAME, removeStaleIndexTemps, StalePartFiles, writeIndex } from './index-file.js';
+import { isCompleteJpeg } from '../../batch/files.js';
 import { parseCount } from '../../input/flags.js';
 import { parseProgressInterval, parseRetryDelay } from '../shared/batch-options.js';
-import { createProgress, type Progress, type ProgressCounts } from '../../batch/progress.js';
-import { describeFailure } from '../../batch/row-runner.js';
-import type { Redact } from '../../text/secrets.js';
+import { createProgress, type ProgressCounts } from '../../batch/progress.js';
 import { batchExitCode } from '../../batch/summary.js';
-
-/** A URL this close to expiry is refreshed first: a download started just before the deadline could be cut off. */
-const EXPIRY_MARGIN_MS = 5 * 60 * 1000;
-/** Re-listings one image may cause before it is given up (a URL refused right after refreshing is not an expiry). */
-const MAX_REFRESHES_PER_IMAGE = 2;
-/** Files looked at on disk at once (whether an image is already there, whole). */
-const DISK_CHECKS = 32;
-
-/** `work` for each of `items`, `limit` at a time: a promise per task under way, not one per item (a history of 100,000). */
-async function eachAtOnce<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
+import { DownloadQueue, downloadOne, UrlRefresher, type Listed, type SaveImage } from './downloads.js';
+import { ExportNames } from './names.js';
+import { ExportLedger, Saved } from './ledger.js';
+import { ListingSpool, SPOOL_NAME } from './spool.js';
 
 /** Listings the end-of-export check makes at most before it says it could not confirm the export whole. */
 export const MAX_CHECK_LISTINGS = 3;
@@ -57,74 +44,6 @@ export interface ExportOptions {
   waitForLock?: boolean;
   /** false with --no-metadata. */
   metadata?: boolean;
-}
-
-export interface ExportOutcome {
-  id: string;
-  status: 'done' | 'failed' | 'skipped';
-  file: string;
-  bytes?: number;
-  /** Already on disk from an earlier export. */
-  previously?: boolean;
-  attempts: number;
-  error?: string;
-  exitCode?: number;
-}
-
-interface Listed {
-  readonly record: ImageRecord;
-  /** When the list response carrying this URL was requested (the 2 hours count from then). */
-  listedAt: number;
-}
-
-/**
- * A listed record held as its JSON text, parsed again when it is used (a
- * download, the index): one flat string of a few hundred bytes rather than an
- * object of a dozen properties, for every image of the history.
- */
-class ListedRecord implements Listed {
-  private readonly json: string;
-  constructor(record: ImageRecord, readonly listedAt: number) {
-    this.json = JSON.stringify(record);
-  }
-  get record(): ImageRecord {
-    return JSON.parse(this.json) as ImageRecord;
-  }
-}
-
-/**
- * File name of an image: `<id>.jpg` when the id is a safe name that fits;
- * otherwise the id made safe, cut to fit and tagged with a hash of the id, so
- * that `<id>.jpg` never holds another id's image (a re-run trusts what it finds).
- * Ids are the service's; they are not trusted as paths, and an id that holds
- * a secret is named redacted (secrets.ts), told apart by its hash.
- */
-export function imageFileName(id: string, redact: Redact = (text) => text): string {
-  const safe = safeNamePart(id);
-  return safe === id && redact(id) === id && utf8Length(`${id}.jpg`) <= MAX_NAME_BYTES ? `${id}.jpg` : taggedFileName(id, 0, redact);
-}
-
-function taggedFileName(id: string, attempt: number, redact: Redact = (text) => text): string {
-  return fitName(safeNamePart(redact(id)), '.jpg', nameTag(id, attempt));
-}
-
-/**
- * Every id's file name; ids whose names are one file where case does not count
- * (macOS, Windows) are all tagged, except an id that already has a name
- * (`named`): it keeps it, and the others are the ones tagged. An id holding a
- * secret is named redacted (`redact`), told apart by its hash.
- */
-export function imageFileNames(
-  ids: Iterable<string>,
-  named: (id: string) => string | undefined = () => undefined,
-  redact: Redact = (text) => text,
-): Map<string, string> {
-  return separateNames(
-    [...ids],
-    (id) => named(id) ?? imageFileName(id, redact),
-    (id, attempt) => taggedFileName(id, attempt, redact),
-    (id) => named(id) !== undefined,
-  );
 }
 
 /**
@@ -142,24 +61,19 @@ class PageSizes {
   }
 }
 
-/**
- * Every record of every page (src/api/pages.ts decides when the walk ends;
- * the client retries each page under export's policy), into `into`: a walk
- * that stops early leaves there what it had listed. Ids seen twice (history
- * shifting) are kept once.
- */
-async function listEverything(client: GenAerialClient, sizes: PageSizes, signal: AbortSignal, into = new Map<string, Listed>()): Promise<Map<string, Listed>> {
-  let listedAt = 0;
-  const fetchPage = (page: number, size: number) => {
-    listedAt = Date.now();
-    // Oldest first: images created while the walk is under way land on later pages instead of shifting earlier ones.
-    return client.list({ page, size, sort: ['createdAt,asc'] }, { signal });
-  };
-  for await (const { index, page, fresh } of walkPages(fetchPage, { sizes: sizes.asked })) {
-    if (index === 0) sizes.granted(page.size);
-    for (const record of fresh) into.set(record.id, new ListedRecord(record, listedAt));
-  }
-  return into;
+/** An image queued for download: its number in the ledger and its file. */
+interface Job {
+  id: string;
+  ordinal: number;
+  file: string;
+}
+
+/** What one walk of the history found. */
+interface Walked {
+  /** Images it listed that the directory lacked (queued for download). */
+  missing: number;
+  /** Stopped by the first signal before its last page. */
+  stopped: boolean;
 }
 
 export async function runExport(ctx: Context, dirArg: string, options: ExportOptions): Promise<void> {
@@ -198,6 +112,25 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     const info = await lstat(join(dir, name)).catch(() => undefined);
     if (info && !info.isFile()) throw new UsageError(`export: ${join(dir, name)} is not a regular file; move it out of the way`);
   }
+  // Safe under the lock: no other export is writing into this directory.
+  const spool = await ListingSpool.create(join(dir, SPOOL_NAME));
+  ctx.onCleanup(() => spool.remove());
+  const staleParts = await StalePartFiles.find(dir);
+  await removeStaleIndexTemps(dir);
+
+  const ledger = new ExportLedger();
+  const names = new ExportNames(io.redact);
+
+  /** The index lines of the images on disk, from the spool; `onDisk` says which (the ledger, or the disk itself). */
+  const indexLines = async function* (onDisk: (ordinal: number, line: string) => Promise<boolean>) {
+    let ordinal = 0;
+    for await (const line of spool.read()) if (await onDisk(ordinal++, line)) yield line;
+  };
+  const saved = async (ordinal: number) => ledger.isSaved(ordinal);
+  const wholeOnDisk = async (_ordinal: number, line: string) => {
+    const { file } = JSON.parse(line) as { file: string };
+    return (await isCompleteJpeg(join(dir, file))).ok;
+  };
 
   /**
    * Rewrites index.jsonl with the images on disk, then, at the end of an
@@ -206,12 +139,11 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
    * or stopped by an error leaves them as the last whole export wrote them:
    * making thumbnails can take a while, and a signal asks for an end.
    */
-  const writeIndexes = async (listing: Map<string, Listed>, done: (id: string) => boolean, names: Map<string, string>, report: boolean): Promise<number> => {
-    const count = await writeIndex(indexPath, dir, listing, done, (id) => names.get(id)!, io.redact);
+  const writeIndexes = async (report: boolean): Promise<number> => {
+    const count = await writeIndex(indexPath, dir, indexLines(saved), (id) => ledger.has(id), (file) => names.taken(file), io.redact);
     if (!report) return count;
     // Both read back from the index just written, a record at a time, rather than from records held in memory.
     const { exportReportImage } = await import('../../report/export-images.js');
-    const { redactValue } = await import('../../text/secrets.js');
     const indexImages = async function* () {
       for await (const record of readIndexRecords(indexPath)) {
         const image = exportReportImage(dir, record);
@@ -228,159 +160,136 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     return count;
   };
 
-  // Each download in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
-  setMaxListeners(concurrency * 4 + 10, ctx.signal);
-  const client = await ctx.client({ connections: concurrency, retry: policy });
-
-  // Every record listed during this export, the latest of each: what the index is written from (an
-  // image downloaded and then deleted from the account stays backed up, and indexed).
-  const known = new Map<string, Listed>();
-  const remember = (walk: Map<string, Listed>): Map<string, Listed> => {
-    for (const [id, listed] of walk) known.set(id, listed);
-    nameNewIds();
-    return walk;
-  };
-  // Names are given as ids are first listed and kept for the run; an id listed later that would
-  // share a file with one already named (made safe, cut, differing only in case) is the one tagged.
-  const names = new Map<string, string>();
-  const nameNewIds = (): void => {
-    const fresh = [...known.keys()].filter((id) => !names.has(id));
-    if (fresh.length === 0) return;
-    const separated = imageFileNames([...names.keys(), ...fresh], (id) => names.get(id), io.redact);
-    for (const id of fresh) names.set(id, separated.get(id)!);
-  };
-  const fileOf = (id: string): string => join(dir, names.get(id)!);
-
   /** Rewrites the index from what is on disk; the way out when listing or downloading stops with an error. */
-  const indexWhatIsThere = async (listing: Map<string, Listed>): Promise<void> => {
-    const fileNames = imageFileNames(listing.keys(), (id) => names.get(id), io.redact);
-    const whole = new Set<string>();
-    await eachAtOnce([...listing.keys()], DISK_CHECKS, async (id) => {
-      if ((await isCompleteJpeg(join(dir, fileNames.get(id)!))).ok) whole.add(id);
-    });
-    await writeIndex(indexPath, dir, listing, (id) => whole.has(id), (id) => fileNames.get(id)!, io.redact).catch((error: Error) => {
+  const indexWhatIsThere = async (): Promise<void> => {
+    await writeIndex(indexPath, dir, indexLines(wholeOnDisk), (id) => ledger.has(id), (file) => names.taken(file), io.redact).catch((error: Error) => {
       io.warn(`${INDEX_NAME} could not be rewritten: ${error.message}`);
     });
   };
 
-  const spinner = await io.spinner('Listing your images…');
-  const listing = new Map<string, Listed>();
-  try {
-    await listEverything(client, sizes, ctx.signal, listing);
-  } catch (error) {
-    spinner.stop();
-    // A walk the server will not let end (or any other failure) keeps the images already here indexed.
-    if (!ctx.signal.aborted) await indexWhatIsThere(remember(listing));
-    throw error;
-  }
-  spinner.stop();
-  remember(listing);
-  // The first walk's images, before any re-listing for expired URLs changes `listing`: the check proves this walk.
-  const firstWalk = new Set(listing.keys());
+  // Each download in flight listens for Ctrl-C on the one shared signal (request, stream pipeline, sleeps).
+  setMaxListeners(concurrency * 4 + 10, ctx.signal);
+  const client = await ctx.client({ connections: concurrency, retry: policy });
 
-  const outcomes = new Map<string, ExportOutcome>();
-  /** Looks on disk for the images of `ids` not yet looked at: a whole file there is kept. */
-  const lookOnDisk = (ids: string[]): Promise<unknown> =>
-    eachAtOnce(ids, DISK_CHECKS, async (id) => {
-      const file = fileOf(id);
-      const onDisk = await isCompleteJpeg(file);
-      if (onDisk.ok) outcomes.set(id, { id, status: 'done', file, bytes: onDisk.bytes, previously: true, attempts: 0 });
-    });
-  await lookOnDisk([...listing.keys()]);
-  const pending = [...listing.keys()].filter((id) => !outcomes.has(id));
-  // Safe under the lock: no other export is writing into this directory.
-  await removeStaleParts(pending.map(fileOf));
-  await removeStaleIndexTemps(dir);
+  // The images queued or being downloaded, with the listing their URL came from: a few pages' worth.
+  const waiting = new Map<string, Listed>();
+  const refresher = new UrlRefresher((wanted) => relist(client, sizes, wanted, ctx.signal), waiting);
 
-  const previously = outcomes.size;
-  if (previously > 0) io.info(`${previously} of ${listing.size} images already in ${dirArg}`);
-  const refresher = new UrlRefresher(async () => remember(await listEverything(client, sizes, ctx.signal)), listing);
-
-  let interrupted = false;
-  const started = Date.now();
-  let progress: Progress | undefined;
+  const progress = await createProgress(io, { intervalMs: progressIntervalMs, noun: 'images' });
+  ctx.onCleanup(() => progress.stop());
   const counts: ProgressCounts = { total: 0, done: 0, failed: 0, retrying: 0 };
-  let inFlight = 0;
-  /** Downloads `ids` (none of them on disk); says whether the first signal stopped it. A failure of the run itself is thrown, after indexing what is there. */
-  const downloadAll = async (ids: string[]): Promise<boolean> => {
-    const bar = await createProgress(io, { intervalMs: progressIntervalMs, noun: 'images' });
-    if (!progress) {
-      ctx.onCleanup(() => progress?.stop());
-      // The first signal starts no new download and lets those under way finish and be indexed.
-      ctx.finishInFlightOnStop({ count: () => inFlight, noun: 'download', notice: (message) => (progress ?? bar).log(message) });
-    }
-    progress = bar;
-    Object.assign(counts, { total: ids.length, done: 0, failed: 0, retrying: 0 });
-    const { JpegFileDestination, saveImage } = await import('../../files/jpeg-file.js');
-    const metadata = options.metadata === false ? undefined : await import('../../files/image-metadata.js');
-    const { VERSION } = await import('../../bundle/version.js');
-    // The same GPS EXIF and AI-generated note as `aerial generate` writes, from what the listing says of the image.
-    const editorFor = (record: ImageRecord) => {
-      const scene = metadata?.sceneOfRecord(record);
-      if (!metadata || !scene) return undefined;
-      const created = Date.parse(record.createdAt);
-      return metadata.createMetadataSplicer({
-        request: scene,
-        software: `aerial ${VERSION}`,
-        createdAt: Number.isNaN(created) ? null : new Date(created),
-        redact: io.redact,
-      });
-    };
-    const save: SaveImage = (file, record, transfer) => saveImage(new JpegFileDestination(file, { force: true, editor: editorFor(record) }), transfer);
-    const download = async (id: string): Promise<void> => {
-      const file = fileOf(id);
-      inFlight++;
-      let outcome: ExportOutcome;
-      try {
-        outcome = await downloadOne(id, file, { client, refresher, progress: bar, counts, signal: ctx.signal, stopSignal: ctx.stopSignal, save });
-      } finally {
-        inFlight--;
-      }
-      outcomes.set(id, outcome);
-      if (outcome.status === 'done') counts.done++;
-      else if (outcome.status === 'failed') counts.failed++;
-      bar.update(counts);
-    };
-    let failure: unknown;
-    let stopped = false;
+  const { JpegFileDestination, saveImage } = await import('../../files/jpeg-file.js');
+  const metadata = options.metadata === false ? undefined : await import('../../files/image-metadata.js');
+  const { VERSION } = await import('../../bundle/version.js');
+  // The same GPS EXIF and AI-generated note as `aerial generate` writes, from what the listing says of the image.
+  const editorFor = (record: ImageRecord) => {
+    const scene = metadata?.sceneOfRecord(record);
+    if (!metadata || !scene) return undefined;
+    const created = Date.parse(record.createdAt);
+    return metadata.createMetadataSplicer({
+      request: scene,
+      software: `aerial ${VERSION}`,
+      createdAt: Number.isNaN(created) ? null : new Date(created),
+      redact: io.redact,
+    });
+  };
+  const save: SaveImage = (file, record, transfer) => saveImage(new JpegFileDestination(file, { force: true, editor: editorFor(record) }), transfer);
+
+  const queue = new DownloadQueue<Job>(concurrency, async ({ id, ordinal, file }) => {
     try {
-      bar.update(counts);
-      // `concurrency` workers taking the next id in turn: a promise per download under way, not one per image.
-      let next = 0;
-      const errors: unknown[] = [];
-      const worker = async (): Promise<void> => {
-        while (next < ids.length) {
-          const id = ids[next++]!;
-          // The first signal starts no new download: those not begun are left out of the outcomes.
-          if (ctx.stopSignal.aborted) continue;
-          try {
-            await download(id);
-          } catch (error) {
-            errors.push(error);
-          }
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker));
-      if (errors.length > 0) throw errors[0];
-      stopped = ctx.stopSignal.aborted;
-    } catch (error) {
-      if (ctx.signal.aborted) stopped = true;
-      else failure = error;
+      // The first signal starts no new download: those not begun keep no outcome.
+      if (ctx.stopSignal.aborted) return;
+      const outcome = await downloadOne(id, file, { client, refresher, progress, counts, signal: ctx.signal, stopSignal: ctx.stopSignal, save });
+      if (outcome.status === 'done') {
+        ledger.set(ordinal, Saved.Downloaded, outcome.attempts, outcome.bytes);
+        counts.done++;
+      } else if (outcome.status === 'failed') {
+        ledger.set(ordinal, Saved.Failed, outcome.attempts, 0, { id, error: outcome.error ?? 'failed', exitCode: outcome.exitCode, attempts: outcome.attempts });
+        counts.failed++;
+      } else ledger.set(ordinal, outcome.notFinished ? Saved.NotFinished : Saved.Deleted, outcome.attempts);
+      progress.update(counts);
     } finally {
-      bar.stop();
+      waiting.delete(id);
     }
-    if (failure !== undefined) {
-      // A re-listing that failed (its paging, its key): what did download stays indexed.
-      await indexWhatIsThere(known);
-      throw failure;
+  });
+  // The first signal starts no new download and lets those under way finish and be indexed.
+  ctx.stopSignal.addEventListener('abort', () => queue.stop(), { once: true });
+  ctx.finishInFlightOnStop({ count: () => queue.active, noun: 'download', notice: (message) => progress.log(message) });
+
+  /**
+   * One walk of the history (1 the listing, 2… the check's): the images each
+   * page brings are numbered and named when first listed (their record goes
+   * to the spool), looked for on disk, and queued for download when the
+   * directory lacks them. The walk waits while a page's worth is queued.
+   */
+  const walkHistory = async (walk: number, signal: AbortSignal): Promise<Walked> => {
+    let listedAt = 0;
+    const fetchPage = (page: number, size: number) => {
+      listedAt = Date.now();
+      // Oldest first: images created while the walk is under way land on later pages instead of shifting earlier ones.
+      return client.list({ page, size, sort: ['createdAt,asc'] }, { signal });
+    };
+    let missing = 0;
+    for await (const { index, page, fresh } of walkPages(fetchPage, { sizes: sizes.asked })) {
+      if (index === 0) sizes.granted(page.size);
+      const met: Array<{ record: ImageRecord; ordinal: number }> = [];
+      const firstListed: ImageRecord[] = [];
+      for (const record of fresh) {
+        const { ordinal, first, again } = ledger.meet(record.id, walk);
+        // A page repeating images this walk already listed, further back than the walk remembers.
+        if (again) continue;
+        if (first) firstListed.push(record);
+        met.push({ record, ordinal });
+      }
+      names.name(firstListed.map((record) => record.id));
+      for (const record of firstListed) await spool.append(JSON.stringify(redactValue({ ...record, file: names.of(record.id) } as Record<string, unknown>, io.redact)));
+      for (const { record, ordinal } of met) {
+        const name = names.of(record.id);
+        const file = join(dir, name);
+        const onDisk = await isCompleteJpeg(file);
+        if (onDisk.ok) {
+          ledger.found(ordinal, onDisk.bytes);
+          continue;
+        }
+        missing++;
+        await staleParts.removeFor(name);
+        waiting.set(record.id, { record, listedAt });
+        queue.push({ id: record.id, ordinal, file });
+        counts.total++;
+      }
+      progress.update(counts);
+      if (ctx.stopSignal.aborted || queue.failure !== undefined) return { missing, stopped: ctx.stopSignal.aborted };
+      await queue.roomFor(Math.max(page.size, concurrency));
+      if (ctx.stopSignal.aborted || queue.failure !== undefined) return { missing, stopped: ctx.stopSignal.aborted };
     }
-    return stopped;
+    return { missing, stopped: false };
   };
 
-  if (pending.length > 0) {
-    io.info(`Downloading ${pending.length} image${pending.length > 1 ? 's' : ''} to ${dirArg} with concurrency ${concurrency}…`);
-    interrupted = await downloadAll(pending);
-  }
+  /** A walk and the downloads it queued, to their end; a failure of either is thrown once what did download is indexed. */
+  const walkAndDownload = async (walk: number, signal: AbortSignal): Promise<Walked> => {
+    let walked: Walked | undefined;
+    let failure: unknown;
+    try {
+      walked = await walkHistory(walk, signal);
+    } catch (error) {
+      failure = error;
+    }
+    // What was queued before a walk failed is still fetched: those images were listed.
+    await queue.drain();
+    failure ??= queue.failure;
+    const stopped = ctx.stopSignal.aborted || ctx.signal.aborted;
+    if (failure !== undefined && !stopped) {
+      progress.stop();
+      await indexWhatIsThere();
+      throw failure;
+    }
+    return { missing: walked?.missing ?? 0, stopped: stopped || (walked?.stopped ?? true) };
+  };
+
+  const started = Date.now();
+  let interrupted = (await walkAndDownload(1, ctx.signal)).stopped;
+  const existing = ledger.tally()[Saved.Existing];
+  if (existing > 0) io.info(`${existing} of ${ledger.size} images already in ${dirArg}`);
 
   // The check: the history is listed again and whatever that listing shows and the directory lacks is
   // fetched. A walk while images are deleted passes over some (the pages shift under it); a walk is shown
@@ -390,84 +299,101 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   let checkListings = 0;
   let missed = 0;
   let confirmed = false;
-  let previousWalk = firstWalk;
-  const failedSoFar = () => [...outcomes.values()].some((o) => o.status === 'failed');
-  while (!interrupted && !failedSoFar() && checkListings < MAX_CHECK_LISTINGS) {
+  while (!interrupted && ledger.failures.size === 0 && checkListings < MAX_CHECK_LISTINGS) {
     if (ctx.stopSignal.aborted) {
       interrupted = true;
       break;
     }
     checkListings++;
-    let walk: Map<string, Listed>;
-    try {
-      walk = remember(await listEverything(client, sizes, AbortSignal.any([ctx.signal, ctx.stopSignal])));
-    } catch (error) {
-      if (ctx.stopSignal.aborted) {
-        interrupted = true;
-        break;
-      }
-      await indexWhatIsThere(known);
-      throw error;
+    const walk = checkListings + 1;
+    const { missing, stopped } = await walkAndDownload(walk, AbortSignal.any([ctx.signal, ctx.stopSignal]));
+    if (stopped) {
+      interrupted = true;
+      break;
     }
-    refresher.replace(walk);
-    const unseen = [...walk.keys()].filter((id) => !outcomes.has(id));
-    await lookOnDisk(unseen);
-    const missing = [...walk.keys()].filter((id) => outcomes.get(id)?.status !== 'done');
-    const vanished = [...previousWalk].some((id) => !walk.has(id));
-    io.debug(`check listing ${checkListings}: ${walk.size} images, ${missing.length} not saved, ${vanished ? 'some images of the previous listing deleted since' : 'every image of the previous listing still there'}`);
-    if (missing.length > 0) {
-      missed += missing.length;
-      io.info(`The check listing found ${missing.length} image${missing.length > 1 ? 's' : ''} not saved (added meanwhile, or passed over as the history changed); downloading…`);
-      interrupted = await downloadAll(missing);
+    const vanished = ledger.vanishedSince(walk);
+    io.debug(`check listing ${checkListings}: ${missing} not saved, ${vanished ? 'some images of the previous listing deleted since' : 'every image of the previous listing still there'}`);
+    if (missing > 0) {
+      missed += missing;
+      io.info(`The check listing found ${missing} image${missing > 1 ? 's' : ''} not saved (added meanwhile, or passed over as the history changed) and fetched them`);
     }
     if (!vanished) {
       confirmed = true;
       break;
     }
-    previousWalk = new Set(walk.keys());
   }
 
-  // The index lists what is on disk: every record listed during this export plus earlier records
+  progress.stop();
+  // The index lists what is on disk: every image listed during this export plus earlier records
   // of images since deleted from the account (a backup keeps them). Rewritten whole, atomically.
-  const indexed = await writeIndexes(known, (id) => outcomes.get(id)?.status === 'done', names, !interrupted);
+  const indexed = await writeIndexes(!interrupted);
 
-  const all = [...outcomes.values()];
-  const failed = all.filter((o) => o.status === 'failed');
-  const gone = all.filter((o) => o.status === 'skipped');
-  const downloaded = all.filter((o) => o.status === 'done' && !o.previously).length;
+  const tally = ledger.tally();
+  const failed = [...ledger.failures.values()];
+  const gone = tally[Saved.Deleted] + tally[Saved.NotFinished];
+  const downloaded = tally[Saved.Downloaded];
   const unconfirmed = !interrupted && failed.length === 0 && !confirmed;
   if (io.json) {
-    io.outJson({
-      total: known.size,
-      succeeded: all.filter((o) => o.status === 'done').length,
-      failed: failed.length,
-      skipped: gone.length,
-      downloaded,
-      existing: previously,
-      directory: dir,
-      index: indexPath,
-      report: join(dir, REPORT_NAME),
-      geojson: join(dir, GEOJSON_NAME),
-      indexed,
-      check: { listings: checkListings, missed, confirmed },
-      rows: [...known.keys()].map((id) => outcomes.get(id) ?? { id, status: 'skipped', file: fileOf(id), attempts: 0, error: 'not started: interrupted' }),
-    });
+    // The rows from the spool, a record at a time, written as stdout takes them.
+    const rows = async function* () {
+      let ordinal = 0;
+      for await (const line of spool.read()) yield JSON.stringify(redactValue(summaryRow(JSON.parse(line) as { id: string; file: string }, ordinal++), io.redact));
+    };
+    const summaryRow = ({ id, file: name }: { id: string; file: string }, ordinal: number) => {
+      const file = join(dir, name);
+      const attempts = ledger.attempts(ordinal);
+      switch (ledger.state(ordinal)) {
+        case Saved.Existing:
+          return { id, status: 'done', file, bytes: ledger.bytes(ordinal), previously: true, attempts: 0 };
+        case Saved.Downloaded:
+          return { id, status: 'done', file, bytes: ledger.bytes(ordinal), attempts };
+        case Saved.Failed: {
+          const failure = ledger.failures.get(ordinal);
+          return { id, status: 'failed', file, attempts, error: failure?.error, exitCode: failure?.exitCode };
+        }
+        case Saved.Deleted:
+          return { id, status: 'skipped', file, attempts, error: 'deleted from the account since the listing' };
+        case Saved.NotFinished:
+          return { id, file, attempts, status: 'skipped', error: 'not finished: interrupted' };
+        default:
+          return { id, status: 'skipped', file, attempts: 0, error: 'not started: interrupted' };
+      }
+    };
+    await io.outJsonStream(
+      {
+        total: ledger.size,
+        succeeded: tally[Saved.Downloaded] + tally[Saved.Existing],
+        failed: failed.length,
+        skipped: gone,
+        downloaded,
+        existing: tally[Saved.Existing],
+        directory: dir,
+        index: indexPath,
+        report: join(dir, REPORT_NAME),
+        geojson: join(dir, GEOJSON_NAME),
+        indexed,
+        check: { listings: checkListings, missed, confirmed },
+      },
+      'rows',
+      rows(),
+    );
   } else {
     const found = missed ? `, ${missed} found by the check` : '';
-    const line = `${downloaded} downloaded, ${previously} already there${found}${gone.length ? `, ${gone.length} deleted meanwhile` : ''}${failed.length ? `, ${failed.length} failed` : ''} — ${indexed} images in ${INDEX_NAME} (${formatDuration(Date.now() - started, 100)})`;
+    const line = `${downloaded} downloaded, ${tally[Saved.Existing]} already there${found}${gone ? `, ${gone} deleted meanwhile` : ''}${failed.length ? `, ${failed.length} failed` : ''} — ${indexed} images in ${INDEX_NAME} (${formatDuration(Date.now() - started, 100)})`;
     if (failed.length === 0 && !interrupted && !unconfirmed) io.success(line);
     else {
       io.info(`${io.style.yellow('!')} ${line}`);
-      for (const f of failed.slice(0, 20)) io.info(`  ${printable(io.redact(f.id), 80)}: ${printable(io.redact(f.error ?? 'failed'), MESSAGE_MAX)}`);
+      for (const f of failed.slice(0, 20)) io.info(`  ${printable(io.redact(f.id), 80)}: ${printable(io.redact(f.error), MESSAGE_MAX)}`);
     }
   }
+  await spool.remove();
   if (interrupted) throw new InterruptedError();
   // Images deleted between listing and download are not failures: there is nothing left to back up.
   const exitCode = batchExitCode(failed.map((o) => ({ row: 0, status: 'failed', attempts: o.attempts, exitCode: o.exitCode })));
   if (exitCode !== ExitCode.Ok) {
     const ids = failed.slice(0, 3).map((f) => printable(f.id, 60)).join(', ');
     throw new CliError(
-      `${failed.length} of ${known.size} images could not be downloaded (${ids}${failed.length > 3 ? ', …' : ''}); run the same command again to retry them`,
+      `${failed.length} of ${ledger.size} images could not be downloaded (${ids}${failed.length > 3 ? ', …' : ''}); run the same command again to retry them`,
       exitCode as CliError['exitCode'],
       'ExportIncomplete',
     );
@@ -482,115 +408,21 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
 }
 
 /**
- * Fresh URLs by listing everything again. Concurrent downloads that find their
- * URL expired share one re-listing rather than each walking every page.
+ * Every page again (src/api/pages.ts decides when the walk ends), keeping the
+ * records of the images in `wanted` only: fresh URLs for the downloads that
+ * wait, and, by their absence, which of them were deleted meanwhile.
  */
-export class UrlRefresher {
-  private inFlight?: Promise<void>;
-  private generation = 0;
-
-  constructor(
-    private readonly relist: () => Promise<Map<string, Listed>>,
-    private readonly listing: Map<string, Listed>,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  current(id: string): Listed | undefined {
-    return this.listing.get(id);
-  }
-
-  /** A counter that changes with every completed re-listing. */
-  get version(): number {
-    return this.generation;
-  }
-
-  expired(listed: Listed): boolean {
-    return this.now() >= listed.listedAt + URL_LIFETIME_MS - EXPIRY_MARGIN_MS;
-  }
-
-  /** Takes a listing made elsewhere (the end-of-export check) as the fresh one. */
-  replace(fresh: Map<string, Listed>): void {
-    for (const id of [...this.listing.keys()]) if (!fresh.has(id)) this.listing.delete(id);
-    for (const [id, listed] of fresh) this.listing.set(id, listed);
-    this.generation++;
-  }
-
-  /** Re-lists unless a re-listing finished since `seenVersion` (then its URLs are already fresh). */
-  async refresh(seenVersion: number): Promise<void> {
-    if (this.generation !== seenVersion) return;
-    this.inFlight ??= (async () => {
-      try {
-        const fresh = await this.relist();
-        for (const id of [...this.listing.keys()]) if (!fresh.has(id)) this.listing.delete(id);
-        for (const [id, listed] of fresh) this.listing.set(id, listed);
-        this.generation++;
-      } finally {
-        this.inFlight = undefined;
-      }
-    })();
-    await this.inFlight;
-  }
-}
-
-/** Saves the image of `record` into `file`, atomically, as served with its metadata added (jpeg-file.ts). */
-type SaveImage = (file: string, record: ImageRecord, transfer: (sink: ImageSink) => Promise<ReceivedImage>) => Promise<WrittenJpeg>;
-
-interface DownloadDeps {
-  client: GenAerialClient;
-  refresher: UrlRefresher;
-  progress: Progress;
-  counts: ProgressCounts;
-  signal: AbortSignal;
-  /** Once aborted, no new request (a retry, a re-listing) is started. */
-  stopSignal: AbortSignal;
-  save: SaveImage;
-}
-
-const NOT_FINISHED: Omit<ExportOutcome, 'id' | 'file' | 'attempts'> = { status: 'skipped', error: 'not finished: interrupted' };
-
-/**
- * Downloads one image into `file`. The client retries the download under
- * export's policy; a URL refused as expired or revoked is refreshed by
- * listing again (shared with the other downloads) and tried once more.
- */
-async function downloadOne(id: string, file: string, deps: DownloadDeps): Promise<ExportOutcome> {
-  const { refresher, signal, stopSignal, counts, progress } = deps;
-  let attempts = 0;
-  const retry: RetryHooks = {
-    stopSignal,
-    onAttempt: () => void attempts++,
-    onRetry: () => {
-      counts.retrying++;
-      progress.update(counts);
-      return () => void counts.retrying--;
-    },
+async function relist(client: GenAerialClient, sizes: PageSizes, wanted: ReadonlySet<string>, signal: AbortSignal): Promise<Map<string, Listed>> {
+  const found = new Map<string, Listed>();
+  let listedAt = 0;
+  const fetchPage = (page: number, size: number) => {
+    listedAt = Date.now();
+    return client.list({ page, size, sort: ['createdAt,asc'] }, { signal });
   };
-  for (let refreshes = 0; ; refreshes++) {
-    if (stopSignal.aborted) return { id, file, attempts, ...NOT_FINISHED };
-    let listed = refresher.current(id);
-    if (listed && refresher.expired(listed)) {
-      await refresher.refresh(refresher.version);
-      listed = refresher.current(id);
-    }
-    if (!listed) return { id, status: 'skipped', file, attempts, error: 'deleted from the account since the listing' };
-    const version = refresher.version;
-    const { record } = listed;
-    const { url } = record;
-    try {
-      const written = await deps.save(file, record, (sink) => deps.client.downloadInto(url, sink, { signal, retry }));
-      return { id, status: 'done', file, bytes: written.bytes, attempts };
-    } catch (error) {
-      if (signal.aborted) throw signal.reason ?? error;
-      if (error instanceof NotRetriedError) return { id, file, attempts, ...NOT_FINISHED };
-      // Expired or revoked (past its two hours, or refused): a fresh listing says which.
-      if (error instanceof ImageUrlRefusedError && refreshes < MAX_REFRESHES_PER_IMAGE) {
-        await refresher.refresh(version);
-        continue;
-      }
-      const failure = asCliError(error) ?? new CliError(String(error), ExitCode.Unexpected, 'Unexpected');
-      const reason = describeFailure(failure, attempts);
-      progress.log(`image ${id} failed: ${reason}`);
-      return { id, status: 'failed', file, attempts, error: reason, exitCode: failure.exitCode };
-    }
+  for await (const { index, page, fresh } of walkPages(fetchPage, { sizes: sizes.asked })) {
+    if (index === 0) sizes.granted(page.size);
+    for (const record of fresh) if (wanted.has(record.id)) found.set(record.id, { record, listedAt });
+    if (found.size === wanted.size) break;
   }
+  return found;
 }
