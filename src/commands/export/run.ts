@@ -15,6 +15,7 @@ import { CliError, ExitCode, InterruptedError, UsageError } from '../../process/
 import type { GenAerialClient } from '../../api/client.js';
 import { persistentPolicy, PERSISTENT_RETRIES } from '../../api/retry.js';
 import { walkPages } from '../../api/pages.js';
+import { capYoungGeneration } from '../../process/young-generation.js';
 import type { ImageRecord } from '../../api/schema.js';
 import type { Context } from '../../cli/context.js';
 import { formatDuration } from '../../input/duration.js';
@@ -222,6 +223,8 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
    * to the spool), looked for on disk, and queued for download when the
    * directory lacks them. The walk waits while a page's worth is queued.
    */
+  // A long run's steady allocation would grow V8's young generation to its largest (process/young-generation.ts).
+  const holdYoungGeneration = capYoungGeneration();
   const walkHistory = async (walk: number, signal: AbortSignal): Promise<Walked> => {
     let listedAt = 0;
     const fetchPage = (page: number, size: number) => {
@@ -232,6 +235,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     let missing = 0;
     for await (const { index, page, fresh } of walkPages(fetchPage, { sizes: sizes.asked })) {
       if (index === 0) sizes.granted(page.size);
+      holdYoungGeneration();
       const met: Array<{ record: ImageRecord; ordinal: number }> = [];
       const firstListed: ImageRecord[] = [];
       for (const record of fresh) {

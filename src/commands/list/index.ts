@@ -121,10 +121,14 @@ async function listAll(ctx: Context, fetchPage: (page: number, size: number) => 
   let count = 0;
   let pages = 0;
   /** The records of every page as they come; `first` once the first page is in. */
+  // A walk of millions would otherwise grow V8's young generation to its largest (process/young-generation.ts).
+  const { capYoungGeneration } = await import('../../process/young-generation.js');
+  const holdYoungGeneration = capYoungGeneration();
   async function* records() {
     // The size given is asked for as it is; without one, the walk asks for large pages.
     for await (const { index, page, fresh } of walkPages(fetchPage, size === undefined ? {} : { sizes: [size] })) {
       first ??= page;
+      holdYoungGeneration();
       pages++;
       count += fresh.length;
       io.debug(`fetched page ${index + 1} of ${page.totalPages} (${page.size} a page)`);

@@ -1,0 +1,50 @@
+// The cap on V8's young generation that long walks put in place
+// (src/process/young-generation.ts). Each test file runs in a process of its
+// own, so the flag set here stays here. That it keeps a walk of a million
+// images under 200 MB is shown end to end (test/e2e/history-scale.test.ts).
+import { execFileSync } from 'node:child_process';
+import { getHeapSpaceStatistics } from 'node:v8';
+import { describe, expect, it } from 'vitest';
+import { capYoungGeneration } from '../../../src/process/young-generation.js';
+
+const MiB = 1024 * 1024;
+const youngSize = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')!.space_size;
+
+/** Allocation whose objects each outlive a few young collections: what makes V8 grow its young generation. */
+function churn(rounds: number): number {
+  const kept = new Array<{ n: number; text: string } | undefined>(50_000);
+  let sum = 0;
+  for (let n = 0; n < rounds; n++) {
+    sum += kept[n % kept.length]?.text.length ?? 0;
+    kept[n % kept.length] = { n, text: `record ${n} ${'x'.repeat(64)}` };
+  }
+  return sum;
+}
+
+describe('capYoungGeneration', () => {
+  it('does nothing on a Node line not known to have the flag, whatever the size', () => {
+    const hold = capYoungGeneration(0, 99);
+    expect(hold()).toBe(false);
+    expect(hold()).toBe(false);
+  });
+
+  it('does nothing until the young generation reaches the cap', () => {
+    expect(capYoungGeneration(64 * 1024)()).toBe(false);
+  });
+
+  it('(the same allocation, in a Node of its own without the cap, grows the young generation)', () => {
+    const script = `const young = () => require('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+      const before = young(); (${churn.toString()})(3000000); process.stdout.write(JSON.stringify([before, young()]));`;
+    const [before, after] = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as [number, number];
+    expect(after).toBeGreaterThanOrEqual(before * 4);
+  });
+
+  it('once the cap is reached, holds the young generation at its size under allocation that would grow it', () => {
+    const before = youngSize();
+    const hold = capYoungGeneration(before / MiB);
+    expect(hold()).toBe(true);
+    expect(churn(3_000_000)).toBeGreaterThan(0);
+    expect(youngSize()).toBe(before);
+    expect(hold()).toBe(true);
+  });
+});
