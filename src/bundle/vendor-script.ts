@@ -15,7 +15,6 @@
 // (NODE_DISABLE_COMPILE_CACHE). Node 20 has no compile cache of its own: the
 // scripts' caches go where its successors keep theirs.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import * as nodeModule from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -89,7 +88,7 @@ export function runCachedScript(file: string, cacheDir: string | undefined): Scr
   // The wrapper on the script's first line keeps every other line where it is in stack traces.
   const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: file, cachedData });
   const module = { exports: {} as unknown };
-  (script.runInThisContext() as (...args: unknown[]) => void).call(module.exports, module.exports, createRequire(file), module, file, dirname(file));
+  (script.runInThisContext() as (...args: unknown[]) => void).call(module.exports, module.exports, nodeModule.createRequire(file), module, file, dirname(file));
   const cache: CodeCacheUse = !cacheFile ? 'off' : !cachedData ? 'absent' : script.cachedDataRejected ? 'rejected' : 'accepted';
   return {
     exports: module.exports,

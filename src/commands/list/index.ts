@@ -120,10 +120,10 @@ async function listAll(ctx: Context, fetchPage: (page: number, size: number) => 
   let first: Page | undefined;
   let count = 0;
   let pages = 0;
-  /** The records of every page as they come; `first` once the first page is in. */
   // A walk of millions would otherwise grow V8's young generation to its largest (process/young-generation.ts).
   const { capYoungGeneration } = await import('../../process/young-generation.js');
   const holdYoungGeneration = capYoungGeneration();
+  /** The records of every page as they come; `first` once the first page is in. */
   async function* records() {
     // The size given is asked for as it is; without one, the walk asks for large pages.
     for await (const { index, page, fresh } of walkPages(fetchPage, size === undefined ? {} : { sizes: [size] })) {
