@@ -39,12 +39,21 @@ describe('capYoungGeneration', () => {
     expect(after).toBeGreaterThanOrEqual(before * 4);
   });
 
-  it('once the cap is reached, holds the young generation at its size under allocation that would grow it', () => {
-    const before = youngSize();
-    const hold = capYoungGeneration(before / MiB);
-    expect(hold()).toBe(true);
-    expect(churn(3_000_000)).toBeGreaterThan(0);
-    expect(youngSize()).toBe(before);
+  it('once the cap it is used with (16 MiB) is reached, keeps the young generation under twice that, where the same allocation takes it to 128 MiB on Node 24', () => {
+    // Capped as a walk caps it: checked as the work goes on, the young generation left to grow to 16 MiB first.
+    // V8 does not always stop at the very size: 16 MiB capped was seen at 16 alone, 22–25 MiB inside this suite's workers.
+    const hold = capYoungGeneration(16);
+    const kept = new Array<{ n: number; text: string } | undefined>(50_000);
+    let cappedAt = 0;
+    let largest = 0;
+    for (let n = 0; n < 12_000_000; n++) {
+      kept[n % kept.length] = { n, text: `record ${n} ${'x'.repeat(64)}` };
+      if (n % 1000 !== 0) continue;
+      if (!cappedAt && hold()) cappedAt = youngSize();
+      if (cappedAt) largest = Math.max(largest, youngSize());
+    }
+    expect(cappedAt).toBeGreaterThanOrEqual(16 * MiB);
+    expect(largest).toBeLessThan(2 * cappedAt);
     expect(hold()).toBe(true);
   });
 });
