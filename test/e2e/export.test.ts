@@ -1,12 +1,16 @@
 // End-to-end: `aerial export` (bin/aerial.js in a child process) against
 // sandboxes in this process, over real sockets: a whole history mirrored to
 // disk, interrupted by SIGKILL and resumed, and expired URLs refreshed.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestLogEntry } from '../../src/sandbox/server.js';
+import { EXPORT_LOCK_NAME } from '../../src/batch/run-lock.js';
+import { LEDGER_IDS_NAME, LEDGER_RECORDS_NAME } from '../../src/commands/export/ledger.js';
+import { NAMES_NAME } from '../../src/commands/export/names.js';
+import { SPOOL_NAME } from '../../src/commands/export/spool.js';
 import { runCli, spawnCli, stderrSoFar, tempDir, until } from '../helpers/cli.js';
 import { generationRequest, jpegInfo, manualClock, useSandboxPerTest, type TestSandbox } from '../helpers/sandbox.js';
 
@@ -84,6 +88,12 @@ describe('export', () => {
     expect(whole.length).toBeLessThan(45);
     // Killed before the end: no index yet (it is written whole, at the end).
     expect(existsSync(join(dir, 'index.jsonl'))).toBe(false);
+    // What the export keeps of each image listed is on disk beside them: the listing spool, the ledger's ids and
+    // states (16 bytes an image listed), the names' hashes; a killed export leaves them for the next to replace.
+    const scratch = [SPOOL_NAME, LEDGER_IDS_NAME, LEDGER_RECORDS_NAME, NAMES_NAME];
+    expect(readdirSync(dir).filter((n) => n.startsWith('.aerial-export.') && n !== EXPORT_LOCK_NAME).sort()).toEqual([...scratch].sort());
+    expect(statSync(join(dir, LEDGER_RECORDS_NAME)).size % 16).toBe(0);
+    expect(statSync(join(dir, LEDGER_RECORDS_NAME)).size / 16).toBeGreaterThanOrEqual(whole.length);
     // What a kill in the middle of a download leaves (writeJpegAtomically's temp name).
     const missing = ids.find((id) => !whole.includes(`${id}.jpg`))!;
     writeFileSync(join(dir, `.${missing}.jpg.0123456789ab.part`), Buffer.alloc(10));
@@ -100,6 +110,7 @@ describe('export', () => {
     // Every page was walked, then walked again by the check at the end.
     expect(listRequests(sandbox).map((e) => e.query.page)).toEqual(['0', '1', '2', '3', '4', '0', '1', '2', '3', '4']);
     expect(summary.check).toEqual({ listings: 1, missed: 0, confirmed: true });
+    for (const name of scratch) expect(existsSync(join(dir, name))).toBe(false);
     const index = indexRecords(dir);
     expect(index).toHaveLength(45);
     expect(new Set(index.map((r) => r.id))).toEqual(new Set(ids));

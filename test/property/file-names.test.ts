@@ -3,7 +3,7 @@
 // bytes. Every name made is one safe component within 255 bytes, its temp
 // name fits too, inputs that differ keep names that differ, and the file
 // system itself accepts every one of them (they are created for real).
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -23,6 +23,14 @@ import {
 
 const dir = mkdtempSync(join(tmpdir(), 'aerial-names-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+/** A directory for an export's names (ExportNames keeps them in a file there). */
+const namesRoot = mkdtempSync(join(tmpdir(), 'aerial-export-names-'));
+afterAll(() => rmSync(namesRoot, { recursive: true, force: true }));
+const namesDir = (n: number) => {
+  const path = join(namesRoot, String(n));
+  mkdirSync(path, { recursive: true });
+  return path;
+};
 
 /** Characters that break names, and multi-byte ones that make bytes outrun characters. */
 const nasty = fc.constantFrom('/', '\\', '.', '..', '\u0000', '\u001b', '\n', '\u0085', '\u202e', '\u2066', '\u2028', '\ud800', '\udfff', ' ', '\t', ':', '*', 'é', 'e\u0301', '日', '😀', '👩‍👩‍👧', 'A', 'a', '~', '%2F');
@@ -109,9 +117,10 @@ describe('names told apart', () => {
     const id = fc.oneof(fc.constantFrom('a/b', 'a_b', 'A_B', 'ABC', 'abc', '..', '.', '__', '.x', '_x', 'img_1'), value.filter((v) => v !== ''));
     fc.assert(
       fc.property(fc.uniqueArray(id, { maxLength: 12 }), fc.integer({ min: 1, max: 12 }), (ids, pageSize) => {
-        const names = new ExportNames();
+        const names = ExportNames.create(namesDir(0));
+        const paged = ExportNames.create(namesDir(1));
+        try {
         names.name(ids);
-        const paged = new ExportNames();
         for (let start = 0; start < ids.length; start += pageSize) paged.name(ids.slice(start, start + pageSize));
         expect(ids.map((key) => paged.of(key))).toEqual(ids.map((key) => names.of(key)));
         const folded = ids.map((key) => foldName(names.of(key)));
@@ -125,6 +134,10 @@ describe('names told apart', () => {
           if (safeNamePart(key) === key && utf8Length(key) <= 251 && !taken) expect(name).toBe(`${key}.jpg`);
           else expect(name).not.toBe(`${key}.jpg`);
         });
+        } finally {
+          names.remove();
+          paged.remove();
+        }
       }),
       { numRuns: 1000 },
     );

@@ -40,16 +40,10 @@ export async function writeIndex(
   await writeFileAtomicStream(
     path,
     async (append) => {
-      let chunk = '';
       for await (const line of lines) {
-        chunk += `${line}\n`;
+        await append(`${line}\n`);
         count++;
-        if (chunk.length >= 64 * 1024) {
-          await append(chunk);
-          chunk = '';
-        }
       }
-      if (chunk) await append(chunk);
       const carried = new WordTable(2, 0);
       for await (const record of readIndexRecords(path)) {
         if (typeof record.id !== 'string' || carried.find(textKey(`id:${record.id}`)) !== -1 || listed(record.id)) continue;

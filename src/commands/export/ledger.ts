@@ -1,18 +1,25 @@
-// What an export knows of each image it has listed, in a few bytes an image:
-// the images are numbered in the order they were first listed (the line of
-// their record in the listing spool, spool.ts), found again by a 64-bit hash
-// of their id, and each number has its state, the last walk that listed it,
-// its attempts and its size in typed arrays. Only failures keep their text.
+// What an export knows of each image it has listed, kept on disk beside the
+// listing spool (spool.ts), so that memory does not grow with the history: the
+// images are numbered in the order they were first listed (the line of their
+// record in the spool), found again by a 64-bit hash of their id in a hash
+// table on disk, and each number has a record on disk of its state, the last
+// walk that listed it, its attempts and its size (batch/disk-table.ts). Only
+// failures keep their text in memory.
 //
-// Cost: the hash table holds 8 bytes of key, 1 of use and 4 of number a slot
-// at most 3/4 full (17 to 35 bytes an image as it doubles), the arrays 14
-// bytes a number (up to 28 as they double): 31 to 63 bytes an image, 5.1 MB
-// at 100,000 (off the JS heap). Two ids share a 64-bit hash with a probability of about
-// n²/2^65 for n ids (3 in 10^10 for 100,000, 3 in 10^8 for a million); the
-// later would be taken for the earlier: it would be left out of the summary's
-// rows and counts, and, listed twice in one walk by the reckoning of that
-// walk, not downloaded. The check compares walks by these hashes too.
-import { RowArray, textKey, WordTable } from '../../batch/compact.js';
+// Disk: 16 bytes a slot of the hash table (at most 3/4 full: 21 to 43 bytes
+// an image as it doubles) and 16 bytes a record: 3.7 to 5.9 MB at 100,000
+// images. Two ids share a 64-bit hash with a probability of about n²/2^65 for
+// n ids (3 in 10^10 for 100,000, 3 in 10^8 for a million); the later would be
+// taken for the earlier: it would be left out of the summary's rows and
+// counts, and, listed twice in one walk by the reckoning of that walk, not
+// downloaded. The check compares walks by these hashes too.
+import { join } from 'node:path';
+import { textKey } from '../../batch/compact.js';
+import { DiskHashTable, DiskRecords } from '../../batch/disk-table.js';
+
+/** The ledger's files in the export directory (under its run lock; removed when the export ends). */
+export const LEDGER_IDS_NAME = '.aerial-export.ids';
+export const LEDGER_RECORDS_NAME = '.aerial-export.states';
 
 /** An image's state in this export. */
 export const Saved = {
@@ -37,16 +44,33 @@ export interface Failure {
   attempts: number;
 }
 
+/** Where each field sits in an image's record. */
+const RECORD_BYTES = 16;
+const STATE_AT = 0;
+const WALK_AT = 1;
+const ATTEMPTS_AT = 4;
+const BYTES_AT = 8;
+
 export class ExportLedger {
-  private readonly ids = new WordTable(2, 1);
-  private readonly states = new RowArray((n) => new Uint8Array(n));
-  private readonly walks = new RowArray((n) => new Uint8Array(n));
-  private readonly attemptCounts = new RowArray((n) => new Uint32Array(n));
-  private readonly sizes = new RowArray((n) => new Float64Array(n));
   /** Failed images by number, with why: only these keep text. */
   readonly failures = new Map<number, Failure>();
   private count = 0;
   private savedCount = 0;
+
+  private constructor(
+    private readonly ids: DiskHashTable,
+    private readonly records: DiskRecords,
+  ) {}
+
+  /** A new, empty ledger in `dir`, replacing the files a killed export left there. */
+  static create(dir: string): ExportLedger {
+    return new ExportLedger(DiskHashTable.create(join(dir, LEDGER_IDS_NAME), 1), DiskRecords.create(join(dir, LEDGER_RECORDS_NAME), RECORD_BYTES));
+  }
+
+  /** Makes room at once for the images a listing says it has. */
+  reserve(images: number): void {
+    this.ids.reserve(images);
+  }
 
   /** Images listed in this export. */
   get size(): number {
@@ -63,12 +87,14 @@ export class ExportLedger {
    * export, and whether this walk had already listed it (a page repeating another far apart).
    */
   meet(id: string, walk: number): { ordinal: number; first: boolean; again: boolean } {
-    const { slot, added } = this.ids.slotFor(textKey(id));
-    const numbers = this.ids.columns[0]!;
-    if (added) numbers[slot] = this.count++;
-    const ordinal = numbers[slot]!;
-    const again = !added && this.walks.get(ordinal) === walk;
-    this.walks.set(ordinal, walk);
+    const { slot, added } = this.ids.slotFor(textKey(id), [this.count]);
+    const ordinal = added ? this.count++ : this.ids.value(slot, 0);
+    const record = this.records.read(ordinal);
+    const again = !added && record[WALK_AT] === walk;
+    if (record[WALK_AT] !== walk) {
+      record[WALK_AT] = walk;
+      this.records.write(ordinal, record);
+    }
     return { ordinal, first: added, again };
   }
 
@@ -78,20 +104,19 @@ export class ExportLedger {
   }
 
   state(ordinal: number): Saved {
-    return this.states.get(ordinal) as Saved;
+    return this.records.read(ordinal)[STATE_AT] as Saved;
   }
 
   attempts(ordinal: number): number {
-    return this.attemptCounts.get(ordinal);
+    return this.records.read(ordinal).readUInt32LE(ATTEMPTS_AT);
   }
 
   bytes(ordinal: number): number {
-    return this.sizes.get(ordinal);
+    return this.records.read(ordinal).readDoubleLE(BYTES_AT);
   }
 
   isSaved(ordinal: number): boolean {
-    const state = this.state(ordinal);
-    return state === Saved.Downloaded || state === Saved.Existing;
+    return isSavedState(this.state(ordinal));
   }
 
   /** Found whole on disk: kept as it is when this export saved it, else an image already there. */
@@ -101,25 +126,37 @@ export class ExportLedger {
   }
 
   set(ordinal: number, state: Saved, attempts: number, bytes = 0, failure?: Failure): void {
-    const wasSaved = this.isSaved(ordinal);
-    this.states.set(ordinal, state);
-    this.attemptCounts.set(ordinal, attempts);
-    this.sizes.set(ordinal, bytes);
-    this.savedCount += Number(this.isSaved(ordinal)) - Number(wasSaved);
+    const record = this.records.read(ordinal);
+    const wasSaved = isSavedState(record[STATE_AT] as Saved);
+    record[STATE_AT] = state;
+    record.writeUInt32LE(attempts >>> 0, ATTEMPTS_AT);
+    record.writeDoubleLE(bytes, BYTES_AT);
+    this.records.write(ordinal, record);
+    this.savedCount += Number(isSavedState(state)) - Number(wasSaved);
     if (state === Saved.Failed && failure) this.failures.set(ordinal, failure);
     else this.failures.delete(ordinal);
   }
 
   /** Whether some image the walk before `walk` listed, `walk` did not. */
   vanishedSince(walk: number): boolean {
-    for (let ordinal = 0; ordinal < this.count; ordinal++) if (this.walks.get(ordinal) === walk - 1) return true;
+    for (const record of this.records.scan(this.count)) if (record[WALK_AT] === walk - 1) return true;
     return false;
   }
 
   /** How many images are in each state. */
   tally(): Record<Saved, number> {
     const counts = [0, 0, 0, 0, 0, 0] as Record<Saved, number>;
-    for (let ordinal = 0; ordinal < this.count; ordinal++) counts[this.state(ordinal)]++;
+    for (const record of this.records.scan(this.count)) counts[record[STATE_AT] as Saved]++;
     return counts;
   }
+
+  /** Closes and removes the ledger's files. */
+  remove(): void {
+    this.ids.remove();
+    this.records.remove();
+  }
+}
+
+function isSavedState(state: Saved): boolean {
+  return state === Saved.Downloaded || state === Saved.Existing;
 }

@@ -3,8 +3,10 @@
 // whose name would be one file with an earlier id's where case does not count
 // (macOS, Windows) is told apart by a tag too. A large history is named as it
 // is listed, so the names given are remembered as 64-bit hashes of their
-// folded form, not as a map of every name.
-import { textKey, WordTable } from '../../batch/compact.js';
+// folded form in a hash table on disk (batch/disk-table.ts), not in memory.
+import { join } from 'node:path';
+import { textKey } from '../../batch/compact.js';
+import { DiskHashTable } from '../../batch/disk-table.js';
 import { fitName, foldName, MAX_NAME_BYTES, nameTag, safeNamePart, utf8Length } from '../../files/file-names.js';
 import type { Redact } from '../../text/secrets.js';
 
@@ -24,21 +26,36 @@ function taggedFileName(id: string, attempt: number, redact: Redact = (text) => 
   return fitName(safeNamePart(redact(id)), '.jpg', nameTag(id, attempt));
 }
 
+/** The names' file in the export directory (under its run lock; removed when the export ends). */
+export const NAMES_NAME = '.aerial-export.names';
+
 /**
  * The names of one export, given as ids are first listed (oldest first) and
  * kept for the run: an id whose name would be one file with a name already
  * given (made safe, cut, differing only in case) is the one tagged, so a name
  * depends on the order of the listing alone, not on where its pages break.
- * What is kept: the hash of each folded name given (a WordTable slot, 12 to
- * 24 bytes an image) and the ids whose name is not imageFileName's (only
- * those tagged for a clash). Two folded names that share a 64-bit hash only
- * cost the later one a tag.
+ * What is kept: on disk, the hash of each folded name given (a slot of 12
+ * bytes, 16 to 32 bytes an image); in memory, the ids whose name is not
+ * imageFileName's (only those tagged for a clash). Two folded names that
+ * share a 64-bit hash only cost the later one a tag.
  */
 export class ExportNames {
-  private readonly given = new WordTable(2, 0);
   private readonly tagged = new Map<string, string>();
 
-  constructor(private readonly redact: Redact = (text) => text) {}
+  private constructor(
+    private readonly given: DiskHashTable,
+    private readonly redact: Redact,
+  ) {}
+
+  /** No names given yet, kept in `dir` (replacing the file a killed export left there). */
+  static create(dir: string, redact: Redact = (text) => text): ExportNames {
+    return new ExportNames(DiskHashTable.create(join(dir, NAMES_NAME), 0), redact);
+  }
+
+  /** Makes room at once for the images a listing says it has. */
+  reserve(images: number): void {
+    this.given.reserve(images);
+  }
 
   /** Names `ids`, none of them named before, in order. */
   name(ids: readonly string[]): void {
@@ -59,5 +76,10 @@ export class ExportNames {
   /** Whether a name given in this run is, where case does not count, the file `name` (or shares its hash). */
   taken(name: string): boolean {
     return this.given.find(textKey(foldName(name))) !== -1;
+  }
+
+  /** Closes and removes the names' file. */
+  remove(): void {
+    this.given.remove();
   }
 }

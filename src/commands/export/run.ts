@@ -3,8 +3,9 @@
 // and each page's images are downloaded as it arrives, a few at a time (the
 // walk waits while enough are queued), so the URLs are minutes old when used
 // and the memory used does not grow with the history: what the export keeps
-// of each image is on disk (the image itself, and its record in the listing
-// spool, spool.ts) or a few bytes in the ledger (ledger.ts). Files are named
+// of each image is on disk (the image itself, its record in the listing
+// spool, spool.ts, its state in the ledger, ledger.ts, and its name's hash,
+// names.ts). Files are named
 // by image id and written atomically; a file already there (a whole JPEG) is
 // kept, so an interrupted export resumes. A URL that has expired (past its two
 // hours, or refused with 403) is refreshed by listing again.
@@ -119,8 +120,10 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const staleParts = await StalePartFiles.find(dir);
   await removeStaleIndexTemps(dir);
 
-  const ledger = new ExportLedger();
-  const names = new ExportNames(io.redact);
+  const ledger = ExportLedger.create(dir);
+  ctx.onCleanup(() => ledger.remove());
+  const names = ExportNames.create(dir, io.redact);
+  ctx.onCleanup(() => names.remove());
 
   /** The index lines of the images on disk, from the spool; `onDisk` says which (the ledger, or the disk itself). */
   const indexLines = async function* (onDisk: (ordinal: number, line: string) => Promise<boolean>) {
@@ -235,6 +238,10 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     let missing = 0;
     for await (const { index, page, fresh } of walkPages(fetchPage, { sizes: sizes.asked })) {
       if (index === 0) sizes.granted(page.size);
+      if (index === 0 && walk === 1) {
+        ledger.reserve(page.totalElements);
+        names.reserve(page.totalElements);
+      }
       holdYoungGeneration();
       const met: Array<{ record: ImageRecord; ordinal: number }> = [];
       const firstListed: ImageRecord[] = [];
@@ -391,6 +398,8 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     }
   }
   await spool.remove();
+  ledger.remove();
+  names.remove();
   if (interrupted) throw new InterruptedError();
   // Images deleted between listing and download are not failures: there is nothing left to back up.
   const exitCode = batchExitCode(failed.map((o) => ({ row: 0, status: 'failed', attempts: o.attempts, exitCode: o.exitCode })));

@@ -8,11 +8,9 @@
 // when the export ends (a killed export's is replaced by the next one's).
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
+import { GATHERED_CHARS } from '../../files/atomic-file.js';
 
 export const SPOOL_NAME = '.aerial-export.listing';
-
-/** Bytes gathered before they are written. */
-const CHUNK_BYTES = 64 * 1024;
 
 export class ListingSpool {
   private pending: string[] = [];
@@ -39,7 +37,7 @@ export class ListingSpool {
     this.pending.push(line);
     this.pendingLength += line.length + 1;
     this.lineCount++;
-    if (this.pendingLength >= CHUNK_BYTES) await this.flush();
+    if (this.pendingLength >= GATHERED_CHARS) await this.flush();
   }
 
   async flush(): Promise<void> {

@@ -56,4 +56,5 @@ describe('capYoungGeneration', () => {
     expect(largest).toBeLessThan(2 * cappedAt);
     expect(hold()).toBe(true);
   });
+
 });

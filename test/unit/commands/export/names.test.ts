@@ -1,6 +1,19 @@
-import { describe, expect, it } from 'vitest';
-import { ExportNames, imageFileName } from '../../../../src/commands/export/names.js';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ExportNames, imageFileName, NAMES_NAME } from '../../../../src/commands/export/names.js';
 import { foldName } from '../../../../src/files/file-names.js';
+
+const root = mkdtempSync(join(tmpdir(), 'aerial-export-names-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let made = 0;
+/** Names kept in a directory of their own, as each export's are. */
+function newNames(): ExportNames {
+  const dir = join(root, String(made++));
+  mkdirSync(dir);
+  return ExportNames.create(dir);
+}
 
 describe('imageFileName', () => {
   it('names a file by id, never by a path the id spells; a changed id carries a hash of itself', () => {
@@ -13,7 +26,7 @@ describe('imageFileName', () => {
 
 describe('ExportNames', () => {
   it('an id whose name would be one file with an earlier one\'s, where case does not count, is the one tagged', () => {
-    const names = new ExportNames();
+    const names = newNames();
     names.name(['ABC', 'abc', 'x']);
     expect(names.of('ABC')).toBe('ABC.jpg');
     expect(names.of('abc')).toMatch(/^abc~[0-9a-f]{10}\.jpg$/);
@@ -30,10 +43,24 @@ describe('ExportNames', () => {
     expect(new Set(all).size).toBe(7);
   });
 
+  it('keeps the names given on disk, in a file of their own that remove() takes away', () => {
+    const dir = join(root, 'own');
+    mkdirSync(dir);
+    const names = ExportNames.create(dir);
+    const ids = Array.from({ length: 5_000 }, (_, n) => `image-${n}`);
+    names.name(ids);
+    names.name(['IMAGE-7']);
+    expect(names.of('IMAGE-7')).toMatch(/^IMAGE-7~[0-9a-f]{10}\.jpg$/);
+    expect(ids.every((id) => names.taken(`${id.toUpperCase()}.JPG`))).toBe(true);
+    expect(readdirSync(dir)).toEqual([NAMES_NAME]);
+    names.remove();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it('a tag that is itself taken moves on to the next attempt', () => {
-    const names = new ExportNames();
+    const names = newNames();
     names.name(['a']);
-    const first = new ExportNames();
+    const first = newNames();
     first.name(['a', 'A']);
     const tagged = first.of('A');
     // An id whose plain name is the tag the next clash would get.
