@@ -12,6 +12,7 @@
 // made afresh, replacing what a killed run left, private to the user, and
 // removed by remove().
 import { closeSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { namingFile } from '../process/errors.js';
 
 /** Slots read at once where a key's probe starts: nearly every probe of a table at most 3/4 full ends within them. */
 const PROBE_BLOCK_SLOTS = 16;
@@ -31,14 +32,23 @@ function freshFile(path: string): number {
 }
 
 /** Reads `length` bytes at `position` into `buffer`, zeros past the end of the file. */
-function readAt(fd: number, buffer: Buffer, length: number, position: number): void {
+function readAt(fd: number, path: string, buffer: Buffer, length: number, position: number): void {
   let done = 0;
   while (done < length) {
-    const read = readSync(fd, buffer, done, length - done, position + done);
+    const read = on(path, () => readSync(fd, buffer, done, length - done, position + done));
     if (read === 0) break;
     done += read;
   }
   buffer.fill(0, done, length);
+}
+
+/** `io()` on the open file at `path`, a failure naming it (a full disk, found by a write). */
+function on<T>(path: string, io: () => T): T {
+  try {
+    return io();
+  } catch (error) {
+    throw namingFile(error, path);
+  }
 }
 
 function closeAndRemove(fd: number | undefined, path: string): void {
@@ -50,9 +60,9 @@ function closeAndRemove(fd: number | undefined, path: string): void {
   }
 }
 
-function writeAt(fd: number, buffer: Buffer, length: number, position: number): void {
+function writeAt(fd: number, path: string, buffer: Buffer, length: number, position: number): void {
   let done = 0;
-  while (done < length) done += writeSync(fd, buffer, done, length - done, position + done);
+  while (done < length) done += on(path, () => writeSync(fd, buffer, done, length - done, position + done));
 }
 
 /**
@@ -84,7 +94,7 @@ export class DiskHashTable {
   /** A new, empty table at `path` with room for `expected` keys before it first doubles. */
   static create(path: string, valueWords: number, expected = 768): DiskHashTable {
     const table = new DiskHashTable(path, freshFile(path), valueWords, slotsFor(expected));
-    ftruncateSync(table.handle, table.slots * table.slotBytes);
+    on(path, () => ftruncateSync(table.handle, table.slots * table.slotBytes));
     return table;
   }
 
@@ -112,13 +122,13 @@ export class DiskHashTable {
 
   /** Value `index` of `slot`. */
   value(slot: number, index: number): number {
-    readAt(this.handle, this.word, 4, slot * this.slotBytes + (3 + index) * 4);
+    readAt(this.handle, this.path, this.word, 4, slot * this.slotBytes + (3 + index) * 4);
     return this.word.readUInt32LE(0);
   }
 
   setValue(slot: number, index: number, value: number): void {
     this.word.writeUInt32LE(value >>> 0, 0);
-    writeAt(this.handle, this.word, 4, slot * this.slotBytes + (3 + index) * 4);
+    writeAt(this.handle, this.path, this.word, 4, slot * this.slotBytes + (3 + index) * 4);
   }
 
   /** Every slot in use with its key and values, in the order of the file (not of the keys' coming). */
@@ -127,7 +137,7 @@ export class DiskHashTable {
     const chunk = Buffer.alloc(perChunk * this.slotBytes);
     for (let first = 0; first < this.slots; first += perChunk) {
       const count = Math.min(perChunk, this.slots - first);
-      readAt(this.handle, chunk, count * this.slotBytes, first * this.slotBytes);
+      readAt(this.handle, this.path, chunk, count * this.slotBytes, first * this.slotBytes);
       for (let i = 0; i < count; i++) {
         const at = i * this.slotBytes;
         if (chunk.readUInt32LE(at) === 0) continue;
@@ -158,7 +168,7 @@ export class DiskHashTable {
     const key1 = key[1]! >>> 0;
     for (let slot = this.start(key); ; ) {
       const count = Math.min(PROBE_BLOCK_SLOTS, this.slots - slot);
-      readAt(this.handle, this.block, count * this.slotBytes, slot * this.slotBytes);
+      readAt(this.handle, this.path, this.block, count * this.slotBytes, slot * this.slotBytes);
       for (let i = 0; i < count; i++) {
         const at = i * this.slotBytes;
         if (this.block.readUInt32LE(at) === 0) return { slot: slot + i, found: false };
@@ -174,7 +184,7 @@ export class DiskHashTable {
     bytes.writeUInt32LE(key[0]! >>> 0, 4);
     bytes.writeUInt32LE(key[1]! >>> 0, 8);
     values?.forEach((value, v) => bytes.writeUInt32LE(value >>> 0, (3 + v) * 4));
-    writeAt(this.handle, bytes, this.slotBytes, slot * this.slotBytes);
+    writeAt(this.handle, this.path, bytes, this.slotBytes, slot * this.slotBytes);
   }
 
   /** Moves every key into a table of `slots` slots: a new file, renamed over this one once whole. */
@@ -183,7 +193,7 @@ export class DiskHashTable {
     const oldSlots = this.slots;
     const growing = `${this.path}.grow`;
     const fd = freshFile(growing);
-    ftruncateSync(fd, slots * this.slotBytes);
+    on(growing, () => ftruncateSync(fd, slots * this.slotBytes));
     const old = new DiskHashTable(this.path, oldFd, this.valueWords, oldSlots);
     this.fd = fd;
     this.slots = slots;
@@ -219,13 +229,13 @@ export class DiskRecords {
   }
 
   read(n: number): Buffer {
-    readAt(this.handle, this.record, this.recordBytes, n * this.recordBytes);
+    readAt(this.handle, this.path, this.record, this.recordBytes, n * this.recordBytes);
     return this.record;
   }
 
   /** Writes `record` (recordBytes long, such as the buffer read() gave, changed) as record n. */
   write(n: number, record: Buffer): void {
-    writeAt(this.handle, record, this.recordBytes, n * this.recordBytes);
+    writeAt(this.handle, this.path, record, this.recordBytes, n * this.recordBytes);
   }
 
   /** Records 0 to count - 1 in order, each as a view good until the next. */
@@ -234,7 +244,7 @@ export class DiskRecords {
     const chunk = Buffer.alloc(perChunk * this.recordBytes);
     for (let first = 0; first < count; first += perChunk) {
       const n = Math.min(perChunk, count - first);
-      readAt(this.handle, chunk, n * this.recordBytes, first * this.recordBytes);
+      readAt(this.handle, this.path, chunk, n * this.recordBytes, first * this.recordBytes);
       for (let i = 0; i < n; i++) yield chunk.subarray(i * this.recordBytes, (i + 1) * this.recordBytes);
     }
   }

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { namingFile } from '../process/errors.js';
 
 /** Every temp file ends so; a sweep at start removes the ones a crash left behind. */
 export const TEMP_SUFFIX = '.tmp';
@@ -59,7 +60,8 @@ async function replaceAtomically(path: string, mode: number, fill: (handle: File
   } catch (error) {
     await handle.close().catch(() => {});
     await unlink(temp).catch(() => {});
-    throw error;
+    // A write to the open temp file names no file: the file being written is `path`.
+    throw namingFile(error, path);
   }
   await handle.close();
   try {

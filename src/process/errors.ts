@@ -163,6 +163,16 @@ const DOING: Record<string, string> = {
 };
 
 /**
+ * `error` naming `path` when it names no file: a call on an open file (a write
+ * to a full disk) fails without saying which, and fileSystemFailure names what
+ * the error carries. Returns the error, to be thrown again.
+ */
+export function namingFile(error: unknown, path: string): unknown {
+  if (error instanceof Error && (error as NodeJS.ErrnoException).code !== undefined && !('path' in error)) Object.assign(error, { path });
+  return error;
+}
+
+/**
  * A file-system error from anywhere (a full disk mid-download, a directory
  * where an index must go) as a FileSystemError naming what it was doing and
  * where, from the error itself; undefined when it is not one the CLI can name.

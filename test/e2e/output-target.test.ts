@@ -261,6 +261,25 @@ describe('a full disk is one clear line and exit 2', () => {
   });
 });
 
+describe('export on a full disk', () => {
+  it.skipIf(!can.mount)('the ledger it keeps on disk cannot be written: one line naming its file, exit 2, and no scratch file left', async () => {
+    expect((await cli(['generate', ...SCENE, '-o', join(work, 'listed.jpg')])).exitCode).toBe(0);
+    // 16 pages of 4 KiB: 15 taken by a file, the last by the export's lock; the first slot of the ledger's
+    // id table (a sparse file until written) finds no room.
+    const small = privateMount('tmpfs', ['-o', 'size=64k'])!;
+    try {
+      writeFileSync(join(small.path, 'filler'), Buffer.alloc(60 * 1024));
+      const dir = join(small.path, 'backup');
+      const result = await cli(['export', dir]);
+      expect(result.stderr).toBe(`error: cannot write ${join(dir, '.aerial-export.ids')}: no space left on the device\n`);
+      expect(result.exitCode).toBe(2);
+      expect(readdirSync(dir).filter((name) => name.startsWith('.'))).toEqual([]);
+    } finally {
+      small.unmount();
+    }
+  });
+});
+
 describe('long names', () => {
   it('a 250-byte name works: its temp file is kept within what the file system allows', async () => {
     const name = `${'n'.repeat(246)}.jpg`;

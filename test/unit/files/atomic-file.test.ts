@@ -8,7 +8,8 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { writeFileAtomic } from '../../../src/files/atomic-file.js';
+import { writeFileAtomic, writeFileAtomicStream } from '../../../src/files/atomic-file.js';
+import { fileSystemFailure } from '../../../src/process/errors.js';
 
 interface DirectorySync {
   /** The directory's entries when this fsync started. */
@@ -95,5 +96,17 @@ describe('writeFileAtomic', () => {
     expect(directorySyncs).toHaveLength(2);
     expect(directorySyncs[0]!.entries.has('b')).toBe(false);
     expect(directorySyncs[1]!.entries.has('b')).toBe(true);
+  });
+
+  it('a write that fails on the open temp file (a full disk names no file) is told as a failure of the file being written; the temp file goes', async () => {
+    const dir = freshDir();
+    const target = join(dir, 'index.html');
+    const failure = await writeFileAtomicStream(target, async (append) => {
+      await append('<!doctype html>');
+      // What a write(2) to a full disk throws: a code and a system call, no path.
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+    }).catch((error: unknown) => error);
+    expect(fileSystemFailure(failure)?.message).toBe(`cannot write ${target}: no space left on the device`);
+    expect(readdirSync(dir)).toEqual([]);
   });
 });
