@@ -6,7 +6,7 @@
 // half-written one. One older than its image is made again; one whose image is
 // no longer in the report is removed.
 import { availableParallelism } from 'node:os';
-import { mkdir, opendir, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, opendir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { TEMP_SUFFIX } from '../files/atomic-file.js';
@@ -116,21 +116,23 @@ export async function makeThumbnails(files: Iterable<string> | AsyncIterable<str
       result.reused++;
       return;
     }
-    let bytes: Buffer;
+    const temp = join(dir, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
     try {
-      bytes = await sharp(file, { failOn: 'error' })
+      // libvips writes the thumbnail to its file itself. Handed back as a Buffer to be written, each one was native
+      // memory V8 does not count, freed only as its collections came round: on Node 26, a 30,000-image export's
+      // thumbnails took its peak RSS from 184 MiB to 234.
+      await sharp(file, { failOn: 'error' })
         .autoOrient()
         .resize(THUMBNAIL_SIZE.width, THUMBNAIL_SIZE.height, { fit: 'inside', withoutEnlargement: true })
         .jpeg({ quality: THUMBNAIL_QUALITY })
-        .toBuffer();
+        .toFile(temp);
     } catch (error) {
+      await unlink(temp).catch(() => {});
       without.add(file);
       result.failed.push({ file, reason: (error as Error).message });
       return;
     }
-    const temp = join(dir, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
     try {
-      await writeFile(temp, bytes, { flag: 'wx', mode: 0o644 });
       await rename(temp, target);
     } catch (error) {
       await unlink(temp).catch(() => {});

@@ -197,8 +197,10 @@ describe('export over a growing history', () => {
 
 /**
  * What export may gain from 2,000 images to 20,000. What it keeps of each
- * image is a few dozen bytes, off the JS heap (ledger.ts, names.ts, the
- * thumbnails' tags: typed arrays): under 2 MiB for the 18,000 more. The
+ * image is on disk (its record in the spool, its state in the ledger, its
+ * name's hash: spool.ts, ledger.ts, names.ts); in memory, only the report's
+ * thumbnails' tags, 8 bytes each in a typed array: 0.2 MiB for the 18,000
+ * more. The
  * JS heap it holds (sampled after a full collection, once a second) is
  * bounded tightly: measured +0.3 to +1.9 MiB on Node 20 and 24. Peak RSS also
  * counts the garbage V8 lets pile up between collections, which it lets grow
