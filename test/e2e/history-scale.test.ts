@@ -200,13 +200,13 @@ describe('export over a growing history', () => {
  * image is on disk (its record in the spool, its state in the ledger, its
  * name's hash: spool.ts, ledger.ts, names.ts); in memory, only the report's
  * thumbnails' tags, 8 bytes each in a typed array: 0.2 MiB for the 18,000
- * more. The
- * JS heap it holds (sampled after a full collection, once a second) is
- * bounded tightly: measured +0.3 to +1.9 MiB on Node 20 and 24. Peak RSS also
- * counts the garbage V8 lets pile up between collections, which it lets grow
- * with a longer run's allocation, so it is bounded loosely: +12 MiB on Node
- * 20, +20 on Node 24, with the young generation held at one size in both runs. The export that held every image's record, name
- * and outcome gained about 4 KB an image: over 70 MiB here, on both.
+ * more. The JS heap it holds (sampled after a full collection, once a
+ * second) is bounded tightly: measured +0.3 to +1.9 MiB on Node 20 and 24.
+ * Peak RSS also counts the garbage V8 lets pile up between collections, which
+ * it lets grow with a longer run's allocation, so it is bounded loosely: +12
+ * MiB on Node 20, +20 on Node 24, with the young generation held at one size
+ * in both runs. The export that held every image's record, name and outcome
+ * gained about 4 KB an image: over 70 MiB here, on both.
  */
 const EXPORT_HEAP_GROWTH_MB = 8;
 const EXPORT_RSS_GROWTH_MB = 35;
