@@ -65,13 +65,32 @@ function writeAt(fd: number, path: string, buffer: Buffer, length: number, posit
   while (done < length) done += on(path, () => writeSync(fd, buffer, done, length - done, position + done));
 }
 
+/** A file of the run's, open until remove() closes and removes it. */
+class DiskFile {
+  constructor(
+    readonly path: string,
+    protected fd: number | undefined,
+  ) {}
+
+  /** Closes and removes the file. */
+  remove(): void {
+    closeAndRemove(this.fd, this.path);
+    this.fd = undefined;
+  }
+
+  protected get handle(): number {
+    if (this.fd === undefined) throw new Error(`${this.path} is closed`);
+    return this.fd;
+  }
+}
+
 /**
  * A hash table in a file from 64-bit keys (two 32-bit words, such as
  * compact.ts's textKey) to a slot holding `valueWords` 32-bit values.
  * A slot is a word saying it is used, the key's two words, then the values,
  * little-endian. It doubles at 3/4 full, into a new file renamed over the old.
  */
-export class DiskHashTable {
+export class DiskHashTable extends DiskFile {
   private slots: number;
   private mask: number;
   private readonly slotBytes: number;
@@ -80,11 +99,12 @@ export class DiskHashTable {
   size = 0;
 
   private constructor(
-    readonly path: string,
-    private fd: number | undefined,
+    path: string,
+    fd: number | undefined,
     private readonly valueWords: number,
     slots: number,
   ) {
+    super(path, fd);
     this.slots = slots;
     this.mask = slots - 1;
     this.slotBytes = (3 + valueWords) * 4;
@@ -147,17 +167,6 @@ export class DiskHashTable {
     }
   }
 
-  /** Closes and removes the file. */
-  remove(): void {
-    closeAndRemove(this.fd, this.path);
-    this.fd = undefined;
-  }
-
-  private get handle(): number {
-    if (this.fd === undefined) throw new Error(`${this.path} is closed`);
-    return this.fd;
-  }
-
   private start(key: ArrayLike<number>): number {
     return (Math.imul(key[0]! ^ (key[1]! >>> 7), 0x9e3779b1) >>> 0) & this.mask;
   }
@@ -213,14 +222,15 @@ function slotsFor(expected: number): number {
  * record never written reads as zeros. read() hands back one shared buffer,
  * good until the next call.
  */
-export class DiskRecords {
+export class DiskRecords extends DiskFile {
   private readonly record: Buffer;
 
   private constructor(
-    readonly path: string,
-    private fd: number | undefined,
+    path: string,
+    fd: number | undefined,
     private readonly recordBytes: number,
   ) {
+    super(path, fd);
     this.record = Buffer.alloc(recordBytes);
   }
 
@@ -247,16 +257,5 @@ export class DiskRecords {
       readAt(this.handle, this.path, chunk, n * this.recordBytes, first * this.recordBytes);
       for (let i = 0; i < n; i++) yield chunk.subarray(i * this.recordBytes, (i + 1) * this.recordBytes);
     }
-  }
-
-  /** Closes and removes the file. */
-  remove(): void {
-    closeAndRemove(this.fd, this.path);
-    this.fd = undefined;
-  }
-
-  private get handle(): number {
-    if (this.fd === undefined) throw new Error(`${this.path} is closed`);
-    return this.fd;
   }
 }
