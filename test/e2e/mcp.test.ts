@@ -176,7 +176,7 @@ describe('aerial mcp --sandbox, driven by the SDK client over stdio', () => {
     const again = (await client.callTool({ name: 'generate_image', arguments: { at: '10,20', resolution: 'HD', output: 'same.jpg' } })) as CallToolResult;
     results.push(again);
     expect(again.isError).toBe(true);
-    expect(textOf(again)).toMatch(/same\.jpg already exists; set force to true to overwrite/);
+    expect(textOf(again)).toMatch(/same\.jpg already exists; this server replaces no file \(its user did not start it with --allow-overwrite\): choose another output name/);
 
     const missing = (await client.callTool({ name: 'delete_image', arguments: { id: 'ffffffffffff' } })) as CallToolResult;
     results.push(missing);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/v4';
 import { ApiError } from '../../../../src/api/errors.js';
-import { argumentName, generateImageArguments, redactedResult, toolError } from '../../../../src/commands/mcp/tools.js';
+import { argumentName, generateImageArguments, safeResult, toolError } from '../../../../src/commands/mcp/tools.js';
 import { CliError, ExitCode, UsageError } from '../../../../src/process/errors.js';
 import { ENUM_FIELDS, SCENE_FIELD_NAMES, SCENE_FIELDS } from '../../../../src/scene/vocabulary.js';
 import { Redactor } from '../../../../src/text/secrets.js';
@@ -70,10 +70,10 @@ describe('toolError', () => {
   });
 });
 
-describe('redactedResult', () => {
+describe('safeResult', () => {
   it('redacts every text and structured value, and leaves image data as it is', () => {
     const image = Buffer.from(`jpeg ${KEY}`).toString('base64');
-    const result = redactedResult(
+    const result = safeResult(
       {
         content: [
           { type: 'image', data: image, mimeType: 'image/jpeg' },
