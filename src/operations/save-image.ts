@@ -21,6 +21,8 @@ import { checkOutputPath, destinationFor, saveImage, StreamDestination, type Out
 import type { Redact } from '../text/secrets.js';
 
 export type { OutputTarget } from '../files/jpeg-file.js';
+/** For a face that writes into a device or FIFO (the CLI): opened before anything is sent, then given as `stream`. */
+export { openSpecialOutput } from '../files/jpeg-file.js';
 
 /** Where an image may go and how the caller names it. */
 export interface TargetRules {

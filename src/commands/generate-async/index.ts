@@ -152,9 +152,8 @@ function isLoopbackHost(hostname: string): boolean {
 
 async function listenAndDownload(ctx: Context, request: GenerationRequest, plan: ListenPlan, options: GenerateAsyncOptions): Promise<void> {
   if (options.output === '-') throw new UsageError('--output - is not supported by generate-async; name a file');
-  const [{ checkImageTarget, saveImageFromUrl }, { openSpecialOutput }, { formatDuration }, webhook] = await Promise.all([
+  const [{ checkImageTarget, openSpecialOutput, saveImageFromUrl }, { formatDuration }, webhook] = await Promise.all([
     import('../../operations/save-image.js'),
-    import('../../files/jpeg-file.js'),
     import('../../input/duration.js'),
     import('../../webhook/async-generation.js'),
   ]);

@@ -66,7 +66,7 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   if (toStdout && ctx.io.stdoutIsTTY) {
     throw new UsageError('--output - writes binary JPEG data to stdout; redirect it to a file or pipe (stdout is a terminal)');
   }
-  const [{ checkImageTarget, saveGeneratedImage }, { openSpecialOutput }] = await Promise.all([import('../../operations/save-image.js'), import('../../files/jpeg-file.js')]);
+  const { checkImageTarget, openSpecialOutput, saveGeneratedImage } = await import('../../operations/save-image.js');
   const rules = { overwrite: Boolean(options.force), label: '--output' };
   const prompts = await import('../shared/prompts.js');
   const interactive = prompts.mustPrompt(ctx, input, Boolean(options.interactive)) ? prompts : undefined;
