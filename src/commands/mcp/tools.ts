@@ -306,7 +306,8 @@ export function safeResult(result: CallToolResult, redact: (text: string) => str
   return {
     ...result,
     content: result.content.map((item) => (item.type === 'text' ? { ...item, text: harmlessLines(redact(item.text)) } : item)),
-    ...(result.structuredContent && { structuredContent: harmlessValue(redactValue(result.structuredContent, redact)) as Record<string, unknown> }),
+    // Made harmless first, which turns every ForeignText in it into a string, then redacted.
+    ...(result.structuredContent && { structuredContent: redactValue(harmlessValue(result.structuredContent), redact) as Record<string, unknown> }),
   };
 }
 

@@ -7,6 +7,7 @@ import { MaybeChargedError } from '../../../../src/api/retry.js';
 import { argumentName, generateImageArguments, safeResult, toolError, toolRemedies } from '../../../../src/commands/mcp/tools.js';
 import { CliError, ExitCode, UsageError } from '../../../../src/process/errors.js';
 import { ENUM_FIELDS, SCENE_FIELD_NAMES, SCENE_FIELDS } from '../../../../src/scene/vocabulary.js';
+import { foreign } from '../../../../src/text/foreign-text.js';
 import { Redactor } from '../../../../src/text/secrets.js';
 
 const KEY = 'sk-unit-0123456789abcdef';
@@ -119,5 +120,11 @@ describe('safeResult, for text from the service', () => {
     );
     expect(result.content[0]).toEqual({ type: 'text', text: 'Saved x.jpg.\nImage id: a\\u2028b\\u202ec\\u009b' });
     expect(result.structuredContent).toEqual({ id: 'a\\u2028b\\u202ec', list: [{ note: 'x\\u000ay\\u0085' }] });
+  });
+
+  it('redacts a ForeignText as it redacts a string', () => {
+    const result = safeResult({ content: [{ type: 'text', text: `id ${foreign(`x-${KEY}`)}` }], structuredContent: { id: foreign(`x-${KEY}\u2028`) } }, redact);
+    expect(result.content[0]).toEqual({ type: 'text', text: 'id x-***' });
+    expect(result.structuredContent).toEqual({ id: 'x-***\\u2028' });
   });
 });
