@@ -5,19 +5,11 @@
 // on every field (image-request.ts), so a value the service does not know fails
 // to compile. genaerial.ts holds each of these to what the client returns (an
 // assignment that stops compiling if they part). Inputs take readonly arrays.
-import type { EnumValue } from '../scene/vocabulary.js';
+import type { Resolution } from '../api/enums.js';
 
 export type { ImageRequest } from './image-request.js';
-
-/** The values of each scene setting, as types (their lists at run time: RESOLUTIONS, ZOOMS, … in index.ts). */
-export type Resolution = EnumValue<'resolution'>;
-export type Zoom = EnumValue<'zoom'>;
-export type Bearing = EnumValue<'bearing'>;
-export type Angle = EnumValue<'angle'>;
-export type Weather = EnumValue<'weather'>;
-export type Daytime = EnumValue<'daytime'>;
-export type AspectRatio = EnumValue<'aspectRatio'>;
-export type Epoch = EnumValue<'epoch'>;
+/** The values of each scene setting, as types (their lists at run time: RESOLUTIONS, ZOOMS, … in values.ts). */
+export type { Angle, AspectRatio, Bearing, Daytime, Epoch, Resolution, Weather, Zoom } from '../api/enums.js';
 
 /** One image of the history, as the list endpoint gives it; fields the service adds are kept. */
 export interface ImageRecord {

@@ -3,19 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { requestProblem, wireLabel } from '../../../src/scene/request-check.js';
 import { ENUM_FIELDS, SCENE_FIELDS, SCENE_FIELD_NAMES, flagName } from '../../../src/scene/vocabulary.js';
+import { generationRequest } from '../../helpers/sandbox.js';
 
-const valid = () => ({
-  coordinates: { lat: 48.8584, lng: 2.2945 },
-  resolution: 'FHD',
-  zoom: 'Medium',
-  bearing: 'North',
-  angle: 'High',
-  weather: 'Sunny',
-  daytime: 'Day',
-  aspectRatio: 'Landscape',
-  epoch: 'Nowadays',
-  tags: [] as string[],
-});
+/** A request in the wire form, with the tags as a plain array. */
+const valid = () => ({ ...generationRequest({ resolution: 'FHD' }), tags: [] as string[] });
 
 describe('requestProblem', () => {
   it('passes a request in the wire form, booleans and the prompt optional', () => {
