@@ -129,9 +129,9 @@ export class NetworkError extends RequestError {
 /**
  * No answer in time: a stage of an attempt ran out (ConnectTimeout,
  * HeadersTimeout, BodyTimeout, ResponseTimeout), or the whole attempt (the
- * library's timeoutMs: AttemptTimeout), a callback
- * never came (Timeout), a call's deadline passed (Deadline), or the caller's
- * own signal timed out (Timeout, the signal's reason as its cause).
+ * library's timeoutMs: AttemptTimeout); a callback never came (Timeout); a
+ * call's deadline passed (Deadline); or the caller's own signal timed out
+ * (Timeout, the signal's reason as its cause).
  */
 export class TimeoutError extends NetworkError {}
 
