@@ -12,7 +12,7 @@ import { walkPages } from '../api/pages.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../api/retry.js';
 import type { AsyncAccepted as WireAccepted, GenerationRequest, Page, WebhookSuccess } from '../api/schema.js';
 import { VERSION } from '../bundle/version.js';
-import { apiKeyProblem, checkProfileName, readConfig, resolveSettings } from '../config/config.js';
+import { apiKeyProblem, checkProfileName, profileOf, readConfig, resolveSettings } from '../config/config.js';
 import { validateBaseUrl } from '../input/flags.js';
 import { validateRequest } from '../operations/request.js';
 import { publicError, type CallStop } from './errors.js';
@@ -356,7 +356,14 @@ function settingsOf(options: GenAerialOptions, env: Record<string, string | unde
   let baseUrl = options.baseUrl;
   if (options.profile !== undefined) checkProfileName(options.profile, 'profile');
   if (apiKey === undefined || baseUrl === undefined) {
-    const settings = resolveSettings({ apiKey, baseUrl, profile: options.profile }, env, readConfig(env));
+    const config = readConfig(env);
+    // Said here in the library's terms: the settings' own words suggest the CLI's --profile.
+    const named = options.profile ?? (env.AERIAL_PROFILE || undefined);
+    if (named !== undefined && !profileOf(config, named)) {
+      const known = Object.keys(config.profiles ?? {});
+      throw new InvalidInputError(`profile '${named}' does not exist in the config file${known.length ? ` (profiles: ${known.join(', ')})` : ''}; pass { apiKey, baseUrl }, or name another profile`);
+    }
+    const settings = resolveSettings({ apiKey, baseUrl, profile: options.profile }, env, config);
     apiKey = settings.apiKey.value;
     baseUrl = settings.baseUrl.value;
   }

@@ -258,6 +258,9 @@ describe('errors name the library’s options, never a flag', () => {
       expect(error).toBeInstanceOf(InvalidInputError);
       expect(error.message).toMatch(message);
     }
+    const noProfile = new GenAerial({ env: { AERIAL_CONFIG_DIR: join(work, 'config') }, profile: 'work' });
+    clients.push(noProfile);
+    expect((await failure(noProfile.list())).message).toBe("profile 'work' does not exist in the config file; pass { apiKey, baseUrl }, or name another profile");
     const lib = client();
     expect((await failure(lib.list({ size: 0 }))).message).toBe('size must be a whole number from 1 to 9007199254740991; got 0');
     expect((await failure(lib.list({}, { deadlineMs: -5 }))).message).toMatch(/^deadlineMs must be/);
