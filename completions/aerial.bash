@@ -84,7 +84,7 @@ _aerial_options() {
     "aerial config path") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial config help") echo "--api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial sandbox") echo "--port --host --data-dir --credits --key --latency --fail-rate --rate-limit --drop-rate --webhook-fail --seed -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
-    "aerial mcp") echo "--output-dir -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial mcp") echo "--output-dir --allow-overwrite -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial completion") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial help") echo "--api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
   esac

@@ -266,6 +266,8 @@ async function writeDeclarations(dir, entries) {
   const bundle = await rollup({
     input: Object.fromEntries(Object.entries(entries).map(([name, file]) => [name, fileURLToPath(new URL(`../${file}`, import.meta.url))])),
     plugins: [dts({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)), compilerOptions: { stripInternal: true } })],
+    // Node's built-ins are every consumer's (@types/node): a type imported from one is left as an import.
+    external: (id) => id.startsWith('node:'),
     onwarn(warning) {
       throw new Error(`bundling the type declarations: ${warning.message}`);
     },

@@ -1,8 +1,10 @@
-// Turns scene input (flags, batch rows, prompts) plus configured defaults into
-// a validated wire request. Every failure names the flag and what is allowed,
-// and nothing is sent until this has succeeded.
+// Turns scene input (flags, batch rows, prompts, MCP tool arguments) plus
+// configured defaults into a validated wire request. Every failure names the
+// flag (or column, or argument) and what is allowed, and nothing is sent until
+// this has succeeded.
 import { UsageError } from '../process/errors.js';
-import { describeIssues, generationRequestSchema, type GenerationRequest } from '../api/schema.js';
+import type { GenerationRequest } from '../api/schema.js';
+import { requestProblem } from '../scene/request-check.js';
 import {
   flagName,
   parseSceneEnum,
@@ -144,8 +146,9 @@ export function buildGenerationRequest(
     }
   }
 
-  // The schema is the last word: anything the checks above missed is still caught before sending.
-  const checked = generationRequestSchema().safeParse(request);
-  if (!checked.success) throw new UsageError(describeIssues(checked.error), 'ValidationFailed');
-  return checked.data;
+  // The vocabulary's check of the wire form is the last word, as for every face (scene/request-check.ts):
+  // anything the checks above missed is still caught before sending.
+  const problem = requestProblem(request, label);
+  if (problem) throw new UsageError(problem, 'ValidationFailed');
+  return request as GenerationRequest;
 }

@@ -152,14 +152,15 @@ function isLoopbackHost(hostname: string): boolean {
 
 async function listenAndDownload(ctx: Context, request: GenerationRequest, plan: ListenPlan, options: GenerateAsyncOptions): Promise<void> {
   if (options.output === '-') throw new UsageError('--output - is not supported by generate-async; name a file');
-  const [{ checkOutputPath, destinationFor, openSpecialOutput, saveImage }, { formatDuration }, webhook] = await Promise.all([
-    import('../../files/jpeg-file.js'),
+  const [{ checkImageTarget, openSpecialOutput, saveImageFromUrl }, { formatDuration }, webhook] = await Promise.all([
+    import('../../operations/save-image.js'),
     import('../../input/duration.js'),
     import('../../webhook/async-generation.js'),
   ]);
   const { lat, lng } = request.coordinates;
+  const rules = { overwrite: Boolean(options.force), label: '--output' };
   // Checked before anything is sent: a refused target must not cost credits.
-  const target = await checkOutputPath(options.output ?? defaultOutputName(lat, lng), Boolean(options.force));
+  const target = await checkImageTarget(options.output ?? defaultOutputName(lat, lng), rules);
   // A device or FIFO is opened now too: a FIFO waits for its reader before anything is paid for.
   const special = target.special ? await openSpecialOutput(target, '--output', ctx.signal, (message) => ctx.io.info(message)) : undefined;
   if (special) ctx.onCleanup(() => void special.destroy());
@@ -197,10 +198,14 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
       throw error;
     }
     spinner.update(`Downloading image ${printable(ctx.io.redact(payload.generatedImageId), 80)}…`);
-    const metadata = options.metadata === false ? undefined : await import('../../files/image-metadata.js');
-    const editor = metadata?.createMetadataSplicer({ request, software: `aerial ${VERSION}`, redact: ctx.io.redact });
-    const destination = destinationFor(target, special, { force: Boolean(options.force), editor });
-    const written = await saveImage(destination, (sink) => client.downloadInto(payload.signedUrl, sink, { signal: ctx.signal }));
+    const written = await saveImageFromUrl(client, payload.signedUrl, {
+      ...rules,
+      request,
+      target,
+      metadata: options.metadata === false ? false : { software: `aerial ${VERSION}`, redact: ctx.io.redact },
+      stream: special && { stream: special, path: target.path, end: true },
+      signal: ctx.signal,
+    });
     await listener.close();
     const fileBytes = written.bytes;
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
