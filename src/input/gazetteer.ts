@@ -9,7 +9,7 @@
 // unless one of them is at least DOMINANT_RATIO times as populous as the next
 // (Paris, London, Rome): a person who means Paris, Texas says so.
 import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import { createRequire } from 'node:module';
 import { findBuiltFile } from '../bundle/built-files.js';
 import { UsageError } from '../process/errors.js';
 
@@ -78,6 +78,12 @@ export function describePlace(place: Place): string {
 /** "Paris, Île-de-France, FR (48.85341, 2.3488)". */
 export function describePlaceAt(place: Place): string {
   return `${describePlace(place)} (${place.lat}, ${place.lng})`;
+}
+
+/** What a command tells a person about the place a name was taken for. */
+export function placeNote(query: string, found: FoundPlace): string {
+  const others = found.others === 0 ? '' : `, the largest of ${found.others + 1} places of that name`;
+  return `'${query.trim()}' is ${describePlaceAt(found.place)}${others}`;
 }
 
 /** Other names people give countries than the ones Intl knows. */
@@ -186,6 +192,13 @@ export class Gazetteer {
     let name = text;
     let qualifiers: string[] = [];
     let rows = this.named(text);
+    if (rows.length === 0 && !text.includes(',') && /\s/.test(text)) {
+      // "Paris FR": the last word as a country or region, when that finds the place.
+      const words = text.split(/\s+/);
+      const last = words.pop()!;
+      const named = this.named(words.join(' ')).filter((row) => matchesQualifier(row, last));
+      if (named.length > 0) [name, qualifiers, rows] = [words.join(' '), [last], named];
+    }
     if (rows.length === 0 && text.includes(',')) {
       [name, ...qualifiers] = text.split(',').map((part) => part.trim());
       qualifiers = qualifiers.filter(Boolean);
@@ -239,6 +252,8 @@ export function gazetteer(): Gazetteer {
   if (loaded) return loaded;
   const file = findBuiltFile(GAZETTEER_FILE);
   if (!file) throw new Error(`the gazetteer (${GAZETTEER_FILE}) is missing; run npm run build`);
+  // node:zlib is required here, not imported: commands that build a request from coordinates never load it.
+  const { gunzipSync } = createRequire(import.meta.url)('node:zlib') as typeof import('node:zlib');
   loaded = new Gazetteer(gunzipSync(readFileSync(file)).toString('utf8'));
   return loaded;
 }

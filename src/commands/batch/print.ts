@@ -35,7 +35,7 @@ export async function printDryRun(ctx: Context, rows: AsyncIterable<PlannedRow>,
     }
     await io.outPart(chunk);
     io.info(
-      `${counts.valid} valid, ${invalid} invalid${shardNote}; would cost ${counts.credits} credits at the sandbox's prices (HD 1, FHD 2, UHD 4; the service does not publish its prices). Nothing was sent.`,
+      `${counts.valid} valid, ${invalid} invalid${shardNote}; would cost ${counts.credits} credit${counts.credits === 1 ? '' : 's'} at the sandbox's prices (HD 1, FHD 2, UHD 4; the service does not publish its prices). Nothing was sent.`,
     );
   }
   if (invalid > 0) {

@@ -109,11 +109,14 @@ export async function runGenerateAsync(ctx: Context, options: GenerateAsyncOptio
     if (options.metadata === false) throw new UsageError('--no-metadata only applies with --listen (which saves the image)');
   }
   const plan = options.listen ? await planListen(options) : undefined;
-  const { buildGenerationRequest } = await import('../../input/scene-request.js');
-  const request = buildGenerationRequest(sceneInputFrom(options), ctx.settings().sceneDefaults);
+  const { buildGenerationRequest, placeNotes } = await import('../../input/scene-request.js');
+  const request = buildGenerationRequest(sceneInputFrom(options), ctx.settings().sceneDefaults, undefined, placeNotes((message) => ctx.io.info(message)));
   if (plan) return listenAndDownload(ctx, request, plan, options);
 
   const { validateCallbackUrl } = await import('../../input/flags.js');
+  if (options.callbackUrl === undefined) {
+    throw new UsageError('generate-async needs --listen (aerial waits for the result itself and saves the image) or --callback-url <url> (your own receiver gets it)');
+  }
   const callbackUrl = validateCallbackUrl(options.callbackUrl);
   const client = await ctx.client();
   const accepted = await client.generateAsync(request, callbackUrl, { signal: ctx.signal });

@@ -150,7 +150,7 @@ export async function runSandbox(ctx: Context, options: SandboxCommandOptions): 
   const credits = await sandbox.credits(sandbox.defaultKey);
   const { formatDuration } = await import('../../input/duration.js');
   const latency = flags.latencyMs ? `; latency ${formatDuration(flags.latencyMs)}` : '';
-  io.info(`Sandbox serving GenAerial v1 at ${sandbox.url} (data: ${dataDir}; ${credits} credits${latency}; fault seed ${sandbox.seed})`);
+  io.info(`Sandbox serving GenAerial v1 at ${sandbox.url} (data: ${dataDir}; ${credits} credit${credits === 1 ? '' : 's'}${latency}; fault seed ${sandbox.seed})`);
   if (!isLoopback(flags.host)) io.warn(`--host ${flags.host} exposes the sandbox beyond this machine; its test endpoints need no key`);
   io.info(`Try: AERIAL_BASE_URL=${sandbox.url} AERIAL_API_KEY=<key above> aerial list   (Ctrl-C stops)`);
 

@@ -115,3 +115,11 @@ describe('the file format', () => {
     expect(() => new Gazetteer('name\tlat\n')).toThrow(/not an aerial gazetteer/);
   });
 });
+
+describe('a name without a comma', () => {
+  it('takes its last word for the country when the whole is no name', () => {
+    expect(findPlace('Paris FR', '--at').place.country).toBe('FR');
+    expect(findPlace('Springfield IL', '--at').place.region).toBe('Illinois');
+    expect(refusal('New York').code).toBe('PlaceNotFound');
+  });
+});
