@@ -8,8 +8,8 @@ import type { Command } from 'commander';
 import type { GenAerialClient, Trace } from '../api/client.js';
 import type { Network, NetworkSetup } from '../api/network.js';
 import type { RetryPolicy } from '../api/retry.js';
-import { UsageError } from '../process/errors.js';
-import { apiKeyProblem, DEFAULT_BASE_URL, DEFAULT_PROFILE, defaultSandboxDir, readConfig, resolveSettings, type Settings } from '../config/config.js';
+import { CliError, ExitCode, UsageError } from '../process/errors.js';
+import { apiKeyProblem, DEFAULT_BASE_URL, DEFAULT_PROFILE, defaultSandboxDir, moveOldSandboxData, readConfig, resolveSettings, type Settings } from '../config/config.js';
 import { validateBaseUrl } from '../input/flags.js';
 import { colorEnabled, loadStyle, Terminal } from '../terminal/terminal.js';
 import type { InFlight, Shutdown, SignalTarget } from '../process/shutdown.js';
@@ -129,6 +129,8 @@ export class Context {
     const settings = this.settings();
     if (this.globals.sandbox) {
       const { startSandbox } = await import('../sandbox/server.js');
+      const moved = await moveOldSandboxData(this.env);
+      if (moved) this.io.info(`Moved the sandbox's data from ${moved} to ${defaultSandboxDir(this.env)}`);
       const sandbox = await startSandbox({
         host: '127.0.0.1',
         port: 0,
@@ -143,10 +145,12 @@ export class Context {
     }
     const baseUrl = settings.baseUrl;
     if (!settings.apiKey.value?.trim()) {
-      // The public service hands out keys (with free credits) at sign-up.
+      // The public service hands out keys (with free credits) at sign-up. No key is an authentication failure, as a refused one is.
       const where = baseUrl.value === DEFAULT_BASE_URL ? ' (sign up at genaerial.com for one)' : '';
-      throw new UsageError(
+      throw new CliError(
         `no API key${where}: set AERIAL_API_KEY, run 'aerial init' or 'aerial config set api-key' (hidden prompt or stdin), or try --sandbox`,
+        ExitCode.Auth,
+        'MissingApiKey',
       );
     }
     const label = { flag: '--base-url', env: 'AERIAL_BASE_URL', profile: 'base-url in the config file', default: 'the default base URL' }[baseUrl.source];

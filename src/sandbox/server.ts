@@ -36,6 +36,7 @@ import { DEFAULT_WEBHOOK_POLICY, WebhookSender, type DeliveryAttempt, type Webho
 
 export { API_BASE_PATH } from './server/api-routes.js';
 export { DEFAULT_CREDITS } from './server/accounts.js';
+export { resetSandboxData } from './server/store.js';
 export type { RequestLogEntry } from './server/request-log.js';
 export type { DeliveryAttempt } from './server/webhooks.js';
 export type { FaultSettings } from './faults.js';

@@ -84,10 +84,16 @@ describe('ids found in the history before anything is deleted', () => {
     const result = await aerial(['delete', '7d41a9c3-cccc', 'img_gone', '--yes']);
     expect(result.exitCode).toBe(5);
     expect(result.stderr).toBe('error: NotFound — image img_gone not found in your history (5 images listed)\n');
-    // Fewer than 4 characters are never taken as the start of an id.
+    expect(deletions()).toEqual([]);
+  });
+
+  it('fewer than 4 characters are a usage error (exit 2), before the history is listed', async () => {
+    server.respond(listingOf(HISTORY, answer(200)));
+    const before = server.requests.length;
     const short = await aerial(['delete', '0f8', '--yes']);
-    expect(short.exitCode).toBe(5);
-    expect(short.stderr).toBe("error: NotFound — image 0f8 not found in your history (5 images listed); an id's start must be at least 4 characters\n");
+    expect(short.exitCode).toBe(2);
+    expect(short.stderr).toBe('error: IdTooShort — 0f8 is too short: give an image id, or at least its first 4 characters (see aerial list)\n');
+    expect(server.requests.length).toBe(before);
     expect(deletions()).toEqual([]);
   });
 

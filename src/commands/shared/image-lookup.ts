@@ -4,7 +4,8 @@
 // image's whole id, or, as git, docker and gh take them, the start of exactly
 // one image's id: `aerial delete 0f8c2b1e`. A start that several ids share is
 // refused with the candidates (exit 2), since picking one would act on an image
-// the user did not mean; a word that names no image is not found (exit 5).
+// the user did not mean; a word that names no image is not found (exit 5), and
+// one too short to start an id is refused before anything is sent (exit 2).
 import type { GenAerialClient } from '../../api/client.js';
 import { walkPages } from '../../api/pages.js';
 import type { ImageRecord } from '../../api/schema.js';
@@ -33,6 +34,11 @@ export interface LookupOptions {
  */
 export async function findImages(client: GenAerialClient, words: string[], options: LookupOptions): Promise<Map<string, ImageRecord>> {
   const wanted = [...new Set(words)];
+  // Too short to be the start of an id, and no id is that short: a mistake of the command line, found before anything is sent.
+  const short = wanted.filter((word) => word.length < MIN_ID_PREFIX);
+  if (short.length > 0) {
+    throw new UsageError(`${printable(short[0]!, 80)} is too short: give an image id, or at least its first ${MIN_ID_PREFIX} characters (see aerial list)`, 'IdTooShort');
+  }
   const wantedWhole = new Set(wanted);
   const exact = new Map<string, ImageRecord>();
   if (wanted.length === 0) return exact;
@@ -76,10 +82,8 @@ export async function findImages(client: GenAerialClient, words: string[], optio
   }
   if (missing.length > 0) {
     const names = missing.slice(0, 3).map((word) => printable(word, 80)).join(', ');
-    const short = missing.filter((word) => word.length < MIN_ID_PREFIX);
-    const hint = short.length > 0 ? `; an id's start must be at least ${MIN_ID_PREFIX} characters` : '';
     throw new CliError(
-      `${missing.length === 1 ? 'image' : `${missing.length} images`} ${names}${missing.length > 3 ? ', …' : ''} not found in your history (${listed} image${listed === 1 ? '' : 's'} listed)${hint}${options.notFoundNote ? `; ${options.notFoundNote}` : ''}`,
+      `${missing.length === 1 ? 'image' : `${missing.length} images`} ${names}${missing.length > 3 ? ', …' : ''} not found in your history (${listed} image${listed === 1 ? '' : 's'} listed)${options.notFoundNote ? `; ${options.notFoundNote}` : ''}`,
       ExitCode.NotFound,
       'NotFound',
     );
