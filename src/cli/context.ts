@@ -102,7 +102,7 @@ export class Context {
 
   settings(): Settings {
     if (!this.settingsCache) {
-      this.settingsCache = resolveSettings(this.globals, this.env, readConfig(this.env));
+      this.settingsCache = resolveSettings(this.globals, this.env, readConfig(this.env, (message) => this.io.warn(message)));
       this.io.addSecret(this.settingsCache.apiKey.value);
     }
     return this.settingsCache;

@@ -14,6 +14,7 @@ import { registration as init } from './init/index.js';
 import { registration as list } from './list/index.js';
 import { registration as mcp } from './mcp/index.js';
 import { registration as sandbox } from './sandbox/index.js';
+import { registration as version } from './version/index.js';
 import { registration as view } from './view/index.js';
 import { registration as whoami } from './whoami/index.js';
 
@@ -32,4 +33,5 @@ export const registrations: CommandRegistration[] = [
   sandbox,
   mcp,
   completion,
+  version,
 ];

@@ -113,9 +113,10 @@ export function configPath(env: Record<string, string | undefined>): string {
  * but a regular file in its place (a FIFO would block the open for ever, even
  * through SIGTERM; a device may never end) is refused before it is opened.
  */
-export function readConfig(env: Record<string, string | undefined>): ConfigData {
+export function readConfig(env: Record<string, string | undefined>, onWarning?: (message: string) => void): ConfigData {
   const path = configPath(env);
   let text: string;
+  let mode = 0o600;
   try {
     const info = statSync(path);
     if (!info.isFile()) throw notRegularFile(path, info);
@@ -124,6 +125,7 @@ export function readConfig(env: Record<string, string | undefined>): ConfigData 
     try {
       const opened = fstatSync(fd);
       if (!opened.isFile()) throw notRegularFile(path, opened);
+      mode = opened.mode;
       text = readFileSync(fd, 'utf8');
     } finally {
       closeSync(fd);
@@ -141,7 +143,16 @@ export function readConfig(env: Record<string, string | undefined>): ConfigData 
   }
   const problem = configShapeProblem(data);
   if (problem) throw new UsageError(`config file ${path}: ${problem}; fix it or use 'aerial config set'`, 'ConfigError');
-  return data as ConfigData;
+  const config = data as ConfigData;
+  // As ssh warns of a private key others can read (Windows has no such mode bits).
+  if (onWarning && process.platform !== 'win32' && (mode & 0o044) !== 0 && holdsApiKey(config)) {
+    onWarning(`config file ${path} holds an API key and other users can read it (mode ${(mode & 0o777).toString(8).padStart(4, '0')}); fix it with: chmod 600 ${path}`);
+  }
+  return config;
+}
+
+function holdsApiKey(config: ConfigData): boolean {
+  return Object.values(config.profiles ?? {}).some((profile) => typeof profile.apiKey === 'string' && profile.apiKey !== '');
 }
 
 function notRegularFile(path: string, info: Stats): UsageError {

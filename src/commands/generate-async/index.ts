@@ -44,7 +44,7 @@ function register(command: Command, action: ActionFactory): void {
     .option('--listen-host <host>', `address the listener binds (default ${DEFAULT_LISTEN_HOST}; 0.0.0.0 for every interface)`)
     .option('--listen-port <port>', 'port the listener binds (default 0: a free port)')
     .option('--public-url <url>', 'URL the service calls to reach the listener, e.g. your ngrok or cloudflared tunnel; a secret token path is appended')
-    .option('--timeout <duration>', `how long --listen waits for the callback: ${CALLBACK_WAIT_HELP}`)
+    .option('--timeout <duration>', `how long --listen waits for the callback, ${CALLBACK_WAIT_HELP}`)
     .option('-o, --output <file>', 'with --listen: where to save the JPEG (default aerial-LAT_LNG-TIME.jpg)')
     .option('-f, --force', 'with --listen: overwrite the output file if it exists')
     .option('--no-metadata', 'with --listen: save the bytes exactly as received (no GPS EXIF, no AI-generated note)')

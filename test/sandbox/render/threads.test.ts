@@ -212,7 +212,7 @@ describe('rendering on worker threads (built CLI)', () => {
     const made = await runCli(['generate', '--sandbox', '--lat', '10.5', '--lng', '20.25', '--resolution', 'HD', '-o', out], { configDir });
     expect(made.exitCode).toBe(0);
     // The bundled worker was found: no warning that rendering fell back to the main thread.
-    expect(made.stderr).toMatch(/^Saved .*hd\.jpg/);
+    expect(made.stderr).toMatch(/^✔ Saved .*hd\.jpg/);
     expect(made.stderr).not.toContain('render worker');
     expect(jpeg.decode(readFileSync(out), { useTArray: true })).toMatchObject({ width: 1280, height: 720 });
 
