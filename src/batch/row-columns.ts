@@ -91,8 +91,10 @@ export class ColumnMap {
 export function rowName(row: Pick<BatchRow, 'row' | 'line' | 'lineEnds' | 'cells'>): string {
   if (row.line === undefined) return `row ${row.row}`;
   let line = row.line;
-  // A CSV record ends on the parser's line: the line breaks inside its quoted cells come before.
-  if (row.lineEnds) for (const cell of Object.values(row.cells)) if (typeof cell === 'string') line -= cell.match(/\r\n|\r|\n/g)?.length ?? 0;
+  // A CSV record ends on the parser's line: the line breaks inside its quoted cells come before. csv-parse
+  // counts a CRLF inside a quoted cell as two lines (and so numbers the records after it one too far: rare,
+  // spreadsheets break lines within a cell with LF alone), so its \r and \n are taken off one by one.
+  if (row.lineEnds) for (const cell of Object.values(row.cells)) if (typeof cell === 'string') line -= cell.match(/[\r\n]/g)?.length ?? 0;
   return `line ${line} (row ${row.row})`;
 }
 

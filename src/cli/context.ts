@@ -128,9 +128,18 @@ export class Context {
   async endpoint(): Promise<{ baseUrl: string; apiKey: string }> {
     const settings = this.settings();
     if (this.globals.sandbox) {
-      const { startSandbox } = await import('../sandbox/server.js');
       const moved = await moveOldSandboxData(this.env);
       if (moved) this.io.info(`Moved the sandbox's data from ${moved} to ${defaultSandboxDir(this.env)}`);
+      // An `aerial sandbox` serving the same data is used as it is: URLs it signs outlive this command.
+      const { runningSandbox } = await import('../sandbox/advert.js');
+      const running = await runningSandbox(defaultSandboxDir(this.env));
+      if (running) {
+        const apiKey = settings.apiKey.source === 'flag' ? this.usableKey() : running.key;
+        this.io.addSecret(apiKey);
+        this.io.debug(`sandbox: using the one aerial sandbox serves at ${running.url} (pid ${running.pid})`);
+        return { baseUrl: running.url, apiKey };
+      }
+      const { startSandbox } = await import('../sandbox/server.js');
       const sandbox = await startSandbox({
         host: '127.0.0.1',
         port: 0,

@@ -72,7 +72,7 @@ Examples:
     .addHelpText(
       'after',
       `
-Stop a sandbox serving the directory first: it would go on with what it holds in memory.
+A sandbox serving the directory must be stopped first (exit 2 while it runs).
 
 Examples:
   $ aerial sandbox reset
@@ -96,6 +96,10 @@ async function sandboxDataDir(ctx: Context, given: string | undefined): Promise<
 /** `aerial sandbox reset`: the sandbox's state and images removed, under the lock its writes take. */
 async function runSandboxReset(ctx: Context, options: { dataDir?: string }): Promise<void> {
   const dataDir = await sandboxDataDir(ctx, options.dataDir);
+  const { runningSandbox } = await import('../../sandbox/advert.js');
+  const running = await runningSandbox(dataDir);
+  // It would go on with what it holds in memory, and write it back.
+  if (running) throw new UsageError(`the sandbox at ${running.url} (pid ${running.pid}) serves ${dataDir}: stop it first`, 'AlreadyRunning');
   const { resetSandboxData } = await import('../../sandbox/server.js');
   const removed = await resetSandboxData(dataDir);
   if (removed === undefined) {
@@ -178,6 +182,10 @@ export async function runSandbox(ctx: Context, options: SandboxCommandOptions): 
     throw error;
   }
   ctx.onCleanup(() => sandbox.close());
+  // --sandbox commands on the same data reach this one while it runs (sandbox/advert.ts).
+  const { advertiseSandbox } = await import('../../sandbox/advert.js');
+  const withdraw = await advertiseSandbox(dataDir, { url: sandbox.url, key: sandbox.defaultKey });
+  ctx.onCleanup(withdraw);
 
   if (io.json) {
     io.out(JSON.stringify({ url: sandbox.url, port: sandbox.port, key: sandbox.defaultKey, dataDir }));
@@ -194,5 +202,6 @@ export async function runSandbox(ctx: Context, options: SandboxCommandOptions): 
 
   await untilAborted(ctx.signal);
   io.info('Stopping the sandbox…');
+  await withdraw();
   await sandbox.close();
 }

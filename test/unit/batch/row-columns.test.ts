@@ -74,12 +74,8 @@ describe('reading files', () => {
   });
 
   it('names a row by its line, as errors of the header are: the line a CSV record starts on, past quoted line breaks', async () => {
-    const rows = await readRows(await batchFile('lat,lng,prompt
-
-1,2,"two\r\nlines"
-3,4,x
-', 'p.csv'));
-    expect(rows.map(rowName)).toEqual(['line 3 (row 1)', 'line 5 (row 2)']);
+    const rows = await readRows(await batchFile('lat,lng,prompt\r\n\r\n1,2,"two\nlines"\r\n3,4,x\r\n5,6,"a\r\nb"\r\n', 'p.csv'));
+    expect(rows.map(rowName)).toEqual(['line 3 (row 1)', 'line 5 (row 2)', 'line 6 (row 3)']);
     expect(rowName({ row: 7, cells: {} })).toBe('row 7');
   });
 
