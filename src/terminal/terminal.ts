@@ -193,7 +193,7 @@ export class Terminal {
       return;
     }
     // A network or file failure's code (UND_ERR_SOCKET, ResponseTimeout, NoSpace) is already in its message, or says nothing to a person.
-    const generic = ['UsageError', 'NetworkError', 'Unexpected', 'Interrupted'].includes(error.code) || error.cause instanceof NetworkError || error instanceof FileSystemError;
+    const generic = ['UsageError', 'NetworkError', 'Unexpected', 'Interrupted', 'MissingApiKey'].includes(error.code) || error.cause instanceof NetworkError || error instanceof FileSystemError;
     // Codes and messages carry what servers, webhooks and files said: one printable line.
     // Redacted before it is cut: a cut must not leave half a key behind.
     const message = printable(this.redact(error.message), MESSAGE_MAX);

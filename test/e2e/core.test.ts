@@ -352,12 +352,13 @@ describe('config', () => {
     try {
       // Nothing configured: the public service is the default, and it needs a key; nothing is sent.
       const noKey = await runCli(['list'], { configDir: dir.path });
-      expect(noKey.exitCode).toBe(2);
+      // No key is an authentication failure (exit 3), as a refused key is.
+      expect(noKey.exitCode).toBe(3);
       expect(noKey.stderr).toBe(
         "error: no API key (sign up at genaerial.com for one): set AERIAL_API_KEY, run 'aerial init' or 'aerial config set api-key' (hidden prompt or stdin), or try --sandbox\n",
       );
       const noKeyHere = await runCli(['list'], { configDir: dir.path, env: { AERIAL_BASE_URL: sandbox.url } });
-      expect(noKeyHere.exitCode).toBe(2);
+      expect(noKeyHere.exitCode).toBe(3);
       expect(noKeyHere.stderr).toMatch(/^error: no API key: set AERIAL_API_KEY/);
     } finally {
       dir.remove();

@@ -32,7 +32,7 @@ describe('no API key anywhere', () => {
   it('is exit 3 in one line, as a refused key is, and sends nothing', async () => {
     const result = await runCli(['list'], { configDir: join(home.path, 'empty'), cwd: home.path, env: { AERIAL_BASE_URL: sandbox.url } });
     expect(result.exitCode).toBe(3);
-    expect(result.stderr).toBe("error: MissingApiKey — no API key: set AERIAL_API_KEY, run 'aerial init' or 'aerial config set api-key' (hidden prompt or stdin), or try --sandbox\n");
+    expect(result.stderr).toBe("error: no API key: set AERIAL_API_KEY, run 'aerial init' or 'aerial config set api-key' (hidden prompt or stdin), or try --sandbox\n");
     expect(sandbox.requests()).toEqual([]);
   });
 });

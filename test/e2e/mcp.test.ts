@@ -265,9 +265,9 @@ describe('aerial mcp against a server of the test\'s own', () => {
     }
   });
 
-  it('refuses to start without a key, on stderr with exit 2, before any message', async () => {
+  it('refuses to start without a key, on stderr with exit 3, before any message', async () => {
     const result = await execa(process.execPath, [BIN, 'mcp'], { env: cliEnv(home.path, { AERIAL_BASE_URL: server.url }), extendEnv: false, reject: false, input: '' });
-    expect(result.exitCode).toBe(2);
+    expect(result.exitCode).toBe(3);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/^error: no API key/);
   });

@@ -66,7 +66,7 @@ describe('aerial whoami', () => {
     const result = await run(['whoami'], { AERIAL_BASE_URL: sandbox.url });
     expect(result.exitCode).toBe(3);
     expect(result.stdout).toContain('API key  none');
-    expect(result.stderr).toMatch(/^error: MissingApiKey — no API key/);
+    expect(result.stderr).toMatch(/^error: no API key/);
     expect(sandbox.requests()).toEqual([]);
   });
 
