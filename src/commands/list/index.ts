@@ -107,8 +107,14 @@ function pageRange(totalPages: number): string {
   return totalPages <= 1 ? 'page 0' : `pages 0–${totalPages - 1}`;
 }
 
+/** No filter: every record, the walk to its end. */
+const NO_FILTER: ListFilter = { active: false, limitOnly: false, keeps: () => true, endsAt: () => false };
+
 /** The filter the flags make; a place --near names is looked up (and said) now, before anything is sent. */
 async function listFilter(ctx: Context, options: ListOptions, sort: string[] | undefined): Promise<ListFilter> {
+  // A plain list loads none of it.
+  const given = [options.since, options.until, options.resolution, options.near, options.within, options.limit].some((value) => value !== undefined);
+  if (!given) return NO_FILTER;
   const { makeListFilter } = await import('./filters.js');
   let near: { lat: number; lng: number } | undefined;
   if (options.near !== undefined) {
