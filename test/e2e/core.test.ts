@@ -103,7 +103,8 @@ describe('generate', () => {
       ['epoch', ['--lat', '1', '--lng', '2', '--epoch', 'Future'], /--epoch must be one of Nowadays, Historical, Ancient/],
       ['eleven tags', ['--lat', '1', '--lng', '2', ...Array.from({ length: 11 }, (_, i) => ['--tag', `t${i}`]).flat()], /--tag may be given at most 10 times; got 11/],
       ['empty prompt', ['--lat', '1', '--lng', '2', '--prompt', ' '], /--prompt must not be empty/],
-      ['bad --at', ['--at', 'paris'], /--at must be "LAT,LNG"/],
+      ['bad --at', ['--at', '48.85'], /--at must be "LAT,LNG"/],
+      ['ambiguous place', ['--at', 'Springfield'], /^error: AmbiguousPlace — --at 'Springfield' names \d+ places: Springfield, Missouri, US \(/],
       ['unknown flag', ['--lat', '1', '--lng', '2', '--zooom', 'High'], /unknown option '--zooom'/],
     ];
     it.each(cases)('%s', async (_name, args, message) => {

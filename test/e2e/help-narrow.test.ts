@@ -73,7 +73,7 @@ describe('aerial help <command> <subcommand>', () => {
     const top = await runCli(['help', 'cofig'], { configDir: home.path });
     expect(top.exitCode).toBe(2);
     expect(top.stdout).toBe('');
-    expect(top.stderr).toMatch(/^error: unknown command 'cofig' \(did you mean config\?\); commands: generate, generate-async, batch, list, export, view, delete, init, config, sandbox, mcp, completion, help\n$/);
+    expect(top.stderr).toMatch(/^error: unknown command 'cofig' \(did you mean config\?\); commands: generate, generate-async, batch, list, get, export, view, delete, init, whoami, config, sandbox, mcp, completion, version, help\n$/);
     const sub = await runCli(['help', 'config', 'sett'], { configDir: home.path });
     expect(sub.exitCode).toBe(2);
     expect(sub.stderr).toBe("error: unknown command 'config sett' (did you mean set?); commands: set, get, unset, list, path\n");

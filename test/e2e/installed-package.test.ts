@@ -106,7 +106,7 @@ describe.each(lines)('installed, on Node $line', ({ node }) => {
     expect(generated.exitCode, generated.stderr).toBe(0);
     expect(readFileSync(join(cwd, 'eiffel.jpg')).subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
     // The gazetteer ships in the package: a place by name from the installed copy.
-    const named = await aerial(['generate', '--at', 'Paris, FR', '--resolution', 'HD', '-o', 'paris.jpg', '--json']);
+    const named = await aerial(['generate', '--at', 'Paris, FR', '--resolution', 'HD', '--no-save-image', '-o', 'paris.jpg', '--json']);
     expect(named.exitCode, named.stderr).toBe(0);
     expect(named.stderr).toContain("'Paris, FR' is Paris, Île-de-France, FR");
     expect(Math.abs((JSON.parse(named.stdout) as { request: { coordinates: { lat: number } } }).request.coordinates.lat - 48.857)).toBeLessThan(0.2);

@@ -39,7 +39,7 @@ describe.skipIf(!ptyAvailable())('on a terminal', () => {
     const term = spawnInPty(['generate'], ws);
 
     // A swapped pair is caught inline, with the hint, and asked again.
-    await term.answer('Location (latitude,longitude or a geo: URI)', `151.2153,-33.8568${KEYS.enter}`);
+    await term.answer('Location (latitude,longitude, a geo: URI, or a place such as "Paris, FR")', `151.2153,-33.8568${KEYS.enter}`);
     await term.waitFor('latitude must be between -90 and 90; got 151.2153 (did you swap latitude and longitude?)');
     await new Promise((resolve) => setTimeout(resolve, 60));
     term.write(`${KEYS.backspace.repeat(20)}-33.8568, 151.2153${KEYS.enter}`);

@@ -53,11 +53,9 @@ for with --since unless --sort says otherwise), at the first image made before
 --since.
 
 Examples:
-  $ aerial list
   $ aerial list --size 50 --sort createdAt,asc
   $ aerial list --all | cut -f1,4,5        # id, latitude, longitude
-  $ aerial list --since 2h --resolution UHD
-  $ aerial list --near "48.8584,2.2945" --within 5 --limit 10
+  $ aerial list --since 2h --near "48.8584,2.2945" --within 5 --limit 10
   $ aerial list --json | jq '.content[] | select(.resolution == "UHD")'`,
     )
     .action(action<ListOptions>(runList));

@@ -60,7 +60,6 @@ POST /__sandbox/accounts {credits, key?}, GET /__sandbox/accounts/<key>.
 Examples:
   $ aerial sandbox
   $ aerial sandbox --port 0 --json          # prints {"url":…,"port":…,"key":…,"dataDir":…}
-  $ aerial sandbox --credits 3 --fail-rate 0.2 --seed 7
   $ aerial list --sandbox                   # uses the same data dir in-process
   $ aerial sandbox reset                    # deletes every account and image in it`,
     )

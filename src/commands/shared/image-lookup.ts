@@ -5,7 +5,7 @@
 // one image's id: `aerial delete 0f8c2b1e`. A start that several ids share is
 // refused with the candidates (exit 2), since picking one would act on an image
 // the user did not mean; a word that names no image is not found (exit 5), and
-// one too short to start an id is refused before anything is sent (exit 2).
+// one too short to start an id that is no whole id either is a usage error (exit 2).
 import type { GenAerialClient } from '../../api/client.js';
 import { walkPages } from '../../api/pages.js';
 import type { ImageRecord } from '../../api/schema.js';
@@ -34,11 +34,6 @@ export interface LookupOptions {
  */
 export async function findImages(client: GenAerialClient, words: string[], options: LookupOptions): Promise<Map<string, ImageRecord>> {
   const wanted = [...new Set(words)];
-  // Too short to be the start of an id, and no id is that short: a mistake of the command line, found before anything is sent.
-  const short = wanted.filter((word) => word.length < MIN_ID_PREFIX);
-  if (short.length > 0) {
-    throw new UsageError(`${printable(short[0]!, 80)} is too short: give an image id, or at least its first ${MIN_ID_PREFIX} characters (see aerial list)`, 'IdTooShort');
-  }
   const wantedWhole = new Set(wanted);
   const exact = new Map<string, ImageRecord>();
   if (wanted.length === 0) return exact;
@@ -79,6 +74,11 @@ export async function findImages(client: GenAerialClient, words: string[], optio
     else if (matches?.count === 1) found.set(word, matches.records[0]!);
     else if (matches && matches.count > 1) throw ambiguous(word, matches.count, matches.records);
     else missing.push(word);
+  }
+  // A short word that is no whole id was never a start of one: a mistake of the command line (exit 2), not an image missing.
+  const short = missing.filter((word) => word.length < MIN_ID_PREFIX);
+  if (short.length > 0) {
+    throw new UsageError(`${printable(short[0]!, 80)} is no image id, and too short for the start of one: give at least ${MIN_ID_PREFIX} characters (see aerial list)`, 'IdTooShort');
   }
   if (missing.length > 0) {
     const names = missing.slice(0, 3).map((word) => printable(word, 80)).join(', ');
