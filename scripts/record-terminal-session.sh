@@ -22,8 +22,13 @@ tmux_ new-session -d -s rec -x 110 -y 8 -c "$home" \
   "env -i HOME=$home HISTFILE=/dev/null TERM=xterm-256color LANG=C.UTF-8 PATH=$home/bin:$node_dir:/usr/bin:/bin AERIAL_CONFIG_DIR=$home/config PS1='\$ ' bash --norc --noprofile"
 sleep 0.5
 tmux_ send-keys -t rec 'aerial generate --sandbox --lat 48.8584 --lng 2.2945 --resolution UHD --zoom High --bearing NE -o eiffel.jpg' Enter
-sleep 1.5
-mid="$(tmux_ capture-pane -p -t rec)"
+# The first capture as soon as the spinner shows (a fast machine renders a UHD frame in well under a second).
+mid=""
+for _ in $(seq 1 600); do
+  sleep 0.1
+  mid="$(tmux_ capture-pane -p -t rec)"
+  printf '%s\n' "$mid" | grep -q 'Generating UHD image' && break
+done
 for _ in $(seq 1 240); do
   sleep 0.25
   tmux_ capture-pane -p -t rec | grep -qx '\$ \?' && break
@@ -39,11 +44,11 @@ version="$(node "$repo/bin/aerial.js" --version)"
   echo "Made with tmux (pane 110x8, TERM=xterm-256color, clean bash with PS1='\$ ',"
   echo "${version}) by scripts/record-terminal-session.sh: the command is typed"
   echo 'with `tmux send-keys`, and `tmux capture-pane -p` (plain text, colours dropped)'
-  echo 'is taken 1.5 s after Enter and again once the prompt is back. Nothing below is'
+  echo 'is taken once the spinner shows and again once the prompt is back. Nothing below is'
   echo 'edited except that trailing empty lines of the pane are left out and the home'
   echo 'directory, a temporary one, is written ~.'
   echo
-  echo '--- capture 1: 1.5 s after Enter (spinner on stderr) -----------------------'
+  echo '--- capture 1: while the spinner runs (on stderr) --------------------------'
   pane "$mid"
   echo
   echo '--- capture 2: after the command finished ----------------------------------'
