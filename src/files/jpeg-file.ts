@@ -187,7 +187,7 @@ export interface JpegFileOptions {
    * promise while it is still being made (the EXIF writer loading as the
    * request is on the wire): the sink is handed out once it is ready.
    */
-  editor?: ChunkEditor | Promise<ChunkEditor>;
+  editor?: ChunkEditor | Promise<ChunkEditor | undefined>;
   /**
    * How many bytes may wait in memory for the disk (Node's default is 16 KiB).
    * More lets a response be read off the connection at network speed, so the
@@ -285,7 +285,7 @@ class EditorSlot {
   editor?: ChunkEditor;
   private pending?: Promise<unknown>;
 
-  constructor(editor: ChunkEditor | Promise<ChunkEditor> | undefined) {
+  constructor(editor: ChunkEditor | Promise<ChunkEditor | undefined> | undefined) {
     if (editor instanceof Promise) this.pending = editor.then((ready) => (this.editor = ready));
     else this.editor = editor;
   }
@@ -361,7 +361,7 @@ export class StreamDestination implements ImageDestination {
 
   constructor(
     private readonly stream: Writable,
-    private readonly options: { path: string; editor?: ChunkEditor | Promise<ChunkEditor>; end: boolean },
+    private readonly options: { path: string; editor?: ChunkEditor | Promise<ChunkEditor | undefined>; end: boolean },
   ) {
     this.slot = new EditorSlot(options.editor);
     // Kept for abandon(): reported there or by finish(), and none may crash the process meanwhile.

@@ -15,7 +15,7 @@ import type { Writable } from 'node:stream';
 import type { GenAerialClient } from '../api/client.js';
 import { FileError } from '../api/errors.js';
 import type { ChunkEditor, ImageSink, ReceivedImage } from '../api/image-download.js';
-import type { GenerationRequest } from '../api/schema.js';
+import type { GenerationRequest, ImageRecord } from '../api/schema.js';
 import { confinedPath, isInside } from '../files/confined-path.js';
 import { checkOutputPath, destinationFor, saveImage, StreamDestination, type OutputTarget, type WrittenJpeg } from '../files/jpeg-file.js';
 import type { Redact } from '../text/secrets.js';
@@ -58,6 +58,9 @@ export interface ImageMetadata {
   redact: Redact;
 }
 
+/** Where a listed image (`saveListedImage`) is saved: its request and time come from the record. */
+export type ListedImageOptions = Omit<SaveImageOptions, 'request'>;
+
 export interface SaveImageOptions extends TargetRules {
   /** The request the image is made from: sent, and described in its metadata. */
   request: GenerationRequest;
@@ -89,33 +92,56 @@ export interface SavedImage {
 
 /** Generates the image of `options.request` (the synchronous endpoint) and saves it under `options`. */
 export function saveGeneratedImage(client: GenAerialClient, options: SaveImageOptions): Promise<SavedImage> {
-  return writeImage(options, (sink) => client.generateInto(options.request, sink, { signal: options.signal, onImage: options.onImage }));
+  const editor = metadataEditor(options.metadata, (m) => m.createMetadataSplicer({ request: options.request, software: options.metadata ? options.metadata.software : '', redact: options.metadata ? options.metadata.redact : undefined }));
+  return writeImage(options, editor, (sink) => client.generateInto(options.request, sink, { signal: options.signal, onImage: options.onImage }));
 }
 
 /** Downloads the image an async generation made, from its temporary URL (`signedUrl`), and saves it under `options`. */
 export function saveImageFromUrl(client: GenAerialClient, url: string, options: SaveImageOptions): Promise<SavedImage> {
-  return writeImage(options, (sink) => client.downloadInto(url, sink, { signal: options.signal, onImage: options.onImage }));
+  const editor = metadataEditor(options.metadata, (m) => m.createMetadataSplicer({ request: options.request, software: options.metadata ? options.metadata.software : '', redact: options.metadata ? options.metadata.redact : undefined }));
+  return writeImage(options, editor, (sink) => client.downloadInto(url, sink, { signal: options.signal, onImage: options.onImage }));
 }
 
-async function writeImage(options: SaveImageOptions, transfer: (sink: ImageSink) => Promise<ReceivedImage>): Promise<SavedImage> {
+/**
+ * Saves an image of the history from the temporary URL its listing record
+ * gives (never with the API key), with the metadata `generate` writes made from
+ * what the record says: its scene and when it was made. A record whose place
+ * cannot be read gets none.
+ */
+export function saveListedImage(client: GenAerialClient, record: ImageRecord, options: ListedImageOptions): Promise<SavedImage> {
+  const created = Date.parse(record.createdAt);
+  const editor = metadataEditor(options.metadata, (m, metadata) => {
+    const request = m.sceneOfRecord(record as unknown as Record<string, unknown>);
+    if (!request) return undefined;
+    return m.createMetadataSplicer({ request, software: metadata.software, createdAt: Number.isNaN(created) ? null : new Date(created), redact: metadata.redact });
+  });
+  return writeImage(options, editor, (sink) => client.downloadInto(record.url, sink, { signal: options.signal, onImage: options.onImage }));
+}
+
+async function writeImage(options: ListedImageOptions, editor: Promise<ChunkEditor | undefined> | undefined, transfer: (sink: ImageSink) => Promise<ReceivedImage>): Promise<SavedImage> {
   const target = typeof options.target === 'string' ? await checkImageTarget(options.target, options) : options.target;
   const { stream } = options;
   if (target?.special && !stream) {
     throw new FileError(`${options.label ? `${options.label} ` : ''}${target.path} is a ${target.special}; only regular files are saved here`, 'NotARegularFile', target.path);
   }
   if (!target && !stream) throw new TypeError('saveGeneratedImage needs a target or a stream');
-  // The metadata writer loads while the image is being generated, not before the request:
-  // the sink is asked for once the image starts arriving, and waits for it then (image-download.ts).
-  const editor = metadataEditor(options.request, options.metadata);
   const destination =
     target && !target.special ? destinationFor(target, undefined, { force: options.overwrite, editor }) : new StreamDestination(stream!.stream, { path: stream!.path, editor, end: stream!.end });
   const written: WrittenJpeg = await saveImage(destination, transfer);
   return { path: target?.path ?? stream!.path, bytes: written.bytes };
 }
 
-function metadataEditor(request: GenerationRequest, metadata: ImageMetadata | false): Promise<ChunkEditor> | undefined {
+/**
+ * The metadata writer, loaded while the image is being generated, not before
+ * the request: the sink is asked for once the image starts arriving, and
+ * waits for it then (image-download.ts).
+ */
+function metadataEditor(
+  metadata: ImageMetadata | false,
+  make: (m: typeof import('../files/image-metadata.js'), metadata: ImageMetadata) => ChunkEditor | undefined,
+): Promise<ChunkEditor | undefined> | undefined {
   if (metadata === false) return undefined;
-  const editor = import('../files/image-metadata.js').then((m) => m.createMetadataSplicer({ request, software: metadata.software, redact: metadata.redact }));
+  const editor = import('../files/image-metadata.js').then((m) => make(m, metadata));
   editor.catch(() => {}); // a failed request must not leave an unhandled rejection behind
   return editor;
 }

@@ -133,7 +133,7 @@ describe('aerial mcp --sandbox, driven by the SDK client over stdio', () => {
     const noPlace = (await client.callTool({ name: 'generate_image', arguments: { resolution: 'HD' } })) as CallToolResult;
     results.push(noPlace);
     expect(noPlace.isError).toBe(true);
-    expect(textOf(noPlace)).toBe('lat is required (or at LAT,LNG)');
+    expect(textOf(noPlace)).toBe('lat is required (or at LAT,LNG or a place name)');
 
     const both = (await client.callTool({ name: 'generate_image', arguments: { at: '48.85,2.29', lat: 48.85 } })) as CallToolResult;
     results.push(both);
@@ -196,7 +196,7 @@ describe('aerial mcp against a server of the test\'s own', () => {
 
     // Bad input is refused before anything is sent.
     server.reset();
-    for (const args of [{ lat: 1, lng: 2, zoom: 'Closer' }, { lat: 91, lng: 2 }, { at: 'Paris' }, { lat: 1, lng: 2, prompt: '   ' }]) {
+    for (const args of [{ lat: 1, lng: 2, zoom: 'Closer' }, { lat: 91, lng: 2 }, { at: 'Springfield' }, { at: '1,2,3' }, { lat: 1, lng: 2, prompt: '   ' }]) {
       const refused = (await client.callTool({ name: 'generate_image', arguments: args })) as CallToolResult;
       expect(refused.isError, JSON.stringify(args)).toBe(true);
     }
@@ -234,9 +234,9 @@ describe('aerial mcp against a server of the test\'s own', () => {
     }
   });
 
-  it('refuses to start without a key, on stderr with exit 2, before any message', async () => {
+  it('refuses to start without a key, on stderr with exit 3, before any message', async () => {
     const result = await execa(process.execPath, [BIN, 'mcp'], { env: cliEnv(home.path, { AERIAL_BASE_URL: server.url }), extendEnv: false, reject: false, input: '' });
-    expect(result.exitCode).toBe(2);
+    expect(result.exitCode).toBe(3);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/^error: no API key/);
   });

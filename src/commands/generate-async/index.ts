@@ -44,7 +44,7 @@ function register(command: Command, action: ActionFactory): void {
     .option('--listen-host <host>', `address the listener binds (default ${DEFAULT_LISTEN_HOST}; 0.0.0.0 for every interface)`)
     .option('--listen-port <port>', 'port the listener binds (default 0: a free port)')
     .option('--public-url <url>', 'URL the service calls to reach the listener, e.g. your ngrok or cloudflared tunnel; a secret token path is appended')
-    .option('--timeout <duration>', `how long --listen waits for the callback: ${CALLBACK_WAIT_HELP}`)
+    .option('--timeout <duration>', `how long --listen waits for the callback, ${CALLBACK_WAIT_HELP}`)
     .option('-o, --output <file>', 'with --listen: where to save the JPEG (default aerial-LAT_LNG-TIME.jpg)')
     .option('-f, --force', 'with --listen: overwrite the output file if it exists')
     .option('--no-metadata', 'with --listen: save the bytes exactly as received (no GPS EXIF, no AI-generated note)')
@@ -109,11 +109,14 @@ export async function runGenerateAsync(ctx: Context, options: GenerateAsyncOptio
     if (options.metadata === false) throw new UsageError('--no-metadata only applies with --listen (which saves the image)');
   }
   const plan = options.listen ? await planListen(options) : undefined;
-  const { buildGenerationRequest } = await import('../../input/scene-request.js');
-  const request = buildGenerationRequest(sceneInputFrom(options), ctx.settings().sceneDefaults);
+  const { buildGenerationRequest, placeNotes } = await import('../../input/scene-request.js');
+  const request = buildGenerationRequest(sceneInputFrom(options), ctx.settings().sceneDefaults, undefined, placeNotes((message) => ctx.io.info(message)));
   if (plan) return listenAndDownload(ctx, request, plan, options);
 
   const { validateCallbackUrl } = await import('../../input/flags.js');
+  if (options.callbackUrl === undefined) {
+    throw new UsageError('generate-async needs --listen (aerial waits for the result itself and saves the image) or --callback-url <url> (your own receiver gets it)');
+  }
   const callbackUrl = validateCallbackUrl(options.callbackUrl);
   const client = await ctx.client();
   const accepted = await client.generateAsync(request, callbackUrl, { signal: ctx.signal });

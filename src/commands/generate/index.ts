@@ -58,7 +58,7 @@ source type); --no-metadata keeps the bytes exactly as the service sent them.`,
 
 /** The help of --preview, which generate-async --listen shares. */
 export async function runGenerate(ctx: Context, options: GenerateOptions): Promise<void> {
-  const { buildGenerationRequest } = await import('../../input/scene-request.js');
+  const { buildGenerationRequest, placeNotes } = await import('../../input/scene-request.js');
   const defaults = ctx.settings().sceneDefaults;
   let input = sceneInputFrom(options);
   let output = options.output;
@@ -75,7 +75,7 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
     if (output !== undefined && !toStdout) await checkImageTarget(output, rules);
     input = await interactive.promptForScene(ctx, input, defaults);
   }
-  const request = buildGenerationRequest(input, defaults);
+  const request = buildGenerationRequest(input, defaults, undefined, placeNotes((message) => ctx.io.info(message)));
   if (interactive) {
     output ??= await interactive.promptOutputPath(ctx, defaultOutputName(request.coordinates.lat, request.coordinates.lng), Boolean(options.force));
     ctx.io.info(ctx.io.style.dim(`Same without questions: aerial generate ${interactive.equivalentFlags(input, defaults, output)}`));
