@@ -120,6 +120,22 @@ describe('generate_image', () => {
   });
 });
 
+describe('generate_image, while the service takes its time', () => {
+  it('says it is still waiting every 5 seconds, its progress rising and below the next step', async () => {
+    const { client } = await connect([]);
+    sandbox.use({ method: 'POST' }, { delayMs: 5_600 });
+    const notes: Progress[] = [];
+    const result = (await client.callTool({ name: 'generate_image', arguments: { ...here, output: 'slow.jpg' } }, undefined, { onprogress: (note) => notes.push(note) })) as CallToolResult;
+    expect(result.isError, textOf(result)).toBeFalsy();
+    const waiting = notes.filter((note) => /^Waiting for the service to generate the image \(\d+ s\)$/.test(note.message ?? ''));
+    expect(waiting.length).toBeGreaterThanOrEqual(1);
+    const progress = notes.map((note) => note.progress);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    expect(new Set(progress).size).toBe(progress.length);
+    expect(waiting.every((note) => note.progress > 2 && note.progress < 3)).toBe(true);
+  });
+});
+
 describe('list_images', () => {
   let history: HistoryServer;
   let session: McpSession;
