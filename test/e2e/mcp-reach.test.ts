@@ -123,7 +123,7 @@ describe('generate_image', () => {
 describe('generate_image, while the service takes its time', () => {
   it('says it is still waiting every 5 seconds, its progress rising and below the next step', async () => {
     const { client } = await connect([]);
-    sandbox.use({ method: 'POST' }, { delayMs: 5_600 });
+    sandbox.use({ method: 'POST' }, { delayMs: 7_000 });
     const notes: Progress[] = [];
     const result = (await client.callTool({ name: 'generate_image', arguments: { ...here, output: 'slow.jpg' } }, undefined, { onprogress: (note) => notes.push(note) })) as CallToolResult;
     expect(result.isError, textOf(result)).toBeFalsy();
