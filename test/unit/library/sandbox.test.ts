@@ -111,7 +111,7 @@ describe('startSandbox', () => {
 describe('sandbox.use: scripted answers', () => {
   it('answers the next POST 503 with Retry-After, and the client\'s retry gets the image: 503 then 200', async () => {
     const { sandbox } = await fixture();
-    const client = new GenAerial({ apiKey: sandbox.apiKey, baseUrl: sandbox.url, env: {}, retry: { attempts: { generation: 2 } } });
+    const client = new GenAerial({ apiKey: sandbox.apiKey, baseUrl: sandbox.url, env: {} });
     clients.push(client);
     sandbox.use({ method: 'POST', times: 1 }, { status: 503, headers: { 'retry-after': '0' } });
     const jpeg = await client.generate(paris);
