@@ -71,7 +71,7 @@ describe('the default policy (single commands)', () => {
     expect(judge(unavailable(3600), attempt(1), 'generation', policy)).toEqual({ retry: true, delayMs: 60_000, rateLimited: false });
     expect(judge(unavailable(1), attempt(4), 'generation', policy).retry).toBe(false);
     // Not within the call's budget: given up at once.
-    expect(judge(unavailable(30), attempt(1), 'generation', policy, new CallBudget({ ...DEFAULT_TIMEOUTS, totalMs: 1000 })).retry).toBe(false);
+    expect(judge(unavailable(30), attempt(1), 'generation', policy, new CallBudget({ ...DEFAULT_TIMEOUTS.calls.generation, totalMs: 1000 })).retry).toBe(false);
   });
 
   it('retries a 429 up to 3 times whatever the kind, honouring Retry-After and capping it', () => {
