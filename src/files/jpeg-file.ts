@@ -98,7 +98,8 @@ export async function checkOutputDirectory(dir: string, name: string, what: stri
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST' || code === 'ENOTDIR') throw new UsageError(`${what}: cannot create directory ${dir}: a file is in the way, where a directory must be`);
-    throw fileSystemError(error, `${what}: cannot create directory ${dir}`) ?? error;
+    // The level that could not be made (its parents are there), which may be above `dir`.
+    throw fileSystemError(error, `${what}: cannot create directory ${(error as NodeJS.ErrnoException).path ?? dir}`) ?? error;
   }
   const probe = tempPathFor(join(dir, name));
   try {
