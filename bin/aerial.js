@@ -35,9 +35,11 @@ function answer(text) {
 }
 
 const help = precomputedHelp();
-if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+const isVersionFlag = (arg) => arg === '--version' || arg === '-V';
+// `--version`, and `--version --json` in either order (`aerial version` is a command of the bundle).
+if (args.some(isVersionFlag) && args.length <= 2 && args.every((arg) => isVersionFlag(arg) || arg === '--json')) {
   const { version } = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8'));
-  answer(`aerial ${version} (node ${process.version})\n`);
+  answer(args.includes('--json') ? `${JSON.stringify({ aerial: version, node: process.version })}\n` : `aerial ${version} (node ${process.version})\n`);
 } else if (typeof help === 'string') {
   answer(help);
 } else {

@@ -8,30 +8,38 @@ _aerial_child() {
     "aerial generate-async") echo generate-async ;;
     "aerial batch") echo batch ;;
     "aerial list"|"aerial ls") echo list ;;
+    "aerial get") echo get ;;
     "aerial export") echo export ;;
     "aerial view"|"aerial show") echo view ;;
     "aerial delete"|"aerial rm") echo delete ;;
     "aerial init") echo init ;;
+    "aerial whoami") echo whoami ;;
     "aerial config") echo config ;;
     "aerial sandbox") echo sandbox ;;
     "aerial mcp") echo mcp ;;
     "aerial completion") echo completion ;;
+    "aerial version") echo version ;;
     "aerial help") echo help ;;
     "aerial batch status") echo status ;;
+    "aerial batch help") echo help ;;
     "aerial config set") echo set ;;
     "aerial config get") echo get ;;
     "aerial config unset") echo unset ;;
     "aerial config list"|"aerial config ls") echo list ;;
     "aerial config path") echo path ;;
     "aerial config help") echo help ;;
+    "aerial sandbox reset") echo reset ;;
+    "aerial sandbox help") echo help ;;
   esac
 }
 
 _aerial_words() {
   case "$1" in
-    "aerial|0|"*) echo "generate generate-async batch list export view delete init config sandbox mcp completion help" ;;
-    "aerial batch|0|"*) echo "@file status" ;;
+    "aerial|0|"*) echo "generate generate-async batch list get export view delete init whoami config sandbox mcp completion version help" ;;
+    "aerial batch|0|"*) echo "@file status help" ;;
     "aerial batch status|0|"*) echo @file ;;
+    "aerial batch help|0|"*) echo "status" ;;
+    "aerial get|0|"*) echo @free ;;
     "aerial export|0|"*) echo @file ;;
     "aerial view|0|"*) echo @free ;;
     "aerial view|"*) echo @free ;;
@@ -56,10 +64,13 @@ _aerial_words() {
     "aerial config get|0|"*) echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview" ;;
     "aerial config unset|0|"*) echo "api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview" ;;
     "aerial config help|0|"*) echo "set get unset list path" ;;
+    "aerial sandbox|0|"*) echo "reset help" ;;
+    "aerial sandbox help|0|"*) echo "reset" ;;
     "aerial completion|0|"*) echo "bash zsh fish" ;;
-    "aerial help|0|"*) echo "generate generate-async batch list export view delete init config sandbox mcp completion" ;;
+    "aerial help|0|"*) echo "generate generate-async batch list get export view delete init whoami config sandbox mcp completion version" ;;
     "aerial help|1|batch") echo "status" ;;
     "aerial help|1|config") echo "set get unset list path" ;;
+    "aerial help|1|sandbox") echo "reset" ;;
     "aerial help|1|"*) echo @free ;;
   esac
 }
@@ -71,11 +82,14 @@ _aerial_options() {
     "aerial generate-async") echo "--lat --lng --at --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt --callback-url --listen --listen-host --listen-port --public-url --timeout -o --output -f --force --no-metadata --preview --no-preview -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial batch") echo "--format --delimiter --output-template --concurrency --rate --max-retries --retry-delay --retry-unsafe --manifest --shard --dry-run -f --force --wait-for-lock --no-metadata --skip-invalid --progress-interval --async --listen-host --listen-port --public-url --callback-timeout --report --geojson --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial batch status") echo "--manifest --format --delimiter --output-template --report --geojson --resolution --zoom --bearing --angle --weather --daytime --aspect-ratio --epoch --include-context --no-include-context --include-surroundings --no-include-surroundings --improve-output --no-improve-output --save-image --no-save-image --tag --prompt -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
-    "aerial list") echo "--page --size --sort --all -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial batch help") echo "--api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial list") echo "--page --size --sort --all --since --until --resolution --near --within --limit -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial get") echo "-o --output -f --force --no-metadata -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial export") echo "--concurrency --max-retries --retry-delay --page-size --progress-interval --wait-for-lock --no-metadata -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial view") echo "--protocol --width -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial delete") echo "-y --yes -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial init") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial whoami") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial config") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial config set") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial config get") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
@@ -84,8 +98,11 @@ _aerial_options() {
     "aerial config path") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial config help") echo "--api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial sandbox") echo "--port --host --data-dir --credits --key --latency --fail-rate --rate-limit --drop-rate --webhook-fail --seed -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
-    "aerial mcp") echo "--output-dir -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial sandbox reset") echo "--data-dir -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial sandbox help") echo "--api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial mcp") echo "--output-dir --allow-overwrite -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial completion") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial version") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial help") echo "--api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
   esac
 }
@@ -182,12 +199,25 @@ _aerial_values() {
     "aerial batch status --api-key") echo @free ;;
     "aerial batch status --base-url") echo @free ;;
     "aerial batch status --profile") echo @free ;;
+    "aerial batch help --api-key") echo @free ;;
+    "aerial batch help --base-url") echo @free ;;
+    "aerial batch help --profile") echo @free ;;
     "aerial list --page") echo @free ;;
     "aerial list --size") echo @free ;;
     "aerial list --sort") echo "createdAt,desc createdAt,asc" ;;
+    "aerial list --since") echo @free ;;
+    "aerial list --until") echo @free ;;
+    "aerial list --resolution") echo "HD FHD UHD" ;;
+    "aerial list --near") echo @free ;;
+    "aerial list --within") echo @free ;;
+    "aerial list --limit") echo @free ;;
     "aerial list --api-key") echo @free ;;
     "aerial list --base-url") echo @free ;;
     "aerial list --profile") echo @free ;;
+    "aerial get -o"|"aerial get --output") echo @file ;;
+    "aerial get --api-key") echo @free ;;
+    "aerial get --base-url") echo @free ;;
+    "aerial get --profile") echo @free ;;
     "aerial export --concurrency") echo @free ;;
     "aerial export --max-retries") echo @free ;;
     "aerial export --retry-delay") echo @free ;;
@@ -207,6 +237,9 @@ _aerial_values() {
     "aerial init --api-key") echo @free ;;
     "aerial init --base-url") echo @free ;;
     "aerial init --profile") echo @free ;;
+    "aerial whoami --api-key") echo @free ;;
+    "aerial whoami --base-url") echo @free ;;
+    "aerial whoami --profile") echo @free ;;
     "aerial config --api-key") echo @free ;;
     "aerial config --base-url") echo @free ;;
     "aerial config --profile") echo @free ;;
@@ -242,6 +275,13 @@ _aerial_values() {
     "aerial sandbox --api-key") echo @free ;;
     "aerial sandbox --base-url") echo @free ;;
     "aerial sandbox --profile") echo @free ;;
+    "aerial sandbox reset --data-dir") echo @file ;;
+    "aerial sandbox reset --api-key") echo @free ;;
+    "aerial sandbox reset --base-url") echo @free ;;
+    "aerial sandbox reset --profile") echo @free ;;
+    "aerial sandbox help --api-key") echo @free ;;
+    "aerial sandbox help --base-url") echo @free ;;
+    "aerial sandbox help --profile") echo @free ;;
     "aerial mcp --output-dir") echo @file ;;
     "aerial mcp --api-key") echo @free ;;
     "aerial mcp --base-url") echo @free ;;
@@ -249,6 +289,9 @@ _aerial_values() {
     "aerial completion --api-key") echo @free ;;
     "aerial completion --base-url") echo @free ;;
     "aerial completion --profile") echo @free ;;
+    "aerial version --api-key") echo @free ;;
+    "aerial version --base-url") echo @free ;;
+    "aerial version --profile") echo @free ;;
     "aerial help --api-key") echo @free ;;
     "aerial help --base-url") echo @free ;;
     "aerial help --profile") echo @free ;;
@@ -259,7 +302,7 @@ _aerial_values() {
 _aerial() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="aerial" word child i skip=0 last=""
   local -a operands=()
-  local value_flags=" --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-dir --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o "
+  local value_flags=" --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --limit --listen-host --listen-port --lng --manifest --max-retries --near --output --output-dir --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --since --size --sort --tag --timeout --until --weather --webhook-fail --width --within --zoom -o "
   if ((COMP_CWORD > 0)); then prev="${COMP_WORDS[COMP_CWORD - 1]}"; fi
   # --zoom=<TAB>: bash splits at '=', so the flag is two words back.
   if [[ $prev == "=" && COMP_CWORD -gt 1 ]]; then prev="${COMP_WORDS[COMP_CWORD - 2]}"; fi

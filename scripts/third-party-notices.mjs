@@ -20,8 +20,12 @@ function licenceText(dir) {
   return name ? readFileSync(join(dir, name), 'utf8').trim() : undefined;
 }
 
-/** Markdown naming every bundled package, its version and licence, with the licence's text. */
-export function thirdPartyNotices(metafile, root) {
+/**
+ * Markdown naming every bundled package, its version and licence, with the
+ * licence's text; then the packages whose data the build made files of (`data`,
+ * package names), with theirs.
+ */
+export function thirdPartyNotices(metafile, root, data = []) {
   const dirs = new Set();
   for (const input of Object.keys(metafile.inputs)) {
     const dir = packageDirOf(join(root, input.replace(/^[a-z-]+:/, '')));
@@ -35,6 +39,14 @@ export function thirdPartyNotices(metafile, root) {
     // The same version installed in two places is one package.
     .filter((pkg, index, all) => all.findIndex((other) => other.name === pkg.name && other.version === pkg.version) === index)
     .sort((a, b) => a.name.localeCompare(b.name) || a.version.localeCompare(b.version));
-  const sections = packages.map(({ name, version, license, text }) => `## ${name} ${version} (${license ?? 'see below'})\n\n${text ?? 'No licence file is shipped with this package.'}\n`);
-  return `# Third-party notices\n\naerial's bundle (dist/) includes code from these npm packages.\n\n${sections.join('\n')}`;
+  const section = ({ name, version, license, text }) => `## ${name} ${version} (${license ?? 'see below'})\n\n${text ?? 'No licence file is shipped with this package.'}\n`;
+  const dataPackages = data.map((name) => {
+    const dir = join(root, 'node_modules', name);
+    const { version, license } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    return { name, version, license, text: licenceText(dir) };
+  });
+  const dataPart = dataPackages.length
+    ? `\n# Data\n\nThe place names, positions and populations of dist/gazetteer.tsv.gz (aerial's places by name) and dist/sandbox-world.bin come from [GeoNames](https://www.geonames.org) (CC BY 4.0: © GeoNames contributors), through these npm packages.\n\n${dataPackages.map(section).join('\n')}`
+    : '';
+  return `# Third-party notices\n\naerial's bundle (dist/) includes code from these npm packages.\n\n${packages.map(section).join('\n')}${dataPart}`;
 }

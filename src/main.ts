@@ -116,6 +116,8 @@ written, 3 auth, 4 credits, 5 not found, 6 generation/server error,
     const command = program.command(registration.name);
     for (const alias of registration.aliases ?? []) command.alias(alias);
     registration.register(command, action);
+    // `aerial batch help status` as `aerial help batch status` (the program's own help command is ours, below).
+    if (command.commands.length > 0) command.helpCommand('help [command]', 'display help for a subcommand');
   }
   // commander's own help command looks one level deep (`aerial help config set` showed
   // the help of `config`); this one follows the whole path. It joins the Setup group.
@@ -256,6 +258,11 @@ export async function main(argv: string[], proc: Process = process): Promise<num
     // The parser's errors are reported below, as every other failure is: one line, or one JSON line.
     outputError: () => {},
   };
+  // `--version --json` is `version --json` (bin/aerial.js answers both before the bundle loads; this is for a run in-process).
+  const words = argv.slice(2);
+  if (words.includes('--json') && words.some((word) => word === '--version' || word === '-V') && words.every((word) => ['--version', '-V', '--json'].includes(word))) {
+    argv = [...argv.slice(0, 2), 'version', '--json'];
+  }
   const program = buildProgram(action, output, commandToRun(argv));
   const parsing = trackParsedCommand(program);
 

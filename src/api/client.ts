@@ -7,7 +7,7 @@ import { formatBytes } from '../text/bytes.js';
 import { printable } from '../text/printable.js';
 import { directDispatcher } from './dispatcher.js';
 import { checkDownloadHost } from './download-guard.js';
-import { apiErrorFor, BadResponseError, defaultCodeForStatus, ImageUrlRefusedError, RequestError } from './errors.js';
+import { apiErrorFor, BadResponseError, defaultCodeForStatus, ImageUrlRefusedError, RequestError, TimeoutError } from './errors.js';
 import { download, type ImageSink, type ReceivedImage } from './image-download.js';
 import { imageIdSegment } from './image-id.js';
 import { networkFailure, oneLine, responseTimeout, type FailureScene } from './network-failure.js';
@@ -15,7 +15,7 @@ import type { ProxySettings } from './proxy.js';
 import { DEFAULT_RETRY_POLICY, withRetries, type Attempt, type RetryHooks, type RetryNotice, type RetryPolicy, type Sleep } from './retry.js';
 import { Redactor, type Redact } from '../text/secrets.js';
 import { API_PATH } from './spec.js';
-import { CallBudget, DEFAULT_TIMEOUTS, type CallKind, type Timeouts } from './timeouts.js';
+import { CallBudget, DEFAULT_TIMEOUTS, timeoutMessage, type CallKind, type Timeouts } from './timeouts.js';
 import {
   asyncAcceptedSchema,
   errorBodySchema,
@@ -60,6 +60,13 @@ export interface ClientOptions {
   maxRetryAfterSeconds?: number;
   /** Largest image accepted: an endless body must not fill the disk. */
   maxImageBytes?: number;
+  /**
+   * The longest one attempt may take, from sending to its whole answer, on a
+   * timer of its own (the library's timeoutMs). undici's stage timeouts are
+   * kept on a coarse clock that can fire up to a second late; this one fires
+   * on time, as a TimeoutError coded AttemptTimeout naming the stage the attempt was in.
+   */
+  attemptTimeoutMs?: number;
   onTrace?: (trace: Trace) => void;
   /** Sleeps between retries; injectable so tests need not wait. */
   sleep?: Sleep;
@@ -363,27 +370,32 @@ export class GenAerialClient {
     if (payload !== undefined) headers['content-type'] = 'application/json';
     return this.attempts(outgoing.kind, method, url, call, async (attempt, budget, answered) => {
       const scene = this.scene(target, attempt.number, payload !== undefined, budget, call.signal);
-      let res: Dispatcher.ResponseData;
+      const limit = this.attemptLimit(call.signal, target.host, attempt, payload !== undefined);
       try {
-        res = await this.dispatcher.request({
-          origin: target.origin,
-          path: `${target.pathname}${target.search}`,
-          method: method as Dispatcher.HttpMethod,
-          headers,
-          body: payload,
-          signal: call.signal,
-          headersTimeout: scene.headersMs,
-          bodyTimeout: scene.bodyIdleMs,
-          highWaterMark: this.options.proxy ? PROXIED_BODY_BUFFER : undefined,
-        });
-      } catch (error) {
-        throw networkFailure(error, { ...scene, elapsedMs: budget.elapsedMs() });
+        let res: Dispatcher.ResponseData;
+        try {
+          res = await this.dispatcher.request({
+            origin: target.origin,
+            path: `${target.pathname}${target.search}`,
+            method: method as Dispatcher.HttpMethod,
+            headers,
+            body: payload,
+            signal: limit.signal,
+            headersTimeout: scene.headersMs,
+            bodyTimeout: scene.bodyIdleMs,
+            highWaterMark: this.options.proxy ? PROXIED_BODY_BUFFER : undefined,
+          });
+        } catch (error) {
+          throw networkFailure(error, { ...scene, elapsedMs: budget.elapsedMs() });
+        }
+        const answer: Answer = { ...res, exchange: { scene, responseMs: budget.responseMs() } };
+        if (res.statusCode < 200 || res.statusCode >= 300) throw await this.errorFrom(answer);
+        answered(res.statusCode);
+        attempt.answered = true;
+        return await read(answer);
+      } finally {
+        limit.clear();
       }
-      const answer: Answer = { ...res, exchange: { scene, responseMs: budget.responseMs() } };
-      if (res.statusCode < 200 || res.statusCode >= 300) throw await this.errorFrom(answer);
-      answered(res.statusCode);
-      attempt.answered = true;
-      return read(answer);
     });
   }
 
@@ -400,6 +412,7 @@ export class GenAerialClient {
       written = false;
       const scene = this.scene(target, attempt.number, payload !== undefined, budget, call.signal);
       const deadlineMs = budget.responseMs();
+      const limit = this.attemptLimit(call.signal, target.host, attempt, payload !== undefined);
       const outcome = await download(
         this.dispatcher,
         { origin: target.origin, path: `${target.pathname}${target.search}`, method, headers, body: payload, headersTimeout: scene.headersMs, bodyTimeout: scene.bodyIdleMs },
@@ -421,13 +434,32 @@ export class GenAerialClient {
           networkError: (error) => networkFailure(error, { ...scene, elapsedMs: budget.elapsedMs() }),
           tooLarge: () => tooLarge(this.maxImageBytes),
           timedOut: () => responseTimeout(target.host, deadlineMs, attempt.number),
-          signal: call.signal,
+          signal: limit.signal,
         },
-      );
+      ).finally(() => limit.clear());
       if (outcome.kind === 'answer') throw this.errorFromAnswer(outcome.statusCode, outcome.headers, outcome.body, outgoing.kind === 'download');
       answered(outcome.statusCode);
       return { statusCode: outcome.statusCode, bytes: outcome.bytes, written: outcome.written };
     });
+  }
+
+  /**
+   * The signal one attempt runs under: the caller's, and, with
+   * attemptTimeoutMs, a timer of the attempt's own that aborts it on time with
+   * a TimeoutError (AttemptTimeout) naming the stage it was in (no answer yet, or its body).
+   */
+  private attemptLimit(signal: AbortSignal | undefined, host: string, attempt: Attempt, bodySent: boolean): { signal?: AbortSignal; clear(): void } {
+    const limitMs = this.options.attemptTimeoutMs;
+    if (limitMs === undefined) return { signal, clear() {} };
+    const own = new AbortController();
+    const timer = setTimeout(() => {
+      // The stage is said in words; the code says which limit it was (the attempt's, not a stage's).
+      const error = attempt.answered
+        ? new TimeoutError(timeoutMessage('body', host, limitMs, attempt.number, true), 'AttemptTimeout', true)
+        : new TimeoutError(timeoutMessage('headers', host, limitMs, attempt.number), 'AttemptTimeout', bodySent);
+      own.abort(error);
+    }, limitMs);
+    return { signal: signal ? AbortSignal.any([signal, own.signal]) : own.signal, clear: () => clearTimeout(timer) };
   }
 
   private requestHeaders(withKey: boolean): Record<string, string> {
@@ -554,7 +586,7 @@ function redactorOf(apiKey: string): Redact {
   return (text) => redactor.redact(text);
 }
 
-export interface OpenClientOptions extends Pick<ClientOptions, 'retry' | 'redact' | 'onTrace' | 'userAgent' | 'sleep' | 'maxImageBytes'> {
+export interface OpenClientOptions extends Pick<ClientOptions, 'retry' | 'redact' | 'onTrace' | 'userAgent' | 'sleep' | 'maxImageBytes' | 'attemptTimeoutMs'> {
   /** Where to connect and with which key; asked for once the environment's network settings have been checked. */
   endpoint: () => Promise<{ baseUrl: string; apiKey: string }> | { baseUrl: string; apiKey: string };
   /** Connections the pool keeps per origin (batch's concurrency). */

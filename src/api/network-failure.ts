@@ -3,7 +3,7 @@
 // were made. A certificate that cannot be verified says how to
 // trust a company CA; a timeout names the stage that ran out.
 import { printable } from '../text/printable.js';
-import { NetworkError, RequestError } from './errors.js';
+import { NetworkError, RequestError, TimeoutError } from './errors.js';
 import { maskProxy, proxyFor, type ProxyEndpoint, type ProxySettings } from './proxy.js';
 import { attemptsText, timeoutMessage } from './timeouts.js';
 
@@ -159,13 +159,13 @@ export function networkFailure(error: unknown, scene: FailureScene): Error {
 
   if (code === 'UND_ERR_CONNECT_TIMEOUT') {
     const via = failedProxy(err, proxy, scene.url);
-    return new NetworkError(timeoutMessage('connect', via ? `${named(via)} for ${host}` : host, scene.connectMs, scene.attempts, false, scene.elapsedMs), 'ConnectTimeout', false);
+    return new TimeoutError(timeoutMessage('connect', via ? `${named(via)} for ${host}` : host, scene.connectMs, scene.attempts, false, scene.elapsedMs), 'ConnectTimeout', false);
   }
   if (code === 'UND_ERR_HEADERS_TIMEOUT') {
-    return new NetworkError(timeoutMessage('headers', host, scene.headersMs, scene.attempts, false, scene.elapsedMs), 'HeadersTimeout', scene.bodySent);
+    return new TimeoutError(timeoutMessage('headers', host, scene.headersMs, scene.attempts, false, scene.elapsedMs), 'HeadersTimeout', scene.bodySent);
   }
   if (code === 'UND_ERR_BODY_TIMEOUT') {
-    return new NetworkError(timeoutMessage('body', host, scene.bodyIdleMs, scene.attempts), 'BodyTimeout', true);
+    return new TimeoutError(timeoutMessage('body', host, scene.bodyIdleMs, scene.attempts), 'BodyTimeout', true);
   }
 
   const words = PLAIN_WORDS[code] ?? (err?.message ? oneLine(err.message, 120) : code);
@@ -179,5 +179,5 @@ export function networkFailure(error: unknown, scene: FailureScene): Error {
 
 /** A body that did not finish within its deadline (endless or drip-fed: the idle timeout never catches those). */
 export function responseTimeout(host: string, deadlineMs: number, attempts: number): NetworkError {
-  return new NetworkError(timeoutMessage('body', host, deadlineMs, attempts, true), 'ResponseTimeout', true);
+  return new TimeoutError(timeoutMessage('body', host, deadlineMs, attempts, true), 'ResponseTimeout', true);
 }

@@ -3,7 +3,7 @@
 // (exponential backoff with jitter, or what a 429's Retry-After asks, capped),
 // and which failures are worth another attempt at all. A generation the
 // service may already have carried out (and charged for) is never sent again
-// unless the policy says so (--retry-unsafe).
+// unless the policy says so (retryUnsafe: the CLI's --retry-unsafe).
 //
 // Single commands use DEFAULT_RETRY_POLICY; batch and export make theirs with
 // persistentPolicy() and hand it to the client. A unit of work bigger than one
@@ -118,14 +118,14 @@ export type Verdict =
   | { retry: true; delayMs: number; rateLimited: boolean; /** What a 429 asked for, in seconds, when it was capped. */ cappedRetryAfter?: number }
   | { retry: false; error: unknown };
 
-/** The request may have been carried out, so sending it again may charge again. */
+/**
+ * The request may have been carried out, so sending it again may charge
+ * again. Its remedy is the policy's retryUnsafe, which each face names (the
+ * CLI's --retry-unsafe, the library's retry: { retryUnsafe: true }).
+ */
 export class MaybeChargedError extends NetworkError {
   constructor(cause: RequestError) {
-    super(
-      `${cause.message}; the service may already have generated (and charged for) this image, so it was not retried (pass --retry-unsafe to retry such rows)`,
-      cause.code,
-      true,
-    );
+    super(`${cause.message}; the service may already have generated (and charged for) this image, so it was not retried`, cause.code, true, { cause, remedy: 'retryUnsafe' });
   }
 }
 

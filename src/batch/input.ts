@@ -175,7 +175,8 @@ export class BatchInput {
       }
       const cells: Record<string, unknown> = {};
       for (let i = 0; i < named; i++) cells[header[i]!] = record[i];
-      rows.push({ row, cells });
+      // The line the record ends on, as the parser counts it (a number it keeps anyway): what an invalid row is named by.
+      rows.push({ row, line: parser.info.lines, cells, lineEnds: true });
     });
     // Listened for before the first write: a small file's records, or its error, can all come within it.
     const ended = new Promise<void>((resolve) => {

@@ -19,7 +19,7 @@ import { VERSION } from '../bundle/version.js';
 import { RowArray, textKey, WordTable } from './compact.js';
 import { DEFAULT_MANIFEST_NAME, rowKey } from './manifest.js';
 import { inputError } from './input-text.js';
-import { ColumnMap, misspeltColumn, rowSceneInput, sceneFieldOf, type BatchRow } from './row-columns.js';
+import { ColumnMap, misspeltColumn, rowName, rowSceneInput, sceneFieldOf, type BatchRow } from './row-columns.js';
 import { inShard, type Shard } from './shard.js';
 import { checkPlaceholders, expandTemplate, type ExpandedTemplate, type OutputTemplate } from './template.js';
 
@@ -229,7 +229,7 @@ export class RowPlanner {
       entry.name = name;
     } catch (error) {
       if (!(error instanceof UsageError)) throw error;
-      entry.error = `row ${row}: ${error.message}`;
+      entry.error = `${rowName(batchRow)}: ${error.message}`;
     }
     return entry;
   }

@@ -17,8 +17,12 @@ export interface ProgressCounts {
 export interface Progress {
   /** Redraws (bar) or records (plain) the counts. */
   update(counts: ProgressCounts): void;
-  /** A message that must not tear the bar (a failed row, a pause for 429). */
-  log(message: string): void;
+  /**
+   * A message that must not tear the bar (a failed row, a pause for 429).
+   * One the summary repeats (`inSummary`: a row's failure) is left out with
+   * --json, whose summary lists every row: it is not said twice.
+   */
+  log(message: string, options?: { inSummary?: boolean }): void;
   stop(): void;
 }
 
@@ -51,8 +55,11 @@ export async function createProgress(io: Terminal, options: ProgressOptions = {}
   const now = options.now ?? Date.now;
   const started = now();
   const noun = options.noun ?? 'rows';
+  const warn = (message: string, options?: { inSummary?: boolean }) => {
+    if (!(io.json && options?.inSummary)) io.warn(message);
+  };
   if (io.quiet) {
-    return { update() {}, log: (message) => io.warn(message), stop() {} };
+    return { update() {}, log: warn, stop() {} };
   }
   if (io.stderrIsTTY && !io.json) return createBar(io, noun, now, started);
 
@@ -71,7 +78,7 @@ export async function createProgress(io: Terminal, options: ProgressOptions = {}
     update(counts) {
       latest = { ...counts };
     },
-    log: (message) => io.warn(message),
+    log: warn,
     stop() {
       clearInterval(timer);
     },
@@ -115,12 +122,45 @@ export function fitToColumns(text: string, columns: number, width: (text: string
   return lines;
 }
 
+interface BarPayload {
+  done: number;
+  failed: number;
+  retrying: number;
+  perSecond: string;
+  remaining: string;
+}
+
+/**
+ * The bar's line within `maxWidth` columns: the counts, the rate and the ETA
+ * beside a bar of 10 to 20 cells. Where that is too wide, "0 retrying" goes
+ * first, then the rate, then the done and failed counts; the ETA stays to the end.
+ */
+export function fitBarLine(line: { progress: number; value: number; total: number; maxWidth: number; noun: string; payload: BarPayload; complete: string; incomplete: string }): string {
+  const { payload } = line;
+  const room = Math.max(line.maxWidth - 1, 20);
+  const counts = `${payload.done} done, ${payload.failed} failed`;
+  const retrying = `, ${payload.retrying} retrying`;
+  const head = ` ${line.value}/${line.total} ${line.noun}`;
+  const tail = ` | ETA ${payload.remaining}`;
+  const choices = [
+    `${head} | ${counts}${retrying} | ${payload.perSecond}/s${tail}`,
+    ...(payload.retrying === 0 ? [`${head} | ${counts} | ${payload.perSecond}/s${tail}`] : []),
+    `${head} | ${counts}${payload.retrying === 0 ? '' : retrying}${tail}`,
+    `${head}${tail}`,
+  ];
+  const text = choices.find((choice) => choice.length + 10 <= room) ?? choices.at(-1)!;
+  const size = Math.max(1, Math.min(20, room - text.length));
+  const filled = Math.round(Math.min(1, Math.max(0, line.progress)) * size);
+  return `${line.complete.repeat(filled)}${line.incomplete.repeat(size - filled)}${text}`;
+}
+
 async function createBar(io: Terminal, noun: string, now: () => number, started: number): Promise<Progress> {
   const [{ default: cliProgress }, { default: stringWidth }] = await Promise.all([import('cli-progress'), import('string-width')]);
   const multibar = new cliProgress.MultiBar(
     {
-      // Plain text: cli-progress cuts the line at the terminal width counting colour codes as characters.
-      format: `{bar} {value}/{total} ${noun} | {done} done, {failed} failed, {retrying} retrying | {perSecond}/s | ETA {remaining}`,
+      // Plain text, fitted to the terminal: cli-progress cuts a longer line at its width (counting colour codes as characters).
+      format: (options: { barCompleteChar?: string; barIncompleteChar?: string }, params: { progress: number; value: number; total: number; maxWidth: number }, payload: BarPayload) =>
+        fitBarLine({ ...params, noun, payload, complete: options.barCompleteChar ?? '█', incomplete: options.barIncompleteChar ?? '░' }),
       barsize: 20,
       stream: io.stderr as NodeJS.WritableStream,
       hideCursor: true,

@@ -16,8 +16,9 @@ export type BatchFormat = 'csv' | 'jsonl' | 'json';
 export interface BatchRow {
   /** 1-based number among the data records (the header is not a row). */
   row: number;
-  /** JSON: the line the row starts on (CSV rows do not keep theirs: the parser would pay for it on every row). */
+  /** The line the row starts on (JSON), or, with `lineEnds`, ends on (CSV: the parser's count, which a quoted line break in a cell moves on). */
   line?: number;
+  lineEnds?: boolean;
   /** Cell values by column name as written in the file. */
   cells: Record<string, unknown>;
 }
@@ -81,6 +82,20 @@ export class ColumnMap {
     if (other !== undefined) throw new UsageError(`batch file: columns '${other}' and '${column}' both set ${field}; keep one`);
     this.byField.set(field, column);
   }
+}
+
+/**
+ * How a row is named in its errors: by its line in the file, as errors of the
+ * header are ("line 3 (row 2)"), or by its number alone when the line is not known.
+ */
+export function rowName(row: Pick<BatchRow, 'row' | 'line' | 'lineEnds' | 'cells'>): string {
+  if (row.line === undefined) return `row ${row.row}`;
+  let line = row.line;
+  // A CSV record ends on the parser's line: the line breaks inside its quoted cells come before. csv-parse
+  // counts a CRLF inside a quoted cell as two lines (and so numbers the records after it one too far: rare,
+  // spreadsheets break lines within a cell with LF alone), so its \r and \n are taken off one by one.
+  if (row.lineEnds) for (const cell of Object.values(row.cells)) if (typeof cell === 'string') line -= cell.match(/[\r\n]/g)?.length ?? 0;
+  return `line ${line} (row ${row.row})`;
 }
 
 /** Maps each scene field to the one column that sets it; two columns for one field are refused. */

@@ -212,7 +212,7 @@ export class RowRunner {
     const reason = exitCode === undefined ? describeFailure(failure, attempts) : failure.message;
     exitCode ??= failure.exitCode;
     manifest.append({ row, key, status: 'failed', file, attempts, error: reason, exitCode, rateLimited: met() }, true);
-    if (!stopped) progress.log(`row ${row} failed: ${reason}`);
+    if (!stopped) progress.log(`row ${row} failed: ${reason}`, { inSummary: true });
     this.finish({ row, status: 'failed', file: target, attempts, error: reason, exitCode, requestId: notes.requestId });
   }
 

@@ -8,8 +8,8 @@ import type { Command } from 'commander';
 import type { GenAerialClient, Trace } from '../api/client.js';
 import type { Network, NetworkSetup } from '../api/network.js';
 import type { RetryPolicy } from '../api/retry.js';
-import { UsageError } from '../process/errors.js';
-import { apiKeyProblem, DEFAULT_BASE_URL, DEFAULT_PROFILE, defaultSandboxDir, readConfig, resolveSettings, type Settings } from '../config/config.js';
+import { CliError, ExitCode, UsageError } from '../process/errors.js';
+import { apiKeyProblem, DEFAULT_BASE_URL, DEFAULT_PROFILE, defaultSandboxDir, moveOldSandboxData, readConfig, resolveSettings, type Settings } from '../config/config.js';
 import { validateBaseUrl } from '../input/flags.js';
 import { colorEnabled, loadStyle, Terminal } from '../terminal/terminal.js';
 import type { InFlight, Shutdown, SignalTarget } from '../process/shutdown.js';
@@ -102,7 +102,7 @@ export class Context {
 
   settings(): Settings {
     if (!this.settingsCache) {
-      this.settingsCache = resolveSettings(this.globals, this.env, readConfig(this.env));
+      this.settingsCache = resolveSettings(this.globals, this.env, readConfig(this.env, (message) => this.io.warn(message)));
       this.io.addSecret(this.settingsCache.apiKey.value);
     }
     return this.settingsCache;
@@ -128,6 +128,17 @@ export class Context {
   async endpoint(): Promise<{ baseUrl: string; apiKey: string }> {
     const settings = this.settings();
     if (this.globals.sandbox) {
+      const moved = await moveOldSandboxData(this.env);
+      if (moved) this.io.info(`Moved the sandbox's data from ${moved} to ${defaultSandboxDir(this.env)}`);
+      // An `aerial sandbox` serving the same data is used as it is: URLs it signs outlive this command.
+      const { runningSandbox } = await import('../sandbox/advert.js');
+      const running = await runningSandbox(defaultSandboxDir(this.env));
+      if (running) {
+        const apiKey = settings.apiKey.source === 'flag' ? this.usableKey() : running.key;
+        this.io.addSecret(apiKey);
+        this.io.debug(`sandbox: using the one aerial sandbox serves at ${running.url} (pid ${running.pid})`);
+        return { baseUrl: running.url, apiKey };
+      }
       const { startSandbox } = await import('../sandbox/server.js');
       const sandbox = await startSandbox({
         host: '127.0.0.1',
@@ -143,10 +154,12 @@ export class Context {
     }
     const baseUrl = settings.baseUrl;
     if (!settings.apiKey.value?.trim()) {
-      // The public service hands out keys (with free credits) at sign-up.
+      // The public service hands out keys (with free credits) at sign-up. No key is an authentication failure, as a refused one is.
       const where = baseUrl.value === DEFAULT_BASE_URL ? ' (sign up at genaerial.com for one)' : '';
-      throw new UsageError(
+      throw new CliError(
         `no API key${where}: set AERIAL_API_KEY, run 'aerial init' or 'aerial config set api-key' (hidden prompt or stdin), or try --sandbox`,
+        ExitCode.Auth,
+        'MissingApiKey',
       );
     }
     const label = { flag: '--base-url', env: 'AERIAL_BASE_URL', profile: 'base-url in the config file', default: 'the default base URL' }[baseUrl.source];

@@ -9,23 +9,29 @@ import { registration as del } from './delete/index.js';
 import { registration as exportImages } from './export/index.js';
 import { registration as generateAsync } from './generate-async/index.js';
 import { registration as generate } from './generate/index.js';
+import { registration as get } from './get/index.js';
 import { registration as init } from './init/index.js';
 import { registration as list } from './list/index.js';
 import { registration as mcp } from './mcp/index.js';
 import { registration as sandbox } from './sandbox/index.js';
+import { registration as version } from './version/index.js';
 import { registration as view } from './view/index.js';
+import { registration as whoami } from './whoami/index.js';
 
 export const registrations: CommandRegistration[] = [
   generate,
   generateAsync,
   batch,
   list,
+  get,
   exportImages,
   view,
   del,
   init,
+  whoami,
   config,
   sandbox,
   mcp,
   completion,
+  version,
 ];

@@ -1,7 +1,8 @@
 // Configuration: where it lives, its profiles, and how flags, environment,
 // profile and built-in defaults combine (flag > environment > profile > default).
 import { closeSync, constants, fstatSync, openSync, readFileSync, statSync, type Stats } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
 import envPaths from 'env-paths';
 import { CliError, fileSystemProblem, UsageError } from '../process/errors.js';
 import {
@@ -50,9 +51,55 @@ export function configDir(env: Record<string, string | undefined>): string {
   return env.AERIAL_CONFIG_DIR || envPaths('aerial', { suffix: '' }).config;
 }
 
-/** Where the CLI keeps the sandbox's accounts and images (aerial sandbox, --sandbox): beside its config. */
+/**
+ * Where aerial keeps data that is not configuration: `$XDG_DATA_HOME/aerial`
+ * (`~/.local/share/aerial`) on Linux and other Unixes, the platform's own
+ * place on macOS and Windows. Read from `env`, not from this process's.
+ */
+export function dataDir(env: Record<string, string | undefined>): string {
+  if (process.platform === 'darwin' || process.platform === 'win32') return envPaths('aerial', { suffix: '' }).data;
+  const xdg = env.XDG_DATA_HOME;
+  // The XDG rule: a relative path is to be ignored.
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'share');
+  return join(base, 'aerial');
+}
+
+/**
+ * Where the CLI keeps the sandbox's accounts and images (aerial sandbox,
+ * --sandbox): with its data, not its configuration, which people keep in
+ * dotfiles and sync (the images grow to tens of megabytes).
+ */
 export function defaultSandboxDir(env: Record<string, string | undefined>): string {
-  return join(configDir(env), 'sandbox');
+  return join(dataDir(env), 'sandbox');
+}
+
+/**
+ * Moves the sandbox's data from where earlier versions kept it (the config
+ * directory) to defaultSandboxDir, once: only when it is there and nothing is
+ * at the new place yet. Says where it moved it from, or undefined.
+ */
+export async function moveOldSandboxData(env: Record<string, string | undefined>): Promise<string | undefined> {
+  const from = join(configDir(env), 'sandbox');
+  const to = defaultSandboxDir(env);
+  if (from === to) return undefined;
+  const { cp, lstat, mkdir, rename, rm } = await import('node:fs/promises');
+  const exists = (path: string) => lstat(path).then(() => true, () => false);
+  if (!(await exists(from)) || (await exists(to))) return undefined;
+  await mkdir(dirname(to), { recursive: true, mode: 0o700 });
+  try {
+    await rename(from, to);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // Another process moved it first.
+    if (code === 'ENOENT' || code === 'EEXIST' || code === 'ENOTEMPTY') return undefined;
+    if (code !== 'EXDEV') throw error;
+    // Another disk: copied beside the target and renamed into place, so a half copy is never taken for the data.
+    const staging = `${to}.moving-${process.pid}`;
+    await cp(from, staging, { recursive: true, errorOnExist: true, force: false });
+    await rename(staging, to);
+    await rm(from, { recursive: true, force: true });
+  }
+  return from;
 }
 
 export function configPath(env: Record<string, string | undefined>): string {
@@ -66,9 +113,10 @@ export function configPath(env: Record<string, string | undefined>): string {
  * but a regular file in its place (a FIFO would block the open for ever, even
  * through SIGTERM; a device may never end) is refused before it is opened.
  */
-export function readConfig(env: Record<string, string | undefined>): ConfigData {
+export function readConfig(env: Record<string, string | undefined>, onWarning?: (message: string) => void): ConfigData {
   const path = configPath(env);
   let text: string;
+  let mode = 0o600;
   try {
     const info = statSync(path);
     if (!info.isFile()) throw notRegularFile(path, info);
@@ -77,6 +125,7 @@ export function readConfig(env: Record<string, string | undefined>): ConfigData 
     try {
       const opened = fstatSync(fd);
       if (!opened.isFile()) throw notRegularFile(path, opened);
+      mode = opened.mode;
       text = readFileSync(fd, 'utf8');
     } finally {
       closeSync(fd);
@@ -94,7 +143,16 @@ export function readConfig(env: Record<string, string | undefined>): ConfigData 
   }
   const problem = configShapeProblem(data);
   if (problem) throw new UsageError(`config file ${path}: ${problem}; fix it or use 'aerial config set'`, 'ConfigError');
-  return data as ConfigData;
+  const config = data as ConfigData;
+  // As ssh warns of a private key others can read (Windows has no such mode bits).
+  if (onWarning && process.platform !== 'win32' && (mode & 0o044) !== 0 && holdsApiKey(config)) {
+    onWarning(`config file ${path} holds an API key and other users can read it (mode ${(mode & 0o777).toString(8).padStart(4, '0')}); fix it with: chmod 600 ${path}`);
+  }
+  return config;
+}
+
+function holdsApiKey(config: ConfigData): boolean {
+  return Object.values(config.profiles ?? {}).some((profile) => typeof profile.apiKey === 'string' && profile.apiKey !== '');
 }
 
 function notRegularFile(path: string, info: Stats): UsageError {

@@ -5,7 +5,10 @@
 // checked and with its metadata spliced in on the way. Before
 // anything is sent, checkOutputPath finds out whatever about the target can be
 // known without paying: the directory, a file that may create there, links,
-// names too long, and special files (written into, never replaced).
+// names too long, and special files (written into, never replaced). Its
+// failures are neutral (api/errors.ts: FileError, AbortError), naming the file
+// as the caller names it (`--output x.jpg`, `output x.jpg`, `x.jpg`); each face
+// says what can be done about them.
 import { randomBytes } from 'node:crypto';
 import { constants, createWriteStream, open as openCallback, type WriteStream } from 'node:fs';
 import { link, lstat, open, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
@@ -15,9 +18,9 @@ import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { isatty } from 'node:tty';
 import { promisify } from 'node:util';
-import { BrokenPipeError, CliError, FileSystemError, fileSystemError, InterruptedError, UsageError } from '../process/errors.js';
+import { AbortError, FileError, fileErrorOf } from '../api/errors.js';
 import type { ChunkEditor, ImageSink, ReceivedImage } from '../api/image-download.js';
-import { drained } from '../process/shutdown.js';
+import { drained } from '../process/streams.js';
 import { MAX_NAME_BYTES, partFileName, utf8Length } from './file-names.js';
 import { makeDirectories } from './directories.js';
 
@@ -36,51 +39,57 @@ export interface OutputTarget {
   special?: 'character device' | 'FIFO';
 }
 
+/** How a message names a path: after the caller's label for it (`--output x.jpg`), or alone. */
+function named(label: string, path: string): string {
+  return label ? `${label} ${path}` : path;
+}
+
 /**
  * Checks, before any request is sent, everything about an output target that
- * can be known without paying: an existing file needs --force; a directory,
- * a dangling link, a block device or a socket is refused; the directory is
- * made if missing; and a temp file of the very name the image will use is
- * created there and removed, which proves the directory writable, the file
- * system writable and the names short enough. Problems are usage errors (exit
- * 2) naming `flag`.
+ * can be known without paying: an existing file needs `overwrite`; a
+ * directory, a dangling link, a block device or a socket is refused; the
+ * directory is made if missing; and a temp file of the very name the image
+ * will use is created there and removed, which proves the directory writable,
+ * the file system writable and the names short enough. Problems are
+ * FileErrors naming the path after `label` (how the caller names the output:
+ * `--output`, `output`, or nothing).
  */
-export async function checkOutputPath(path: string, force: boolean, flag = '--output'): Promise<OutputTarget> {
+export async function checkOutputPath(path: string, overwrite: boolean, label: string): Promise<OutputTarget> {
   const target = resolve(path);
-  if (path.endsWith('/') || basename(target) === '') throw new UsageError(`${flag} must name a file, not a directory`);
+  if (path.endsWith('/') || basename(target) === '') throw new FileError(`${label || 'the path'} must name a file, not a directory`, 'NotAFile', path);
   let info;
   try {
     info = await lstat(target);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {
-      await checkOutputDirectory(dirname(target), basename(target), `${flag} ${path}`);
+      await checkOutputDirectory(dirname(target), basename(target), named(label, path));
       return { path: target, file: target };
     }
-    throw outputPathError(error, path, flag);
+    throw outputPathError(error, path, label);
   }
   let file = target;
   if (info.isSymbolicLink()) {
     try {
       info = await stat(target);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw outputPathError(error, path, flag);
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw outputPathError(error, path, label);
       const to = await readlink(target).catch(() => '?');
-      throw new UsageError(`${flag} ${path} is a symbolic link to ${to}, which does not exist; remove the link or name another file`);
+      throw new FileError(`${named(label, path)} is a symbolic link to ${to}, which does not exist; remove the link or name another file`, 'DanglingLink', path);
     }
     // A link to a file: the file is replaced, the link kept. (Links to special files, like /dev/stdout, are written through.)
     if (info.isFile()) file = await realpath(target).catch(() => target);
   }
-  if (info.isDirectory()) throw new UsageError(`${flag} ${path} is a directory; name a file`);
+  if (info.isDirectory()) throw new FileError(`${named(label, path)} is a directory; name a file`, 'IsADirectory', path);
   if (info.isCharacterDevice() || info.isFIFO()) {
     return { path: target, file: target, special: info.isFIFO() ? 'FIFO' : 'character device' };
   }
   if (!info.isFile()) {
     const what = info.isBlockDevice() ? 'a block device' : info.isSocket() ? 'a socket' : 'not a regular file';
-    throw new UsageError(`${flag} ${path} is ${what}; an image is never written there`);
+    throw new FileError(`${named(label, path)} is ${what}; an image is never written there`, 'NotARegularFile', path);
   }
-  if (!force) throw new UsageError(`${flag} ${path} already exists; pass --force to overwrite`);
-  await checkOutputDirectory(dirname(file), basename(file), `${flag} ${path}`);
+  if (!overwrite) throw new FileError(`${named(label, path)} already exists`, 'AlreadyExists', path, { remedy: 'overwrite' });
+  await checkOutputDirectory(dirname(file), basename(file), named(label, path));
   return { path: target, file };
 }
 
@@ -92,32 +101,35 @@ export async function checkOutputPath(path: string, force: boolean, flag = '--ou
  */
 export async function checkOutputDirectory(dir: string, name: string, what: string): Promise<void> {
   const bytes = utf8Length(name);
-  if (bytes > MAX_NAME_BYTES) throw new FileSystemError(`${what}: the file name is too long (${bytes} bytes; file systems allow ${MAX_NAME_BYTES})`, 'NameTooLong');
+  const path = join(dir, name);
+  if (bytes > MAX_NAME_BYTES) throw new FileError(`${what}: the file name is too long (${bytes} bytes; file systems allow ${MAX_NAME_BYTES})`, 'NameTooLong', path, { errno: 'ENAMETOOLONG' });
   try {
     await makeDirectories(dir);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST' || code === 'ENOTDIR') throw new UsageError(`${what}: cannot create directory ${dir}: a file is in the way, where a directory must be`);
+    if (code === 'EEXIST' || code === 'ENOTDIR') throw new FileError(`${what}: cannot create directory ${dir}: a file is in the way, where a directory must be`, 'NotADirectory', dir, { cause: error });
     // The level that could not be made (its parents are there), which may be above `dir`.
-    throw fileSystemError(error, `${what}: cannot create directory ${(error as NodeJS.ErrnoException).path ?? dir}`) ?? error;
+    const level = (error as NodeJS.ErrnoException).path ?? dir;
+    throw fileErrorOf(error, `${what}: cannot create directory ${level}`, level) ?? error;
   }
-  const probe = tempPathFor(join(dir, name));
+  const probe = tempPathFor(path);
   try {
     await (await open(probe, 'wx', 0o644)).close();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENAMETOOLONG') throw new FileSystemError(`${what}: the file name is too long for this file system (${bytes} bytes)`, 'NameTooLong');
+    if ((error as NodeJS.ErrnoException).code === 'ENAMETOOLONG') throw new FileError(`${what}: the file name is too long for this file system (${bytes} bytes)`, 'NameTooLong', path, { errno: 'ENAMETOOLONG', cause: error });
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw fileSystemError(error, `${what}: cannot create files in ${dir}`) ?? new UsageError(`${what}: cannot create files in ${dir} (${code})`);
+    throw fileErrorOf(error, `${what}: cannot create files in ${dir}`, dir) ?? new FileError(`${what}: cannot create files in ${dir} (${code})`, 'CannotCreateFiles', dir, { cause: error });
   }
   await unlink(probe).catch(() => {});
 }
 
-/** An error met looking at the user's path (a file in the way, a loop of links): theirs to fix, so exit 2. */
-function outputPathError(error: unknown, path: string, flag: string): CliError {
+/** An error met looking at the caller's path (a file in the way, a loop of links): theirs to fix. */
+function outputPathError(error: unknown, path: string, label: string): FileError {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOTDIR') return new UsageError(`${flag} ${path}: part of that path is a file, not a directory`);
-  if (code === 'ENAMETOOLONG') return new FileSystemError(`${flag} ${path}: the name is too long for this file system`, 'NameTooLong');
-  return fileSystemError(error, `${flag} ${path}`) ?? new UsageError(`${flag} ${path} cannot be used (${code ?? String(error)})`);
+  const what = named(label, path);
+  if (code === 'ENOTDIR') return new FileError(`${what}: part of that path is a file, not a directory`, 'NotADirectory', path, { cause: error });
+  if (code === 'ENAMETOOLONG') return new FileError(`${what}: the name is too long for this file system`, 'NameTooLong', path, { errno: code, cause: error });
+  return fileErrorOf(error, what, path) ?? new FileError(`${what} cannot be used (${code ?? String(error)})`, 'Unusable', path, { cause: error });
 }
 
 /** A bare descriptor (a FileHandle would close it when collected, under the socket that owns it). */
@@ -132,13 +144,15 @@ const READER_NOTICE_MS = 1_000;
  * a reader, waiting for one as `cat > fifo` does, but interruptibly and without
  * anything paid for yet. The image is then written into it as it arrives.
  */
-export async function openSpecialOutput(target: OutputTarget, flag: string, signal: AbortSignal, onWait: (message: string) => void): Promise<Writable> {
-  const fail = (error: unknown) => fileSystemError(error, `${flag} ${target.path}`) ?? new UsageError(`${flag} ${target.path} cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+export async function openSpecialOutput(target: OutputTarget, label: string, signal: AbortSignal, onWait: (message: string) => void): Promise<Writable> {
+  const what = named(label, target.path);
+  const fail = (error: unknown) =>
+    fileErrorOf(error, what, target.path) ?? new FileError(`${what} cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 'Unusable', target.path, { cause: error });
   if (target.special === 'FIFO') {
     const started = Date.now();
     let told = false;
     for (;;) {
-      if (signal.aborted) throw signal.reason ?? new InterruptedError();
+      if (signal.aborted) throw signal.reason ?? new AbortError();
       try {
         // Non-blocking: no reader yet is ENXIO at once, rather than a thread stuck in open().
         const fd = await openDescriptor(target.path, constants.O_WRONLY | constants.O_NONBLOCK);
@@ -162,19 +176,20 @@ export async function openSpecialOutput(target: OutputTarget, flag: string, sign
   }
   if (isatty(handle.fd)) {
     await handle.close();
-    throw new UsageError(`${flag} ${target.path} is a terminal; redirect the JPEG to a file or pipe`);
+    throw new FileError(`${what} is a terminal; redirect the JPEG to a file or pipe`, 'IsATerminal', target.path);
   }
   return createWriteStream(target.path, { fd: handle });
 }
 
 export interface JpegFileOptions {
+  /** Replace a file already at the target (else the image is never moved over one that appeared meanwhile). */
   force: boolean;
   /**
    * Applied to the bytes on their way into the file (metadata insertion). A
    * promise while it is still being made (the EXIF writer loading as the
    * request is on the wire): the sink is handed out once it is ready.
    */
-  editor?: ChunkEditor | Promise<ChunkEditor>;
+  editor?: ChunkEditor | Promise<ChunkEditor | undefined>;
   /**
    * How many bytes may wait in memory for the disk (Node's default is 16 KiB).
    * More lets a response be read off the connection at network speed, so the
@@ -224,12 +239,12 @@ export class TempJpegFile {
       if (this.options.force) {
         await rename(this.temp, this.target);
       } else {
-        // link() fails if the target appeared meanwhile: never overwrite without --force.
+        // link() fails if the target appeared meanwhile: never overwrite unless told to.
         try {
           await link(this.temp, this.target);
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-            throw new UsageError(`${this.path} already exists; pass --force to overwrite`);
+            throw new FileError(`${this.path} already exists`, 'AlreadyExists', this.path, { remedy: 'overwrite', cause: error });
           }
           throw error;
         }
@@ -242,9 +257,9 @@ export class TempJpegFile {
     }
   }
 
-  /** A failure to write this file in the user's terms: a full disk or a permission is theirs to fix (exit 2). */
+  /** A failure to write this file in the user's terms: a full disk or a permission is theirs to fix. */
   explain(error: unknown): unknown {
-    return fileSystemError(error, `cannot write ${this.path}`) ?? error;
+    return fileErrorOf(error, `cannot write ${this.path}`, this.path) ?? error;
   }
 
   /** Closes and removes the temp file (nothing under the target's name is touched). */
@@ -272,7 +287,7 @@ class EditorSlot {
   editor?: ChunkEditor;
   private pending?: Promise<unknown>;
 
-  constructor(editor: ChunkEditor | Promise<ChunkEditor> | undefined) {
+  constructor(editor: ChunkEditor | Promise<ChunkEditor | undefined> | undefined) {
     if (editor instanceof Promise) this.pending = editor.then((ready) => (this.editor = ready));
     else this.editor = editor;
   }
@@ -329,7 +344,7 @@ export class JpegFileDestination implements ImageDestination {
     const file = this.file;
     this.file = undefined;
     await file?.discard();
-    return fileSystemError(error, `cannot write ${this.path}`) ?? error;
+    return fileErrorOf(error, `cannot write ${this.path}`, this.path) ?? error;
   }
 }
 
@@ -348,7 +363,7 @@ export class StreamDestination implements ImageDestination {
 
   constructor(
     private readonly stream: Writable,
-    private readonly options: { path: string; editor?: ChunkEditor | Promise<ChunkEditor>; end: boolean },
+    private readonly options: { path: string; editor?: ChunkEditor | Promise<ChunkEditor | undefined>; end: boolean },
   ) {
     this.slot = new EditorSlot(options.editor);
     // Kept for abandon(): reported there or by finish(), and none may crash the process meanwhile.
@@ -391,8 +406,9 @@ export class StreamDestination implements ImageDestination {
   }
 
   private explain(error: unknown): unknown {
-    if ((error as NodeJS.ErrnoException).code === 'EPIPE') return new BrokenPipeError();
-    return fileSystemError(error, `cannot write ${this.options.path}`) ?? error;
+    // A reader that went away: a face that wrote to standard output ends quietly (the CLI's exit 141).
+    if ((error as NodeJS.ErrnoException).code === 'EPIPE') return new FileError(`the reader of ${this.options.path} went away`, 'BrokenPipe', this.options.path, { errno: 'EPIPE', cause: error });
+    return fileErrorOf(error, `cannot write ${this.options.path}`, this.options.path) ?? error;
   }
 }
 

@@ -1,8 +1,11 @@
-// Turns scene input (flags, batch rows, prompts) plus configured defaults into
-// a validated wire request. Every failure names the flag and what is allowed,
-// and nothing is sent until this has succeeded.
+// Turns scene input (flags, batch rows, prompts, MCP tool arguments) plus
+// configured defaults into a validated wire request. Every failure names the
+// flag (or column, or argument) and what is allowed, and nothing is sent until
+// this has succeeded.
 import { UsageError } from '../process/errors.js';
-import { describeIssues, generationRequestSchema, type GenerationRequest } from '../api/schema.js';
+import type { GenerationRequest } from '../api/schema.js';
+import { requestProblem } from '../scene/request-check.js';
+import { findPlace, looksLikeCoordinates, placeNote, type FoundPlace } from './gazetteer.js';
 import {
   flagName,
   parseSceneEnum,
@@ -77,8 +80,28 @@ export function checkCoordinates(lat: number, lng: number, latLabel: string, lng
   if (lng < lngMin || lng > lngMax) throw new UsageError(`${lngLabel} must be between ${lngMin} and ${lngMax}; got ${lng}`);
 }
 
-function resolveCoordinates(input: SceneInput, label: FieldLabel): { lat: number; lng: number } {
-  if (input.at !== undefined) {
+/** What building a request may tell its caller: the place a name was taken for. */
+export interface RequestNotes {
+  onPlace?(query: string, found: FoundPlace): void;
+}
+
+/** Notes that tell a person, through `info`, which place a name was taken for. */
+export function placeNotes(info: (message: string) => void): RequestNotes {
+  return { onPlace: (query, found) => info(placeNote(query, found)) };
+}
+
+function hasCoordinates(input: SceneInput): boolean {
+  return (input.lat !== undefined && input.lat !== '') || (input.lng !== undefined && input.lng !== '');
+}
+
+function resolveCoordinates(input: SceneInput, label: FieldLabel, notes: RequestNotes): { lat: number; lng: number } {
+  // A place name beside coordinates is a label: the coordinates win, and the gazetteer is not read.
+  if (input.at !== undefined && !looksLikeCoordinates(input.at) && !hasCoordinates(input)) {
+    const found = findPlace(input.at, label('at'));
+    notes.onPlace?.(input.at, found);
+    return { lat: found.place.lat, lng: found.place.lng };
+  }
+  if (input.at !== undefined && looksLikeCoordinates(input.at)) {
     if (input.lat !== undefined || input.lng !== undefined) {
       throw new UsageError(`${label('at')} cannot be combined with ${label('lat')}/${label('lng')}`);
     }
@@ -86,8 +109,8 @@ function resolveCoordinates(input: SceneInput, label: FieldLabel): { lat: number
     checkCoordinates(lat, lng, `${label('at')} latitude`, `${label('at')} longitude`);
     return { lat, lng };
   }
-  if (input.lat === undefined || input.lat === '') throw new UsageError(`${label('lat')} is required (or ${label('at')} LAT,LNG)`);
-  if (input.lng === undefined || input.lng === '') throw new UsageError(`${label('lng')} is required (or ${label('at')} LAT,LNG)`);
+  if (input.lat === undefined || input.lat === '') throw new UsageError(`${label('lat')} is required (or ${label('at')} LAT,LNG or a place name)`);
+  if (input.lng === undefined || input.lng === '') throw new UsageError(`${label('lng')} is required (or ${label('at')} LAT,LNG or a place name)`);
   const lat = parseCoordinate(input.lat, label('lat'));
   const lng = parseCoordinate(input.lng, label('lng'));
   checkCoordinates(lat, lng, label('lat'), label('lng'));
@@ -98,8 +121,9 @@ export function buildGenerationRequest(
   input: SceneInput,
   defaults: SceneDefaults,
   label: FieldLabel = flagLabel,
+  notes: RequestNotes = {},
 ): GenerationRequest {
-  const coordinates = resolveCoordinates(input, label);
+  const coordinates = resolveCoordinates(input, label, notes);
   // In the vocabulary's order, which is the body's: the first field refused is the one named.
   const request: Record<string, unknown> = {};
   for (const field of SCENE_FIELD_NAMES) {
@@ -144,8 +168,9 @@ export function buildGenerationRequest(
     }
   }
 
-  // The schema is the last word: anything the checks above missed is still caught before sending.
-  const checked = generationRequestSchema().safeParse(request);
-  if (!checked.success) throw new UsageError(describeIssues(checked.error), 'ValidationFailed');
-  return checked.data;
+  // The vocabulary's check of the wire form is the last word, as for every face (scene/request-check.ts):
+  // anything the checks above missed is still caught before sending.
+  const problem = requestProblem(request, label);
+  if (problem) throw new UsageError(problem, 'ValidationFailed');
+  return request as GenerationRequest;
 }

@@ -1,25 +1,15 @@
 // The types the library publishes (src/library/index.ts). Written out rather
 // than inferred from the zod schemas the client checks answers with: the
-// package bundles zod, so a published type must not name it. The scene fields
-// come from the one vocabulary (src/scene/vocabulary.ts), so a value the
-// service does not know fails to compile. genaerial.ts holds each of these to
-// what the client returns (an assignment that stops compiling if they part).
-import type { BooleanField, EnumField, EnumValue } from '../scene/vocabulary.js';
+// package bundles zod, so a published type must not name it. The request is
+// written from the one vocabulary (src/scene/vocabulary.ts) with a doc comment
+// on every field (image-request.ts), so a value the service does not know fails
+// to compile. genaerial.ts holds each of these to what the client returns (an
+// assignment that stops compiling if they part). Inputs take readonly arrays.
+import type { Resolution } from '../api/enums.js';
 
-/**
- * A generation request, as the service takes it (docs/library.md). Scene
- * settings left out take the CLI's built-in defaults (FHD, Medium zoom, North,
- * High angle, Sunny, Day, Landscape, Nowadays); booleans left out are the
- * service's to decide.
- */
-export type ImageRequest = {
-  coordinates: { lat: number; lng: number };
-} & { [F in EnumField]?: EnumValue<F> } & { [F in BooleanField]?: boolean } & {
-  /** Descriptive tags, at most 10. */
-  tags?: string[];
-  /** Custom enhancement instructions. */
-  prompt?: string;
-};
+export type { ImageRequest } from './image-request.js';
+/** The values of each scene setting, as types (their lists at run time: RESOLUTIONS, ZOOMS, … in values.ts). */
+export type { Angle, AspectRatio, Bearing, Daytime, Epoch, Resolution, Weather, Zoom } from '../api/enums.js';
 
 /** One image of the history, as the list endpoint gives it; fields the service adds are kept. */
 export interface ImageRecord {
@@ -27,7 +17,9 @@ export interface ImageRecord {
   /** A temporary, signed URL of the JPEG. */
   url: string;
   coordinates: { latitude: number; longitude: number; [field: string]: unknown };
-  resolution: string;
+  /** One of the spec's: HD, FHD or UHD. */
+  resolution: Resolution;
+  /** ISO 8601, UTC. */
   createdAt: string;
   [field: string]: unknown;
 }
@@ -47,7 +39,7 @@ export interface ListOptions {
   page?: number;
   size?: number;
   /** Sort orders as the service takes them, such as 'createdAt,desc'. */
-  sort?: string | string[];
+  sort?: string | readonly string[];
 }
 
 /** The async endpoint's acceptance: the image arrives later, by webhook. */
@@ -118,8 +110,20 @@ export interface GenAerialOptions {
    * NO_PROXY, NODE_EXTRA_CA_CERTS. Default: process.env.
    */
   env?: Record<string, string | undefined>;
-  /** Longest wait for each stage of a request (as AERIAL_TIMEOUT_MS). */
+  /**
+   * The longest one attempt of a call may take, from sending to its whole
+   * answer, in milliseconds: a TimeoutError on time (within a few ms) when it
+   * runs out, after which the call is retried as the retry policy says. Also
+   * every stage's limit (as AERIAL_TIMEOUT_MS). Default: the CLI's per-stage
+   * limits (a generation may take minutes).
+   */
   timeoutMs?: number;
+  /**
+   * The longest a whole call may take, its retries and the waits between them
+   * included, in milliseconds: a TimeoutError coded 'Deadline' when it runs
+   * out. A call's own deadlineMs wins. Default: none.
+   */
+  deadlineMs?: number;
   retry?: RetryOptions;
   /** The most connections open to the service at once (keep-alive, reused); default: as many as calls in flight. */
   connections?: number;
@@ -130,12 +134,23 @@ export interface GenAerialOptions {
 }
 
 export interface CallOptions {
+  /** Aborts the call: it then throws an AbortError (a TimeoutError when the signal timed out), the reason as its cause. */
   signal?: AbortSignal;
+  /** The longest this call may take, retries included, in milliseconds (see GenAerialOptions.deadlineMs). */
+  deadlineMs?: number;
 }
 
 export interface FileOptions extends CallOptions {
-  /** Replace a file already at the path; default false (the call fails, nothing sent). */
+  /** Replace a file already at the path; default false (the call fails with a FileError coded AlreadyExists, nothing sent). */
   overwrite?: boolean;
+  /** Write GPS EXIF and the AI-generated note into the file, as `aerial generate` does; default true. */
+  metadata?: boolean;
+  /**
+   * A directory the file must stay inside: `path` is then a plain relative
+   * name in it (no absolute path, no '..', no link leading out), as the MCP
+   * server holds a model's names to its --output-dir. Default: none.
+   */
+  root?: string;
 }
 
 export interface SavedImage {

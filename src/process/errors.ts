@@ -1,9 +1,10 @@
 // The CLI's errors and the documented exit codes. Everything the CLI can fail
 // with reaches the entry point as a CliError carrying its exit code, so it
-// needs one catch. Failures of the API layer (api/errors.ts) know HTTP and
-// nothing of exit codes: cliErrorOf() below is the one place where they get
-// theirs.
-import { ApiError, InvalidInputError, NetworkError, RequestError } from '../api/errors.js';
+// needs one catch. The failures of the layers below (api/errors.ts: answers,
+// no answer, input not sent, files not written, aborts) know nothing of exit
+// codes or flags: cliErrorOf() below is the one place where they get theirs,
+// and where what the user can do about them is said in flags.
+import { AbortError, ApiError, FileError, fileSystemProblemOf, InvalidInputError, NetworkError, RequestError, withRemedy, type RemedyWords } from '../api/errors.js';
 
 export const ExitCode = {
   Ok: 0,
@@ -98,51 +99,20 @@ export class GeneratedImageDownloadError extends CliError {
 }
 
 /**
- * The file-system errors a user must fix (permissions, space, a read-only
- * disk, a file in the way, a directory or device where a file must be), by
- * errno code: what they mean, and the error code scripts see.
- */
-const FILE_SYSTEM_PROBLEMS: Record<string, [problem: string, code: string]> = {
-  ENOSPC: ['no space left on the device', 'NoSpace'],
-  EDQUOT: ['disk quota exceeded', 'QuotaExceeded'],
-  EFBIG: ['the file is too large for the file system', 'FileTooLarge'],
-  EROFS: ['the file system is read-only', 'ReadOnlyFileSystem'],
-  EACCES: ['permission denied', 'PermissionDenied'],
-  EPERM: ['operation not permitted', 'PermissionDenied'],
-  ENAMETOOLONG: ['the name is too long for the file system', 'NameTooLong'],
-  ENOTDIR: ['a file is in the way, where a directory must be', 'NotADirectory'],
-  EISDIR: ['it is a directory', 'IsADirectory'],
-  ELOOP: ['too many levels of symbolic links', 'SymlinkLoop'],
-  EMFILE: ['too many open files', 'TooManyOpenFiles'],
-  ENFILE: ['too many open files', 'TooManyOpenFiles'],
-  EIO: ['the device reported an input/output error', 'DeviceError'],
-  ENXIO: ['no such device', 'NoSuchDevice'],
-  ENODEV: ['no such device', 'NoSuchDevice'],
-  ENOTREGULAR: ['it is not a regular file', 'NotARegularFile'],
-};
-
-/**
  * `error` as a FileSystemError about `what` ("cannot write out.jpg: no space
  * left on the device"), or undefined when it is not one a user must fix.
  */
 export function fileSystemError(error: unknown, what: string): FileSystemError | undefined {
   if (error instanceof FileSystemError) return error;
-  const known = knownProblem(error);
+  // A system's refusal the files layer already named (jpeg-file.ts): its words, the CLI's class.
+  if (error instanceof FileError) return error.errno === undefined ? undefined : new FileSystemError(error.message, error.code);
+  const known = fileSystemProblemOf(error);
   return known && new FileSystemError(`${what}: ${known[0]}`, known[1]);
 }
 
 /** What a file-system error means to a user ("permission denied"), or undefined when it is not one they must fix. */
 export function fileSystemProblem(error: unknown): string | undefined {
-  return knownProblem(error)?.[0];
-}
-
-function knownProblem(error: unknown): [problem: string, code: string] | undefined {
-  const { code, syscall } = (error ?? {}) as NodeJS.ErrnoException;
-  // mkdir -p meets EEXIST only where a file stands in the way of a directory.
-  if (code === 'EEXIST') return syscall === 'mkdir' ? FILE_SYSTEM_PROBLEMS.ENOTDIR : ['it already exists', 'AlreadyExists'];
-  // makeDirectories makes one level at a time, its parent there: ENOENT is the file system refusing it (a directory under /proc).
-  if (code === 'ENOENT' && syscall === 'mkdir') return ['the file system does not allow a directory there', 'CannotCreateDirectory'];
-  return code === undefined ? undefined : FILE_SYSTEM_PROBLEMS[code];
+  return fileSystemProblemOf(error)?.[0];
 }
 
 /** What a failed system call was doing, in the words of the person who chose the path. */
@@ -180,7 +150,7 @@ export function namingFile(error: unknown, path: string): unknown {
  * where, from the error itself; undefined when it is not one the CLI can name.
  */
 export function fileSystemFailure(error: unknown): FileSystemError | undefined {
-  if (error instanceof FileSystemError) return error;
+  if (error instanceof FileSystemError || error instanceof FileError) return fileSystemError(error, '');
   const { syscall, path, dest } = (error ?? {}) as NodeJS.ErrnoException & { dest?: string };
   const verb = (syscall && DOING[syscall]) ?? 'use';
   // A rename puts a finished temp file in place: the place is what the person knows.
@@ -207,21 +177,37 @@ export function exitCodeForStatus(status: number): ExitCodeValue {
   return ExitCode.Server;
 }
 
+/** What a user of the CLI can do about a failure, in flags (api/errors.ts, Remedy). */
+export const CLI_REMEDIES: RemedyWords = {
+  overwrite: '; pass --force to overwrite',
+  retryUnsafe: ' (pass --retry-unsafe to retry such rows)',
+  findLater: " — look for it later with 'aerial list'",
+};
+
 /**
- * What a failure of the API layer means to the CLI, and the one place where
- * it is decided: an answer's status gives its exit code (exitCodeForStatus),
- * no complete answer is 7, an answer the CLI will not take and a generation
- * the service reported failed are 6, and input the API layer could not send
- * is a usage error. Message, code, status and request id stay as they are;
+ * What a failure of the layers below means to the CLI, and the one place
+ * where it is decided: an answer's status gives its exit code
+ * (exitCodeForStatus), no complete answer is 7, an answer the CLI will not
+ * take and a generation the service reported failed are 6, input that could
+ * not be sent and an output refused before sending are usage errors, a file
+ * the system would not write is a FileSystemError (2, named by its code), and
+ * an aborted call is the reason it was aborted with. Code, status and request
+ * id stay as they are, and the message too, with the remedy said in flags;
  * the RequestError is the CliError's cause.
  */
 export function cliErrorOf(error: RequestError): CliError {
-  if (error instanceof InvalidInputError) return new UsageError(error.message, 'UsageError', { cause: error });
+  const message = withRemedy(error, CLI_REMEDIES);
+  if (error instanceof InvalidInputError) return new UsageError(message, 'UsageError', { cause: error });
+  if (error instanceof FileError) {
+    if (error.errno === 'EPIPE') return new BrokenPipeError();
+    return error.errno === undefined ? new UsageError(message, 'UsageError', { cause: error }) : new FileSystemError(message, error.code);
+  }
+  if (error instanceof AbortError) return error.cause instanceof CliError ? error.cause : new InterruptedError();
   const exitCode = error instanceof ApiError ? exitCodeForStatus(error.status) : error instanceof NetworkError ? ExitCode.Network : ExitCode.Server;
-  return new CliError(error.message, exitCode, error.code, error.status, { cause: error, requestId: error.requestId });
+  return new CliError(message, exitCode, error.code, error.status, { cause: error, requestId: error.requestId });
 }
 
-/** `error` as the CLI reports it, when the CLI or the API layer named it; undefined for anything else (a bug, a raw system error). */
+/** `error` as the CLI reports it, when the CLI or the layers below named it; undefined for anything else (a bug, a raw system error). */
 export function asCliError(error: unknown): CliError | undefined {
   if (error instanceof CliError) return error;
   if (error instanceof RequestError) return cliErrorOf(error);

@@ -19,6 +19,9 @@
 // the pool's threads, so exitNow() ends the process without that wait.
 import type { Writable } from 'node:stream';
 import { BrokenPipeError, CliError, ExitCode, fileSystemError, InterruptedError } from './errors.js';
+import { drained } from './streams.js';
+
+export { drained };
 
 export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 /** How long requests in flight may take to finish after the first signal. */
@@ -224,15 +227,4 @@ export function exitNow(code: number, signal?: NodeJS.Signals): void {
     }
   }
   process.exit(code);
-}
-
-/**
- * Resolves once `stream` has handed everything written to it to the operating
- * system (or has failed). A pipe to a slow reader holds data in the process
- * until the reader takes it: exiting before then loses it.
- */
-export function drained(stream: Writable): Promise<void> {
-  if (stream.destroyed || stream.writableLength === 0) return Promise.resolve();
-  // Writes complete in order: this one's callback runs once every earlier one is done.
-  return new Promise((resolve) => stream.write('', () => resolve()));
 }

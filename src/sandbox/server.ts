@@ -7,8 +7,8 @@
 // faults.ts (the fault knobs, whose limits the `sandbox` command checks). Its
 // parts: server/ (the routes, the data directory, accounts, signed URLs,
 // webhooks and the logs), render/ (the pictures, on worker threads), world/
-// (the Earth's data the pictures are drawn from), and bundle-files.ts, which
-// finds the files the build writes beside the bundle for server/ and world/.
+// (the Earth's data the pictures are drawn from); bundle/built-files.ts finds
+// the files the build writes beside the bundle for server/ and world/.
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,6 +36,7 @@ import { DEFAULT_WEBHOOK_POLICY, WebhookSender, type DeliveryAttempt, type Webho
 
 export { API_BASE_PATH } from './server/api-routes.js';
 export { DEFAULT_CREDITS } from './server/accounts.js';
+export { resetSandboxData } from './server/store.js';
 export type { RequestLogEntry } from './server/request-log.js';
 export type { DeliveryAttempt } from './server/webhooks.js';
 export type { FaultSettings } from './faults.js';

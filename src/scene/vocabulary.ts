@@ -11,7 +11,7 @@ import { nearest } from '../text/suggest.js';
 /**
  * What a field holds, which decides how each place handles it:
  * - coordinate: a number in `range` (lat, lng), nested in the wire body's `coordinates`;
- * - location: both coordinates in one value ("LAT,LNG" or a geo: URI), an alternative to them;
+ * - location: both coordinates in one value ("LAT,LNG", a geo: URI, or a place's name), an alternative to them;
  * - enum: one of `values`, accepted in any case and with any separators;
  * - boolean: `--flag` and `--no-flag`; left out of the request when not given (the service decides);
  * - list: a repeatable flag, a `a;b` or `a|b` cell in a batch file;
@@ -116,8 +116,10 @@ export const SCENE_FIELDS = {
   },
   at: {
     kind: 'location',
-    placeholder: 'lat,lng',
-    help: 'location as "LAT,LNG" or a geo: URI, instead of --lat/--lng',
+    placeholder: 'place',
+    help: 'location as "LAT,LNG", a geo: URI or a place name ("Paris, FR", looked up offline), instead of --lat/--lng',
+    // A spreadsheet's column of place names; beside lat/lng columns it is only a label.
+    columns: ['at', 'place'],
     describe: false,
   },
   resolution: {

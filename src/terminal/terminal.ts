@@ -193,7 +193,7 @@ export class Terminal {
       return;
     }
     // A network or file failure's code (UND_ERR_SOCKET, ResponseTimeout, NoSpace) is already in its message, or says nothing to a person.
-    const generic = ['UsageError', 'NetworkError', 'Unexpected', 'Interrupted'].includes(error.code) || error.cause instanceof NetworkError || error instanceof FileSystemError;
+    const generic = ['UsageError', 'NetworkError', 'Unexpected', 'Interrupted', 'MissingApiKey'].includes(error.code) || error.cause instanceof NetworkError || error instanceof FileSystemError;
     // Codes and messages carry what servers, webhooks and files said: one printable line.
     // Redacted before it is cut: a cut must not leave half a key behind.
     const message = printable(this.redact(error.message), MESSAGE_MAX);
@@ -206,7 +206,8 @@ export class Terminal {
     // A terminal that reports no width (some pseudo-terminals) sends ora's redraw into an endless loop.
     const width = (this.stderr as { columns?: number }).columns;
     if (!this.stderrIsTTY || this.quiet || this.json || !(width && width > 0)) {
-      return { update() {}, succeed: (t) => t && this.info(t), fail() {}, stop() {} };
+      // One rule for success lines, on a terminal or not: they start with ✔ (as success() writes them).
+      return { update() {}, succeed: (t) => t && this.success(t), fail() {}, stop() {} };
     }
     const { default: ora } = await import('ora');
     // ora colours its frames and its ✔/✖ by its own sniffing of the terminal, which knows nothing

@@ -6,7 +6,7 @@
 // downloaded from the callback's signedUrl through the one image path
 // (client.downloadInto, jpeg-file.ts).
 import type { GenAerialClient } from '../api/client.js';
-import { GenerationFailedError, NetworkError } from '../api/errors.js';
+import { GenerationFailedError, TimeoutError } from '../api/errors.js';
 import { UsageError } from '../process/errors.js';
 import type { Redact } from '../text/secrets.js';
 import { withRetries, type RetryHooks } from '../api/retry.js';
@@ -79,15 +79,16 @@ export async function startListener(plan: Pick<ListenPlan, 'host' | 'port' | 'pu
 
 /**
  * No callback in time, with the request id so the image can still be found
- * later (scripts see it with --json). The request was accepted, so it may yet
- * be generated and charged: it is never sent again without --retry-unsafe.
+ * later (scripts see it with --json; its remedy is to look in the history). The
+ * request was accepted, so it may yet be generated and charged: it is never
+ * sent again unless the policy's retryUnsafe says so.
  */
-export class CallbackTimeoutError extends NetworkError {
+export class CallbackTimeoutError extends TimeoutError {
   constructor(
     override readonly requestId: string,
     timeoutMs: number,
   ) {
-    super(`no callback for request ${requestId} within ${formatDuration(timeoutMs)}; it may still finish — look for it later with 'aerial list'`, 'Timeout', true);
+    super(`no callback for request ${requestId} within ${formatDuration(timeoutMs)}; it may still finish`, 'Timeout', true, { remedy: 'findLater' });
   }
 }
 

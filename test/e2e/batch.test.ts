@@ -355,9 +355,9 @@ describe('batch', () => {
     writeFileSync(path, 'id,lat,lng,zoom\na,1,2,\nb,95,3,\nc,1,4,closeup\nd,,5,\n');
     const bad = await cli(sandbox, [path, ...TEMPLATE, '--dry-run']);
     expect(bad.exitCode).toBe(2);
-    expect(bad.stdout).toContain("invalid  row 2: column 'lat' must be between -90 and 90; got 95");
-    expect(bad.stdout).toContain("invalid  row 3: column 'zoom' must be one of ExtraLow, Low, Medium, High, ExtraHigh; got 'closeup'");
-    expect(bad.stdout).toContain("invalid  row 4: column 'lat' is required");
+    expect(bad.stdout).toContain("invalid  line 3 (row 2): column 'lat' must be between -90 and 90; got 95");
+    expect(bad.stdout).toContain("invalid  line 4 (row 3): column 'zoom' must be one of ExtraLow, Low, Medium, High, ExtraHigh; got 'closeup'");
+    expect(bad.stdout).toContain("invalid  line 5 (row 4): column 'lat' is required");
     expect(bad.stdout).toMatch(/ok +row 1: FHD 1,2 → out\/a-1_2\.jpg \(2 credits\)/);
     expect(bad.stderr).toMatch(/1 valid, 3 invalid; would cost 2 credits at the sandbox's prices/);
     expect(sandbox.requests()).toEqual([]);
@@ -382,7 +382,7 @@ describe('batch', () => {
     writeFileSync(invalid, 'id,lat,lng,bearing\na,1,2,N\nb,1,3,up\n');
     const refused = await cli(sandbox, [invalid, ...CHEAP, ...TEMPLATE]);
     expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toMatch(/^error: 1 invalid row: row 2: column 'bearing' must be one of North, .*got 'up'.*nothing was sent/);
+    expect(refused.stderr).toMatch(/^error: 1 invalid row: line 3 \(row 2\): column 'bearing' must be one of North, .*got 'up'.*nothing was sent/);
 
     const clash = writeCsv('clash.csv', [
       { id: 'same', lat: 1, lng: 2 },
@@ -416,7 +416,7 @@ describe('batch', () => {
     expect(skipping.exitCode).toBe(2);
     const summary = JSON.parse(skipping.stdout);
     expect(summary).toMatchObject({ total: 2, succeeded: 1, failed: 1 });
-    expect(summary.rows[1].error).toMatch(/^row 2: column 'bearing' must be one of/);
+    expect(summary.rows[1].error).toMatch(/^line 3 \(row 2\): column 'bearing' must be one of/);
     expect(readdirSync(join(work, 'skip')).filter((n) => n.endsWith('.jpg'))).toEqual(['a.jpg']);
     expect(generations(sandbox)).toHaveLength(1);
   });

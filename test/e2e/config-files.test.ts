@@ -373,7 +373,9 @@ describe('an API key with characters no HTTP header can carry', () => {
         new RegExp(`^error: the API key in --api-key contains ${found}; a key is printable ASCII without spaces: pass it again without that\\n$`),
       );
     }
+    // Edited by hand, and kept private (a file others can read would add its warning line).
     writeFileSync(join(configDir, 'config.json'), JSON.stringify({ profiles: { work: { apiKey: BAD[0]![2], baseUrl: sandbox.url } } }));
+    chmodSync(join(configDir, 'config.json'), 0o600);
     expectOneLine(
       await aerial(configDir, ['list', '--profile', 'work']),
       2,

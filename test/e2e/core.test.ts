@@ -103,7 +103,8 @@ describe('generate', () => {
       ['epoch', ['--lat', '1', '--lng', '2', '--epoch', 'Future'], /--epoch must be one of Nowadays, Historical, Ancient/],
       ['eleven tags', ['--lat', '1', '--lng', '2', ...Array.from({ length: 11 }, (_, i) => ['--tag', `t${i}`]).flat()], /--tag may be given at most 10 times; got 11/],
       ['empty prompt', ['--lat', '1', '--lng', '2', '--prompt', ' '], /--prompt must not be empty/],
-      ['bad --at', ['--at', 'paris'], /--at must be "LAT,LNG"/],
+      ['bad --at', ['--at', '48.85'], /--at must be "LAT,LNG"/],
+      ['ambiguous place', ['--at', 'Springfield'], /^error: AmbiguousPlace — --at 'Springfield' names \d+ places: Springfield, Missouri, US \(/],
       ['unknown flag', ['--lat', '1', '--lng', '2', '--zooom', 'High'], /unknown option '--zooom'/],
     ];
     it.each(cases)('%s', async (_name, args, message) => {
@@ -352,12 +353,13 @@ describe('config', () => {
     try {
       // Nothing configured: the public service is the default, and it needs a key; nothing is sent.
       const noKey = await runCli(['list'], { configDir: dir.path });
-      expect(noKey.exitCode).toBe(2);
+      // No key is an authentication failure (exit 3), as a refused key is.
+      expect(noKey.exitCode).toBe(3);
       expect(noKey.stderr).toBe(
         "error: no API key (sign up at genaerial.com for one): set AERIAL_API_KEY, run 'aerial init' or 'aerial config set api-key' (hidden prompt or stdin), or try --sandbox\n",
       );
       const noKeyHere = await runCli(['list'], { configDir: dir.path, env: { AERIAL_BASE_URL: sandbox.url } });
-      expect(noKeyHere.exitCode).toBe(2);
+      expect(noKeyHere.exitCode).toBe(3);
       expect(noKeyHere.stderr).toMatch(/^error: no API key: set AERIAL_API_KEY/);
     } finally {
       dir.remove();

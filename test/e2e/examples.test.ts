@@ -144,7 +144,7 @@ function answersFor(line: string, key: string, sandboxUrl: string): Array<[RegEx
     [/API key \(hidden; leave empty to keep the current one\)/, KEYS.enter],
     [/API key \(hidden\)/, `${key}${KEYS.enter}`],
     [/Choose default scene settings now\?/, KEYS.enter],
-    [/Location \(latitude,longitude or a geo: URI\)/, `48.8584,2.2945${KEYS.enter}`],
+    [/Location \(latitude,longitude, a geo: URI, or a place such as "Paris, FR"\)/, `48.8584,2.2945${KEYS.enter}`],
     ...['Resolution', 'Zoom', 'Camera faces', 'Camera angle', 'Weather', 'Time of day', 'Aspect ratio', 'Epoch'].map(
       (prompt): [RegExp, string] => [new RegExp(`\\? ${prompt}[\\s\\S]*?⏎ select`), KEYS.enter],
     ),
@@ -345,7 +345,8 @@ describe.skipIf(!ptyAvailable() || !available(command('jq', ['--version'], 'apt-
   for (const example of runnable) {
     it(`${example.source}: ${example.line}`, async () => {
       const { exitCode, screen, line } = await run(example);
-      const server = /^aerial sandbox( |$)/.test(line);
+      // `aerial sandbox reset` ends by itself; `aerial sandbox` serves until Ctrl-C.
+      const server = /^aerial sandbox( |$)/.test(line) && !/^aerial sandbox reset\b/.test(line);
       expect(exitCode, `${line}\n${screen.slice(-3000)}`).toBe(server ? 130 : 0);
     }, 90_000);
   }

@@ -143,7 +143,7 @@ describe('generate-async --callback-url (no listener)', () => {
 
   it('refuses bad flags with exit 2 before sending anything', async () => {
     const cases: Array<[string[], RegExp]> = [
-      [[], /--callback-url is required/],
+      [[], /^error: generate-async needs --listen \(aerial waits for the result itself and saves the image\) or --callback-url <url>/],
       [['--callback-url', 'ftp://hooks.example.com/x'], /--callback-url must be an absolute http\(s\) URL/],
       [['--callback-url', 'not a url'], /--callback-url must be an absolute http\(s\) URL/],
       [['--callback-url', 'https://h.example/x', '--timeout', '5m'], /--timeout only applies with --listen/],

@@ -47,9 +47,9 @@ describe('help on narrow terminals', () => {
 
   it('puts an option\'s description under it at 60 columns, beside it at 80', async () => {
     const narrow = await helpOnTerminal(['generate-async', '--help'], 60);
-    expect(narrow).toContain('  --timeout <duration>\n      how long --listen waits for the callback: 90s, 10m,\n      1h; a bare number is seconds, at most 600 (default\n      10m, up to 24h)\n');
+    expect(narrow).toContain('  --timeout <duration>\n      how long --listen waits for the callback, up to 24h\n      (default 10m): 90s, 10m, 2h; a bare number is seconds,\n      at most 600 (a longer wait takes a unit)\n');
     const wide = await helpOnTerminal(['generate-async', '--help'], 80);
-    expect(wide).toMatch(/^ {2}--timeout <duration> {7}how long --listen waits for the callback: 90s, 10m,$/m);
+    expect(wide).toMatch(/^ {2}--timeout <duration> {7}how long --listen waits for the callback, up to 24h$/m);
   });
 });
 
@@ -73,7 +73,7 @@ describe('aerial help <command> <subcommand>', () => {
     const top = await runCli(['help', 'cofig'], { configDir: home.path });
     expect(top.exitCode).toBe(2);
     expect(top.stdout).toBe('');
-    expect(top.stderr).toMatch(/^error: unknown command 'cofig' \(did you mean config\?\); commands: generate, generate-async, batch, list, export, view, delete, init, config, sandbox, mcp, completion, help\n$/);
+    expect(top.stderr).toMatch(/^error: unknown command 'cofig' \(did you mean config\?\); commands: generate, generate-async, batch, list, get, export, view, delete, init, whoami, config, sandbox, mcp, completion, version, help\n$/);
     const sub = await runCli(['help', 'config', 'sett'], { configDir: home.path });
     expect(sub.exitCode).toBe(2);
     expect(sub.stderr).toBe("error: unknown command 'config sett' (did you mean set?); commands: set, get, unset, list, path\n");

@@ -35,7 +35,7 @@ describe('the packed tarball', () => {
     expect(installLog).not.toMatch(/warn/i);
     const { stdout } = await execa('tar', ['tzf', tarball]);
     const files = stdout.split('\n').map((line) => line.replace(/^package\//, ''));
-    for (const needed of ['LICENSE', 'README.md', 'bin/aerial.js', 'dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'dist/sandbox.js', 'dist/sandbox.d.ts', 'docs/library.md', 'dist/THIRD-PARTY-NOTICES.md', 'dist/sandbox-world.bin', 'completions/aerial.bash', 'docs/sandbox.md']) {
+    for (const needed of ['LICENSE', 'README.md', 'bin/aerial.js', 'dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'dist/sandbox.js', 'dist/sandbox.d.ts', 'docs/library.md', 'dist/THIRD-PARTY-NOTICES.md', 'dist/sandbox-world.bin', 'dist/gazetteer.tsv.gz', 'completions/aerial.bash', 'docs/sandbox.md']) {
       expect(files).toContain(needed);
     }
     expect(files.filter((file) => /^(src|test|scripts|bench)\//.test(file) || file.endsWith('.map') || (file.endsWith('.ts') && !file.endsWith('.d.ts')))).toEqual([]);
@@ -105,6 +105,11 @@ describe.each(lines)('installed, on Node $line', ({ node }) => {
     const generated = await aerial(['generate', '--lat', '48.8584', '--lng', '2.2945', '--resolution', 'HD', '-o', 'eiffel.jpg']);
     expect(generated.exitCode, generated.stderr).toBe(0);
     expect(readFileSync(join(cwd, 'eiffel.jpg')).subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    // The gazetteer ships in the package: a place by name from the installed copy.
+    const named = await aerial(['generate', '--at', 'Paris, FR', '--resolution', 'HD', '--no-save-image', '-o', 'paris.jpg', '--json']);
+    expect(named.exitCode, named.stderr).toBe(0);
+    expect(named.stderr).toContain("'Paris, FR' is Paris, Île-de-France, FR");
+    expect(Math.abs((JSON.parse(named.stdout) as { request: { coordinates: { lat: number } } }).request.coordinates.lat - 48.857)).toBeLessThan(0.2);
 
     writeFileSync(join(cwd, 'places.csv'), 'lat,lng,name\n40.6892,-74.0445,liberty\n51.5007,-0.1246,westminster\n35.6586,139.7454,tokyo\n');
     const batch = await aerial(['batch', 'places.csv', '--resolution', 'HD', '--output-template', 'out/{name}.jpg', '--report', 'out/report.html', '--json']);

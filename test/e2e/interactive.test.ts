@@ -39,7 +39,7 @@ describe.skipIf(!ptyAvailable())('on a terminal', () => {
     const term = spawnInPty(['generate'], ws);
 
     // A swapped pair is caught inline, with the hint, and asked again.
-    await term.answer('Location (latitude,longitude or a geo: URI)', `151.2153,-33.8568${KEYS.enter}`);
+    await term.answer('Location (latitude,longitude, a geo: URI, or a place such as "Paris, FR")', `151.2153,-33.8568${KEYS.enter}`);
     await term.waitFor('latitude must be between -90 and 90; got 151.2153 (did you swap latitude and longitude?)');
     await new Promise((resolve) => setTimeout(resolve, 60));
     term.write(`${KEYS.backspace.repeat(20)}-33.8568, 151.2153${KEYS.enter}`);
@@ -228,11 +228,12 @@ describe.skipIf(!ptyAvailable())('on a terminal', () => {
       await term.choose('Service', `${KEYS.down}${KEYS.down}${KEYS.enter}`); // Another URL…
       await term.answer('Service base URL', `${sandbox.url}${KEYS.enter}`);
       await term.answer('API key (hidden)', `${sandbox.key}${KEYS.enter}`);
+      // Checked at once, before the scene defaults.
+      await term.waitFor(/Connected: \d+ images? in your history/);
       await term.answer('Choose default scene settings now?', `y${KEYS.enter}`);
       await term.choose('Resolution', `${KEYS.up}${KEYS.enter}`); // HD
       await term.choose('Zoom', `${KEYS.down}${KEYS.enter}`); // High
       for (const prompt of ['Camera faces', 'Camera angle', 'Weather', 'Time of day', 'Aspect ratio', 'Epoch']) await term.choose(prompt, KEYS.enter);
-      await term.waitFor(/Connected: \d+ images? in your history/);
       await term.waitFor('Saved profile work');
       await term.waitFor('Next: aerial generate --profile work');
       expect((await term.exited).exitCode).toBe(0);
@@ -250,16 +251,33 @@ describe.skipIf(!ptyAvailable())('on a terminal', () => {
       ws.dir.remove();
     });
 
-    it('reports a refused key and, unless told to save anyway, saves nothing (exit 3)', async () => {
+    it('checks the key as soon as it is typed and asks again while the service refuses it, before any other question', async () => {
       const ws = workspace();
       const term = spawnInPty(['init'], { ...ws, env: {} });
       await term.choose('Service', `${KEYS.down}${KEYS.down}${KEYS.enter}`);
       await term.answer('Service base URL', `${sandbox.url}${KEYS.enter}`);
       await term.answer('API key', `not-the-right-key-123${KEYS.enter}`);
-      await term.answer('Choose default scene settings now?', KEYS.enter);
       await term.waitFor('Test call failed: the service refused this API key');
-      await term.answer('Save these settings anyway?', KEYS.enter);
-      expect((await term.exited).exitCode).toBe(3);
+      await term.waitFor('Enter the key again');
+      expect(term.screen).not.toContain('Choose default scene settings');
+      await term.answer('API key (hidden)', `${sandbox.key}${KEYS.enter}`);
+      await term.waitFor(/Connected: \d+ images? in your history/);
+      await term.answer('Choose default scene settings now?', KEYS.enter);
+      await term.waitFor('Saved profile default');
+      expect((await term.exited).exitCode).toBe(0);
+      expect(JSON.parse(readFileSync(join(ws.configDir, 'config.json'), 'utf8')).profiles.default.apiKey).toBe(sandbox.key);
+      ws.dir.remove();
+    });
+
+    it('a service it cannot reach is said at once, and unless told to go on, nothing is saved (exit 7)', async () => {
+      const ws = workspace();
+      const term = spawnInPty(['init'], { ...ws, env: {} });
+      await term.choose('Service', `${KEYS.down}${KEYS.down}${KEYS.enter}`);
+      await term.answer('Service base URL', `http://127.0.0.1:1${KEYS.enter}`);
+      await term.answer('API key', `some-key-1234567${KEYS.enter}`);
+      await term.waitFor('Test call failed');
+      await term.answer('Go on and save these settings anyway?', KEYS.enter);
+      expect((await term.exited).exitCode).toBe(7);
       expect(existsSync(join(ws.configDir, 'config.json'))).toBe(false);
       ws.dir.remove();
     });
@@ -271,7 +289,7 @@ describe('without a terminal', () => {
     const ws = workspace();
     const result = await runCli(['generate', '--lng', '2.2945'], { configDir: ws.configDir, cwd: ws.cwd, env: ws.env });
     expect(result.exitCode).toBe(2);
-    expect(result.stderr).toBe("error: --lat is required (or --at LAT,LNG)\n");
+    expect(result.stderr).toBe("error: --lat is required (or --at LAT,LNG or a place name)\n");
     expect(generations()).toEqual([]);
     ws.dir.remove();
   });

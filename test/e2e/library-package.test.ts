@@ -23,22 +23,41 @@ const env = cliEnv(join(work.path, 'config'), { HOME: work.path });
 /** What the package exports, and nothing else: the supported surface (src/library/index.ts, sandbox.ts). */
 const EXPORTS = {
   aerial: [
+    'ANGLES',
+    'ASPECT_RATIOS',
+    'AbortError',
     'ApiError',
+    'AsyncGenerationFailedError',
+    'BEARINGS',
     'BadResponseError',
     'CallbackListener',
+    'CallbackTimeoutError',
+    'CorruptImageError',
+    'DAYTIMES',
+    'EPOCHS',
+    'FileError',
     'Forbidden',
+    'ForbiddenDestinationError',
     'GenAerial',
     'GenerationFailedError',
     'ImageUrlRefusedError',
     'InsufficientCredits',
     'InvalidInputError',
+    'MAX_TAGS',
+    'MaybeChargedError',
     'NetworkError',
     'NotFound',
+    'PagingError',
+    'RESOLUTIONS',
     'RateLimited',
     'RequestError',
+    'SCENE_DEFAULTS',
     'ServerError',
+    'TimeoutError',
     'Unauthorized',
     'ValidationFailed',
+    'WEATHERS',
+    'ZOOMS',
   ],
   'aerial/sandbox': ['startSandbox'],
 };
@@ -61,10 +80,10 @@ function typeScriptBlocks(page: string): Array<{ line: number; code: string }> {
 
 const CONSUMER = `import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { GenAerial, ValidationFailed, type ImageRequest } from 'aerial';
+import { GenAerial, InvalidInputError, type ImageRequest } from 'aerial';
 import { startSandbox } from 'aerial/sandbox';
 
-test('generates, lists, deletes, and is refused with a typed error', async () => {
+test('generates, lists, deletes, and is refused with a typed error before sending', async () => {
   const sandbox = await startSandbox({ credits: 10 });
   const client = new GenAerial({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
   try {
@@ -79,12 +98,13 @@ test('generates, lists, deletes, and is refused with a typed error', async () =>
     await client.delete(ids[0]!);
     assert.equal((await client.list()).totalElements, 0);
     await assert.rejects(client.generate({ coordinates: { lat: 95, lng: 0 } }), (error: unknown) => {
-      assert.ok(error instanceof ValidationFailed);
-      assert.equal(error.status, 400);
-      assert.equal(error.code, 'ValidationFailed');
+      assert.ok(error instanceof InvalidInputError);
+      assert.equal(error.code, 'InvalidInput');
+      assert.equal(error.message, 'coordinates.lat must be between -90 and 90; got 95');
       return true;
     });
-    assert.deepEqual(sandbox.requests().map((entry) => [entry.method, entry.status]), [['POST', 200], ['GET', 200], ['GET', 200], ['DELETE', 200], ['GET', 200], ['POST', 400]]);
+    // The refused request was never sent.
+    assert.deepEqual(sandbox.requests().map((entry) => [entry.method, entry.status]), [['POST', 200], ['GET', 200], ['GET', 200], ['DELETE', 200], ['GET', 200]]);
     assert.equal(await sandbox.credits(), 9);
   } finally {
     await client.close();
@@ -178,7 +198,7 @@ describe('the library, installed from the packed tarball', () => {
   }, 60_000);
 
   describe.each(lines)('on Node $line', ({ node }) => {
-    it('generates, lists, deletes and catches a typed ValidationFailed, against the fixture, under node:test', async () => {
+    it('generates, lists, deletes and catches a typed InvalidInputError, against the fixture, under node:test', async () => {
       const run = await execa(node, ['--test', '--test-reporter=spec', 'out/consumer.test.js'], { cwd: project, env, reject: false, all: true });
       expect(run.all).toMatch(/pass 1/);
       expect(run.exitCode, run.all).toBe(0);

@@ -8,8 +8,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import module from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { execa } from 'execa';
 import { globSync } from 'tinyglobby';
@@ -17,6 +15,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENUM_FIELDS, SCENE_FIELDS } from '../../src/scene/vocabulary.js';
 import { assertNoSecrets, BIN, cliEnv, registerSecret, ROOT, tempDir } from '../helpers/cli.js';
+import { connectMcp, textOf, type McpSession } from '../helpers/mcp.js';
 import { answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 import { startForwardProxy } from '../helpers/proxy.js';
 import { KEYS, ptyAvailable, spawnInPty } from '../helpers/pty.js';
@@ -27,33 +26,9 @@ type TempDir = ReturnType<typeof tempDir>;
 /** The longest side of the picture shown to the assistant (tools.ts). */
 const SHOWN_MAX = 1024;
 
-interface Session {
-  client: Client;
-  transport: StdioClientTransport;
-  stderr: () => string;
-}
-
-const sessions: Session[] = [];
-afterAll(async () => {
-  while (sessions.length) await sessions.pop()!.client.close();
-});
-
-/** `aerial <args>` started by the SDK's client transport, connected (initialize done). */
-async function connect(args: string[], home: TempDir, env: Record<string, string> = {}): Promise<Session> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [BIN, ...args],
-    env: cliEnv(home.path, env) as Record<string, string>,
-    cwd: home.path,
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const client = new Client({ name: 'aerial-e2e', version: '1.0.0' });
-  await client.connect(transport);
-  const session = { client, transport, stderr: () => stderr };
-  sessions.push(session);
-  return session;
+/** `aerial <args>` started by the SDK's client transport in `home`, connected (initialize done). */
+function connect(args: string[], home: TempDir, env: Record<string, string> = {}): Promise<McpSession> {
+  return connectMcp(args, { configDir: home.path, cwd: home.path, env });
 }
 
 /** Every text a result carries, for looking for what must not be there. */
@@ -61,17 +36,11 @@ function texts(result: unknown): string {
   return JSON.stringify(result);
 }
 
-function textOf(result: CallToolResult): string {
-  return result.content
-    .filter((item) => item.type === 'text')
-    .map((item) => (item as { text: string }).text)
-    .join('\n');
-}
 
 describe('aerial mcp --sandbox, driven by the SDK client over stdio', () => {
   let home: TempDir;
   let key: string;
-  let session: Session;
+  let session: McpSession;
   const results: unknown[] = [];
 
   beforeAll(async () => {
@@ -164,7 +133,7 @@ describe('aerial mcp --sandbox, driven by the SDK client over stdio', () => {
     const noPlace = (await client.callTool({ name: 'generate_image', arguments: { resolution: 'HD' } })) as CallToolResult;
     results.push(noPlace);
     expect(noPlace.isError).toBe(true);
-    expect(textOf(noPlace)).toBe('lat is required (or at LAT,LNG)');
+    expect(textOf(noPlace)).toBe('lat is required (or at LAT,LNG or a place name)');
 
     const both = (await client.callTool({ name: 'generate_image', arguments: { at: '48.85,2.29', lat: 48.85 } })) as CallToolResult;
     results.push(both);
@@ -176,7 +145,7 @@ describe('aerial mcp --sandbox, driven by the SDK client over stdio', () => {
     const again = (await client.callTool({ name: 'generate_image', arguments: { at: '10,20', resolution: 'HD', output: 'same.jpg' } })) as CallToolResult;
     results.push(again);
     expect(again.isError).toBe(true);
-    expect(textOf(again)).toMatch(/same\.jpg already exists; set force to true to overwrite/);
+    expect(textOf(again)).toMatch(/same\.jpg already exists; this server replaces no file \(its user did not start it with --allow-overwrite\): choose another output name/);
 
     const missing = (await client.callTool({ name: 'delete_image', arguments: { id: 'ffffffffffff' } })) as CallToolResult;
     results.push(missing);
@@ -227,7 +196,7 @@ describe('aerial mcp against a server of the test\'s own', () => {
 
     // Bad input is refused before anything is sent.
     server.reset();
-    for (const args of [{ lat: 1, lng: 2, zoom: 'Closer' }, { lat: 91, lng: 2 }, { at: 'Paris' }, { lat: 1, lng: 2, prompt: '   ' }]) {
+    for (const args of [{ lat: 1, lng: 2, zoom: 'Closer' }, { lat: 91, lng: 2 }, { at: 'Springfield' }, { at: '1,2,3' }, { lat: 1, lng: 2, prompt: '   ' }]) {
       const refused = (await client.callTool({ name: 'generate_image', arguments: args })) as CallToolResult;
       expect(refused.isError, JSON.stringify(args)).toBe(true);
     }
@@ -265,9 +234,9 @@ describe('aerial mcp against a server of the test\'s own', () => {
     }
   });
 
-  it('refuses to start without a key, on stderr with exit 2, before any message', async () => {
+  it('refuses to start without a key, on stderr with exit 3, before any message', async () => {
     const result = await execa(process.execPath, [BIN, 'mcp'], { env: cliEnv(home.path, { AERIAL_BASE_URL: server.url }), extendEnv: false, reject: false, input: '' });
-    expect(result.exitCode).toBe(2);
+    expect(result.exitCode).toBe(3);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/^error: no API key/);
   });

@@ -90,7 +90,7 @@ describe('batch names from hostile cells', () => {
     // Seventeen directories of 250 bytes: each name fits, the whole path does not.
     const deep = await batch([file, '--output-template', `${'{name}/'.repeat(17)}{name}.jpg`]);
     expect(deep.exitCode).toBe(2);
-    expect(deep.stderr).toMatch(/row 1: its output path is longer than the system allows \(4095 bytes\).*nothing was sent/);
+    expect(deep.stderr).toMatch(/line 1 \(row 1\): its output path is longer than the system allows \(4095 bytes\).*nothing was sent/);
     expect(generations()).toBe(0);
   });
 

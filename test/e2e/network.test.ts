@@ -330,9 +330,10 @@ describe.runIf(ptyAvailable())('init on a terminal', () => {
       expect(shown).toContain('Another URL');
       await term.answer('API key', `sk_init_public_1234${KEYS.enter}`);
       registerSecret('sk_init_public_1234');
-      await term.answer('Choose default scene settings now?', KEYS.enter);
+      // Checked as soon as it is typed.
       await term.waitFor(/Test call failed: the proxy 127\.0\.0\.1:\d+ \(HTTPS_PROXY\) refused to open a tunnel to api\.genaerial\.com/);
-      await term.answer('Save these settings anyway?', `y${KEYS.enter}`);
+      await term.answer('Go on and save these settings anyway?', `y${KEYS.enter}`);
+      await term.answer('Choose default scene settings now?', KEYS.enter);
       expect((await term.exited).exitCode).toBe(0);
       expect(recorder.targets).toEqual(['api.genaerial.com:443']);
       expect(saved()).toEqual({ baseUrl: 'https://api.genaerial.com', apiKey: 'sk_init_public_1234' });
@@ -351,8 +352,8 @@ describe.runIf(ptyAvailable())('init on a terminal', () => {
       await term.answer('Service base URL', `${plain.url}${API_PATH}${KEYS.enter}`);
       await term.waitFor(`Using ${plain.url}: aerial adds the API path`);
       await term.answer('API key', `${plain.key}${KEYS.enter}`);
-      await term.answer('Choose default scene settings now?', KEYS.enter);
       await term.waitFor(/Connected: \d+ images? in your history/);
+      await term.answer('Choose default scene settings now?', KEYS.enter);
       expect((await term.exited).exitCode).toBe(0);
       expect(saved()).toEqual({ baseUrl: plain.url, apiKey: plain.key });
       expect(forward.requests()).toEqual([{ method: 'GET', target: `${plain.url}${API_PATH}?page=0&size=1` }]);
@@ -370,9 +371,9 @@ describe.runIf(ptyAvailable())('init on a terminal', () => {
       await term.waitFor("Start the sandbox in another terminal with aerial sandbox; it prints the API key");
       await term.answer('API key', `sbx_not_running_12345${KEYS.enter}`);
       registerSecret('sbx_not_running_12345');
-      await term.answer('Choose default scene settings now?', KEYS.enter);
       await term.waitFor('Test call failed');
-      await term.answer('Save these settings anyway?', `y${KEYS.enter}`);
+      await term.answer('Go on and save these settings anyway?', `y${KEYS.enter}`);
+      await term.answer('Choose default scene settings now?', KEYS.enter);
       expect((await term.exited).exitCode).toBe(0);
       expect(saved().baseUrl).toBe('http://127.0.0.1:4010');
     } finally {

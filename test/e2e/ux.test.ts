@@ -250,7 +250,8 @@ describe('coordinates', () => {
     ['swapped --lat/--lng', ['--lat', '151.2153', '--lng', '-33.8568'], 'error: --lat must be between -90 and 90; got 151.2153 (did you swap --lat and --lng?)'],
     ['swapped --at', ['--at', '151.2153,-33.8568'], 'did you swap --at latitude and --at longitude?'],
     ['longitude out of range', ['--lat', '10', '--lng', '200'], 'error: --lng must be between -180 and 180; got 200'],
-    ['not a number', ['--at', 'paris'], 'error: --at must be "LAT,LNG" or a geo: URI (geo:48.8584,2.2945)'],
+    ['not a number', ['--at', '48.85'], 'error: --at must be "LAT,LNG" or a geo: URI (geo:48.8584,2.2945)'],
+    ['an unknown place', ['--at', 'Qwzxv'], "error: PlaceNotFound — --at 'Qwzxv': no such place among GeoNames' places of 1,000 people or more"],
     ['--at with --lat', ['--at', '1,2', '--lat', '1'], 'error: --at cannot be combined with --lat/--lng'],
   ];
   for (const [what, args, message] of refusals) {

@@ -54,13 +54,14 @@ export function assertNoSecrets(text: string, where: string): void {
 /** Proxy variables of the machine running the tests: the sandbox is on loopback, so none is inherited. */
 const PROXY_VARIABLE = /^(https?|no)_proxy$/i;
 
-/** A clean environment: no inherited AERIAL_* settings or proxies, no colour unless asked. */
+/** A clean environment: no inherited AERIAL_* settings or proxies, no colour unless asked, data beside the config. */
 export function cliEnv(configDir: string, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (!key.startsWith('AERIAL_') && key !== 'FORCE_COLOR' && key !== 'NO_COLOR' && !PROXY_VARIABLE.test(key)) env[key] = value;
   }
-  return { ...env, AERIAL_CONFIG_DIR: configDir, ...extra };
+  // The sandbox's data (under XDG_DATA_HOME) kept beside the test's config, never in the user's home.
+  return { ...env, AERIAL_CONFIG_DIR: configDir, XDG_DATA_HOME: join(configDir, 'data'), ...extra };
 }
 
 export interface RunOptions {

@@ -66,7 +66,7 @@ export class CapturedOutput extends Writable {
 }
 
 export interface TestTerminalOptions {
-  /** The whole environment the command sees; AERIAL_CONFIG_DIR defaults to a private temp dir. */
+  /** The whole environment the command sees; AERIAL_CONFIG_DIR defaults to a private temp dir, XDG_DATA_HOME to its data/. */
   env?: Record<string, string | undefined>;
   /** Which streams are terminals; none by default, as in a script. */
   tty?: { stdin?: boolean; stdout?: boolean; stderr?: boolean };
@@ -102,7 +102,9 @@ export class TestTerminal implements Process {
   private readonly signals = new EventEmitter();
 
   constructor(options: TestTerminalOptions = {}) {
-    this.env = { AERIAL_CONFIG_DIR: options.env?.AERIAL_CONFIG_DIR ?? privateConfigDir(), ...options.env };
+    const configDir = options.env?.AERIAL_CONFIG_DIR ?? privateConfigDir();
+    // The sandbox's data (under XDG_DATA_HOME) beside the config, never in the user's home.
+    this.env = { AERIAL_CONFIG_DIR: configDir, XDG_DATA_HOME: join(configDir, 'data'), ...options.env };
     this.stdout = new CapturedOutput({ isTTY: options.tty?.stdout, columns: options.tty?.stdout ? options.columns : undefined });
     this.stderr = new CapturedOutput({ isTTY: options.tty?.stderr, columns: options.tty?.stderr ? options.columns : undefined });
     this.stdin = Object.assign(new PassThrough(), { isTTY: options.tty?.stdin ?? false });

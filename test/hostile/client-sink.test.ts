@@ -11,7 +11,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GenAerialClient, type ClientOptions } from '../../src/api/client.js';
 import { ApiError, ImageUrlRefusedError, NetworkError } from '../../src/api/errors.js';
-import { CliError, ExitCode } from '../../src/process/errors.js';
+import { asCliError, CliError, ExitCode } from '../../src/process/errors.js';
 import { DEFAULT_RETRY_POLICY, persistentPolicy } from '../../src/api/retry.js';
 import { resolveSettings } from '../../src/config/config.js';
 import { JpegFileDestination, saveImage, StreamDestination, TempJpegFile } from '../../src/files/jpeg-file.js';
@@ -309,7 +309,8 @@ describe('TempJpegFile', () => {
     writeFileSync(target, 'someone else');
     const error = await failure(file.commit());
     expect(exitCodeOf(error)).toBe(ExitCode.Usage);
-    expect(error.message).toBe(`${target} already exists; pass --force to overwrite`);
+    expect(error).toMatchObject({ code: 'AlreadyExists', remedy: 'overwrite' });
+    expect(asCliError(error)!.message).toBe(`${target} already exists; pass --force to overwrite`);
     expect(readFileSync(target, 'utf8')).toBe('someone else');
     expect(readdirSync(dir.path)).toEqual(['r3.jpg']);
 

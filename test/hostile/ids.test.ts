@@ -84,10 +84,14 @@ describe('ids found in the history before anything is deleted', () => {
     const result = await aerial(['delete', '7d41a9c3-cccc', 'img_gone', '--yes']);
     expect(result.exitCode).toBe(5);
     expect(result.stderr).toBe('error: NotFound — image img_gone not found in your history (5 images listed)\n');
-    // Fewer than 4 characters are never taken as the start of an id.
+    expect(deletions()).toEqual([]);
+  });
+
+  it('fewer than 4 characters that are no whole id are a usage error (exit 2), not an image missing', async () => {
+    server.respond(listingOf(HISTORY, answer(200)));
     const short = await aerial(['delete', '0f8', '--yes']);
-    expect(short.exitCode).toBe(5);
-    expect(short.stderr).toBe("error: NotFound — image 0f8 not found in your history (5 images listed); an id's start must be at least 4 characters\n");
+    expect(short.exitCode).toBe(2);
+    expect(short.stderr).toBe('error: IdTooShort — 0f8 is no image id, and too short for the start of one: give at least 4 characters (see aerial list)\n');
     expect(deletions()).toEqual([]);
   });
 

@@ -148,12 +148,12 @@ describe('batch cells and ids', () => {
       writeFileSync(csv, `${cells.map((text, i) => JSON.stringify({ lat: i, lng: 2, bearing: `x${text}`, [`col\u001b[2J${i}`]: 'x' })).join('\n')}\n`);
       const dry = await aerial(['batch', csv, '--dry-run'], { cwd: work.path });
       expect(dry.exitCode).toBe(2);
-      expect(dry.stdout).toMatch(/invalid {2}row 1: column 'bearing' must be one of/);
+      expect(dry.stdout).toMatch(/invalid {2}line 1 \(row 1\): column 'bearing' must be one of/);
       expect(dry.stdout + dry.stderr).not.toMatch(ACTIVE);
 
       server.respond(answerJson(500, { error: 'ErrorGeneratingImage', message: 'no' }));
       const run = await aerial(['batch', csv, '--skip-invalid', '--max-retries', '0'], { cwd: work.path });
-      expect(run.stderr).toMatch(/row 1 failed: row 1: column 'bearing' must be one of/);
+      expect(run.stderr).toMatch(/ {2}line 1 \(row 1\) is invalid: column 'bearing' must be one of/);
       expect(run.stdout + run.stderr).not.toMatch(ACTIVE);
     } finally {
       work.remove();

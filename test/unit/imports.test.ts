@@ -52,8 +52,9 @@ const folderOf = (file: string) => (file.includes('/') ? file.slice(0, file.inde
  * from folders of lower layers, never sideways within a layer nor up: text and
  * the scene vocabulary know nothing else; the HTTP layer knows them alone; the
  * CLI's errors and signals sit on it; files, input parsing and the config
- * above; then the terminal and webhooks, previews and reports, the batch engine
- * and the sandbox, the library's public face over them, the seam commands run in, the commands, and the program.
+ * above; then the terminal and webhooks, the operations every face calls,
+ * previews and reports, the batch engine and the sandbox, the library's public
+ * face over them, the seam commands run in, the commands, and the program.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['text', 'bundle'],
@@ -63,6 +64,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['files', 'input'],
   ['config'],
   ['terminal', 'webhook'],
+  ['operations'],
   ['preview', 'report'],
   ['batch', 'sandbox'],
   ['library'],
@@ -217,6 +219,30 @@ describe('the HTTP layer', () => {
   it('speaks of no exit code', () => {
     const speaking = api.filter((file) => /\b(ExitCode|exitCode)\b/.test(readFileSync(join(SRC, file), 'utf8')));
     expect(speaking).toEqual([]);
+  });
+});
+
+describe('the operations', () => {
+  const graph = importGraph();
+  const operations = [...graph.keys()].filter((file) => file.startsWith('operations/'));
+  /** What only the CLI has: the terminal, the seam, the commands, the program, the config file, the CLI's errors, exit codes and signals. */
+  const cliOnly = (file: string) => ['terminal', 'cli', 'commands', 'config', '.'].includes(folderOf(file)) || ['process/errors.ts', 'process/shutdown.ts'].includes(file);
+
+  it('reach nothing only the CLI has, through any import: the library and the MCP server call them as the CLI does', () => {
+    expect(operations.length).toBeGreaterThanOrEqual(2);
+    const reached = operations.flatMap((file) => [...reachable(graph, file)].filter(cliOnly).map((target) => `${file} → ${target}`));
+    expect(reached).toEqual([]);
+  });
+
+  it('speak of no exit code and no flag', () => {
+    const speaking = operations.filter((file) => /\b(ExitCode|exitCode)\b|['"`]--[a-z]/.test(readFileSync(join(SRC, file), 'utf8')));
+    expect(speaking).toEqual([]);
+  });
+
+  it('are what the faces save images and check requests through: the library, generate, generate-async and the MCP tools', () => {
+    const through = (file: string, operation: string) => (graph.get(file) ?? []).includes(operation);
+    expect(['library/genaerial.ts', 'commands/generate/index.ts', 'commands/generate-async/index.ts', 'commands/mcp/tools.ts'].filter((file) => !through(file, 'operations/save-image.ts'))).toEqual([]);
+    expect(through('library/genaerial.ts', 'operations/request.ts')).toBe(true);
   });
 });
 

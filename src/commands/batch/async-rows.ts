@@ -3,7 +3,7 @@
 // signedUrl of its callback (src/webhook/async-generation.ts, as for
 // `generate-async --listen`).
 import type { GenAerialClient } from '../../api/client.js';
-import { RequestError } from '../../api/errors.js';
+import { FileError, RequestError } from '../../api/errors.js';
 import { CliError, FileSystemError, GeneratedImageDownloadError, UsageError } from '../../process/errors.js';
 import type { ListenPlan } from '../../webhook/async-generation.js';
 import type { Context } from '../../cli/context.js';
@@ -67,7 +67,7 @@ export async function asyncProducer(ctx: Context, options: AsyncProducerOptions)
     try {
       return await saveImage(destination, (sink) => client.downloadInto(generated.signedUrl, sink, { signal }));
     } catch (error) {
-      if (signal.aborted || error instanceof FileSystemError || !(error instanceof RequestError || error instanceof CliError)) throw error;
+      if (signal.aborted || error instanceof FileSystemError || error instanceof FileError || !(error instanceof RequestError || error instanceof CliError)) throw error;
       throw new GeneratedImageDownloadError(error);
     }
   };

@@ -41,7 +41,7 @@ function register(command: Command, action: ActionFactory): void {
     .option('--listen-host <host>', `with --async: address the listener binds (default ${DEFAULT_LISTEN_HOST})`)
     .option('--listen-port <port>', 'with --async: port the listener binds (default 0: a free port)')
     .option('--public-url <url>', 'with --async: URL the service calls to reach the listener (a tunnel); a secret token path is appended')
-    .option('--callback-timeout <duration>', `with --async: how long a row waits for its callback: ${CALLBACK_WAIT_HELP}`)
+    .option('--callback-timeout <duration>', `with --async: how long a row waits for its callback, ${CALLBACK_WAIT_HELP}`)
     .option('--report <file.html>', 'write an HTML report at the end: map, thumbnails, every row\'s scene and status (thumbnails go in <file>.thumbnails/)')
     .option('--geojson <file>', 'write a GeoJSON FeatureCollection at the end: one point per row, with its file, scene and status');
   addSceneOptions(command);

@@ -3,7 +3,7 @@
 // length prints whole through a pipe of any speed.
 import { displayPath } from '../../files/file-names.js';
 import type { WireStats } from '../../api/retry.js';
-import { UsageError } from '../../process/errors.js';
+import { ExitCode, UsageError } from '../../process/errors.js';
 import type { Context } from '../../cli/context.js';
 import { formatDuration } from '../../input/duration.js';
 import { MESSAGE_MAX, printable } from '../../text/printable.js';
@@ -35,7 +35,7 @@ export async function printDryRun(ctx: Context, rows: AsyncIterable<PlannedRow>,
     }
     await io.outPart(chunk);
     io.info(
-      `${counts.valid} valid, ${invalid} invalid${shardNote}; would cost ${counts.credits} credits at the sandbox's prices (HD 1, FHD 2, UHD 4; the service does not publish its prices). Nothing was sent.`,
+      `${counts.valid} valid, ${invalid} invalid${shardNote}; would cost ${counts.credits} credit${counts.credits === 1 ? '' : 's'} at the sandbox's prices (HD 1, FHD 2, UHD 4; the service does not publish its prices). Nothing was sent.`,
     );
   }
   if (invalid > 0) {
@@ -73,6 +73,18 @@ export async function printJsonSummary(ctx: Context, summary: RunSummary): Promi
   await ctx.io.outJsonStream(head, 'rows', summary.outcomes.lines());
 }
 
+/**
+ * A failed row as the summary lists it: "row 3 failed: <why>", or, for a row
+ * the plan found invalid (its error already names it: "line 4 (row 3): …"),
+ * "line 4 (row 3) is invalid: <why>", the row named once.
+ */
+export function failureLine(row: { row: number; error?: string; exitCode?: number; attempts: number }): string {
+  const error = row.error ?? '';
+  const named = new RegExp(`^((?:line \\d+ \\()?row ${row.row}\\)?): `).exec(error);
+  if (named && row.attempts === 0 && row.exitCode === ExitCode.Usage) return `${named[1]} is invalid: ${printable(error.slice(named[0].length), MESSAGE_MAX)}`;
+  return `row ${row.row} failed: ${printable(named ? error.slice(named[0].length) : error, MESSAGE_MAX)}`;
+}
+
 export function printSummary(ctx: Context, summary: RunSummary): void {
   const { io } = ctx;
   const { total, succeeded, failed, skipped, previously } = summary.counts;
@@ -91,7 +103,7 @@ export function printSummary(ctx: Context, summary: RunSummary): void {
     let shown = 0;
     for (const row of summary.outcomes.outcomes('failed')) {
       if (shown++ === 20) break;
-      io.info(`  row ${row.row} failed: ${printable(row.error ?? '', MESSAGE_MAX)}`);
+      io.info(`  ${failureLine(row)}`);
     }
     if (failed > 20) io.info(`  … and ${failed - 20} more failed (--json lists every row)`);
     if (skipped > 0) {

@@ -273,8 +273,17 @@ export async function runBatch(ctx: Context, path: string, options: BatchOptions
   if (exitCode !== ExitCode.Ok) {
     const reason = ending.stopError ? `; stopped early: ${ending.stopError.code} — ${ending.stopError.message}` : '';
     const undone = counts.failed + counts.skipped;
+    // Invalid rows (--skip-invalid) fail again at every run until the file is fixed: a re-run retries only the others.
+    const invalid = Math.min(survey.shard.rows - survey.shard.valid, undone);
+    const file = path === '-' ? 'the input' : displayPath(path);
+    const next =
+      invalid === undone
+        ? `; ${invalid === 1 ? 'it is invalid' : 'they are invalid'}: fix ${invalid === 1 ? 'it' : 'them'} in ${file} (a re-run cannot)`
+        : invalid > 0
+          ? `; re-run the same command to retry the ${undone - invalid} that can be, after fixing the ${invalid} invalid in ${file}`
+          : '; re-run the same command to retry them';
     throw new CliError(
-      `${undone} of ${counts.total} row${counts.total > 1 ? 's' : ''} did not succeed${reason}; re-run the same command to retry them`,
+      `${undone} of ${counts.total} row${counts.total > 1 ? 's' : ''} did not succeed${reason}${next}`,
       exitCode as CliError['exitCode'],
       ending.stopError?.code ?? 'BatchIncomplete',
     );

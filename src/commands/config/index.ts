@@ -11,7 +11,6 @@ import {
   parseConfigValue,
   profileOf,
   readConfig,
-  resolveSettings,
   selectedProfile,
   updateConfig,
   withProfile,
@@ -168,7 +167,7 @@ interface Row {
 
 function rows(ctx: Context): Row[] {
   // A profile that does not exist is refused, as every other command refuses it: most likely a typo.
-  const settings = resolveSettings(ctx.globals, ctx.env, readConfig(ctx.env));
+  const settings = ctx.settings();
   const out: Row[] = [{ key: 'profile', value: settings.profile.value, source: settings.profile.source }];
   for (const key of configKeys()) {
     if (key.kind === 'apiKey') {

@@ -237,7 +237,7 @@ export async function downloadOne(id: string, file: string, deps: DownloadDeps):
       }
       const failure = asCliError(error) ?? new CliError(String(error), ExitCode.Unexpected, 'Unexpected');
       const reason = describeFailure(failure, attempts);
-      progress.log(`image ${id} failed: ${reason}`);
+      progress.log(`image ${id} failed: ${reason}`, { inSummary: true });
       return { id, status: 'failed', file, attempts, error: reason, exitCode: failure.exitCode };
     }
   }

@@ -44,7 +44,7 @@ function register(command: Command, action: ActionFactory): void {
     .option('--listen-host <host>', `address the listener binds (default ${DEFAULT_LISTEN_HOST}; 0.0.0.0 for every interface)`)
     .option('--listen-port <port>', 'port the listener binds (default 0: a free port)')
     .option('--public-url <url>', 'URL the service calls to reach the listener, e.g. your ngrok or cloudflared tunnel; a secret token path is appended')
-    .option('--timeout <duration>', `how long --listen waits for the callback: ${CALLBACK_WAIT_HELP}`)
+    .option('--timeout <duration>', `how long --listen waits for the callback, ${CALLBACK_WAIT_HELP}`)
     .option('-o, --output <file>', 'with --listen: where to save the JPEG (default aerial-LAT_LNG-TIME.jpg)')
     .option('-f, --force', 'with --listen: overwrite the output file if it exists')
     .option('--no-metadata', 'with --listen: save the bytes exactly as received (no GPS EXIF, no AI-generated note)')
@@ -109,11 +109,14 @@ export async function runGenerateAsync(ctx: Context, options: GenerateAsyncOptio
     if (options.metadata === false) throw new UsageError('--no-metadata only applies with --listen (which saves the image)');
   }
   const plan = options.listen ? await planListen(options) : undefined;
-  const { buildGenerationRequest } = await import('../../input/scene-request.js');
-  const request = buildGenerationRequest(sceneInputFrom(options), ctx.settings().sceneDefaults);
+  const { buildGenerationRequest, placeNotes } = await import('../../input/scene-request.js');
+  const request = buildGenerationRequest(sceneInputFrom(options), ctx.settings().sceneDefaults, undefined, placeNotes((message) => ctx.io.info(message)));
   if (plan) return listenAndDownload(ctx, request, plan, options);
 
   const { validateCallbackUrl } = await import('../../input/flags.js');
+  if (options.callbackUrl === undefined) {
+    throw new UsageError('generate-async needs --listen (aerial waits for the result itself and saves the image) or --callback-url <url> (your own receiver gets it)');
+  }
   const callbackUrl = validateCallbackUrl(options.callbackUrl);
   const client = await ctx.client();
   const accepted = await client.generateAsync(request, callbackUrl, { signal: ctx.signal });
@@ -152,14 +155,15 @@ function isLoopbackHost(hostname: string): boolean {
 
 async function listenAndDownload(ctx: Context, request: GenerationRequest, plan: ListenPlan, options: GenerateAsyncOptions): Promise<void> {
   if (options.output === '-') throw new UsageError('--output - is not supported by generate-async; name a file');
-  const [{ checkOutputPath, destinationFor, openSpecialOutput, saveImage }, { formatDuration }, webhook] = await Promise.all([
-    import('../../files/jpeg-file.js'),
+  const [{ checkImageTarget, openSpecialOutput, saveImageFromUrl }, { formatDuration }, webhook] = await Promise.all([
+    import('../../operations/save-image.js'),
     import('../../input/duration.js'),
     import('../../webhook/async-generation.js'),
   ]);
   const { lat, lng } = request.coordinates;
+  const rules = { overwrite: Boolean(options.force), label: '--output' };
   // Checked before anything is sent: a refused target must not cost credits.
-  const target = await checkOutputPath(options.output ?? defaultOutputName(lat, lng), Boolean(options.force));
+  const target = await checkImageTarget(options.output ?? defaultOutputName(lat, lng), rules);
   // A device or FIFO is opened now too: a FIFO waits for its reader before anything is paid for.
   const special = target.special ? await openSpecialOutput(target, '--output', ctx.signal, (message) => ctx.io.info(message)) : undefined;
   if (special) ctx.onCleanup(() => void special.destroy());
@@ -197,10 +201,14 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
       throw error;
     }
     spinner.update(`Downloading image ${printable(ctx.io.redact(payload.generatedImageId), 80)}…`);
-    const metadata = options.metadata === false ? undefined : await import('../../files/image-metadata.js');
-    const editor = metadata?.createMetadataSplicer({ request, software: `aerial ${VERSION}`, redact: ctx.io.redact });
-    const destination = destinationFor(target, special, { force: Boolean(options.force), editor });
-    const written = await saveImage(destination, (sink) => client.downloadInto(payload.signedUrl, sink, { signal: ctx.signal }));
+    const written = await saveImageFromUrl(client, payload.signedUrl, {
+      ...rules,
+      request,
+      target,
+      metadata: options.metadata === false ? false : { software: `aerial ${VERSION}`, redact: ctx.io.redact },
+      stream: special && { stream: special, path: target.path, end: true },
+      signal: ctx.signal,
+    });
     await listener.close();
     const fileBytes = written.bytes;
     const seconds = ((Date.now() - started) / 1000).toFixed(1);

@@ -1,6 +1,6 @@
 // `aerial generate`: one synchronous generation, streamed to a JPEG on disk.
 import type { Command } from 'commander';
-import { BrokenPipeError, UsageError } from '../../process/errors.js';
+import { asCliError, BrokenPipeError, UsageError } from '../../process/errors.js';
 import { formatBytes } from '../../text/bytes.js';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
 import { VERSION } from '../../bundle/version.js';
@@ -58,7 +58,7 @@ source type); --no-metadata keeps the bytes exactly as the service sent them.`,
 
 /** The help of --preview, which generate-async --listen shares. */
 export async function runGenerate(ctx: Context, options: GenerateOptions): Promise<void> {
-  const { buildGenerationRequest } = await import('../../input/scene-request.js');
+  const { buildGenerationRequest, placeNotes } = await import('../../input/scene-request.js');
   const defaults = ctx.settings().sceneDefaults;
   let input = sceneInputFrom(options);
   let output = options.output;
@@ -66,30 +66,25 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   if (toStdout && ctx.io.stdoutIsTTY) {
     throw new UsageError('--output - writes binary JPEG data to stdout; redirect it to a file or pipe (stdout is a terminal)');
   }
-  const { checkOutputPath, destinationFor, openSpecialOutput, saveImage, StreamDestination } = await import('../../files/jpeg-file.js');
+  const { checkImageTarget, openSpecialOutput, saveGeneratedImage } = await import('../../operations/save-image.js');
+  const rules = { overwrite: Boolean(options.force), label: '--output' };
   const prompts = await import('../shared/prompts.js');
   const interactive = prompts.mustPrompt(ctx, input, Boolean(options.interactive)) ? prompts : undefined;
   if (interactive) {
     // A refused --output is reported before any question, not after them.
-    if (output !== undefined && !toStdout) await checkOutputPath(output, Boolean(options.force));
+    if (output !== undefined && !toStdout) await checkImageTarget(output, rules);
     input = await interactive.promptForScene(ctx, input, defaults);
   }
-  const request = buildGenerationRequest(input, defaults);
+  const request = buildGenerationRequest(input, defaults, undefined, placeNotes((message) => ctx.io.info(message)));
   if (interactive) {
     output ??= await interactive.promptOutputPath(ctx, defaultOutputName(request.coordinates.lat, request.coordinates.lng), Boolean(options.force));
     ctx.io.info(ctx.io.style.dim(`Same without questions: aerial generate ${interactive.equivalentFlags(input, defaults, output)}`));
   }
 
-  const target = toStdout
-    ? undefined
-    : await checkOutputPath(output ?? defaultOutputName(request.coordinates.lat, request.coordinates.lng), Boolean(options.force));
+  const target = toStdout ? undefined : await checkImageTarget(output ?? defaultOutputName(request.coordinates.lat, request.coordinates.lng), rules);
   // A device or FIFO is opened now: a FIFO waits here for its reader, before anything is paid for.
   const special = target?.special ? await openSpecialOutput(target, '--output', ctx.signal, (message) => ctx.io.info(message)) : undefined;
   if (special) ctx.onCleanup(() => void special.destroy());
-  // The metadata writer loads while the image is being generated, not before the request:
-  // the sink is asked for once the image starts arriving, and waits for it then (image-download.ts).
-  const editor = options.metadata === false ? undefined : import('../../files/image-metadata.js').then((m) => m.createMetadataSplicer({ request, software: `aerial ${VERSION}`, redact: ctx.io.redact }));
-  editor?.catch(() => {}); // a failed request must not leave an unhandled rejection behind
 
   const client = await ctx.client();
   const where = `${request.coordinates.lat}, ${request.coordinates.lng}`;
@@ -97,12 +92,15 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   const started = Date.now();
   const tick = setInterval(() => spinner.update(`Generating ${request.resolution} image of ${where}… ${Math.round((Date.now() - started) / 1000)}s`), 1000);
   try {
-    const destination = target
-      ? destinationFor(target, special, { force: Boolean(options.force), editor })
-      : new StreamDestination(ctx.io.stdout, { path: 'standard output', editor, end: false });
-    const written = await saveImage(destination, (sink) =>
-      client.generateInto(request, sink, { signal: ctx.signal, onImage: () => spinner.update(`Downloading ${request.resolution} image of ${where}…`) }),
-    );
+    const written = await saveGeneratedImage(client, {
+      ...rules,
+      request,
+      target,
+      metadata: options.metadata === false ? false : { software: `aerial ${VERSION}`, redact: ctx.io.redact },
+      stream: special ? { stream: special, path: target!.path, end: true } : target ? undefined : { stream: ctx.io.stdout, path: 'standard output', end: false },
+      signal: ctx.signal,
+      onImage: () => spinner.update(`Downloading ${request.resolution} image of ${where}…`),
+    });
     if (!target) {
       spinner.stop();
       ctx.io.info(`${ctx.io.style.green('✔')} Wrote ${formatBytes(written.bytes)} JPEG to stdout`);
@@ -122,7 +120,7 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
     }
   } catch (error) {
     // Interrupted (a signal, a reader gone) is said once, by the error line that follows, not as a failure.
-    if (ctx.signal.aborted || error instanceof BrokenPipeError) spinner.stop();
+    if (ctx.signal.aborted || asCliError(error) instanceof BrokenPipeError) spinner.stop();
     else spinner.fail('Generation failed');
     throw error;
   } finally {

@@ -1,6 +1,7 @@
 // `aerial init`: first-run setup for a person at a terminal — service URL,
-// API key (hidden), optional scene defaults, then one real `list` call to
-// prove the pair works before it is saved. Scripts use `aerial config set`.
+// API key (hidden), checked at once with one real `list` call and asked for
+// again while the service refuses it, then optional scene defaults, saved
+// together at the end. Scripts use `aerial config set`.
 import type { Command } from 'commander';
 import { ApiError } from '../../api/errors.js';
 import { asCliError, CliError, ExitCode } from '../../process/errors.js';
@@ -12,7 +13,7 @@ export const registration: CommandRegistration = { name: 'init', register };
 function register(command: Command, action: ActionFactory): void {
   command
     .helpGroup('Setup:')
-    .description('set up aerial step by step: service URL, API key, defaults, and a test call')
+    .description('set up aerial step by step: service URL, API key (checked at once), defaults')
     .addHelpText(
       'after',
       `
@@ -38,17 +39,24 @@ export async function runInit(ctx: Context): Promise<void> {
 
   ctx.io.info(`Setting up ${style.bold(`profile ${profile}`)} in ${style.dim(config.configPath(ctx.env))}`);
   const baseUrl = await chooseService(ctx, ctx.globals.baseUrl ?? current.baseUrl);
-  const apiKey = (await prompts.promptApiKey(ctx, Boolean(current.apiKey))) ?? current.apiKey!;
-  ctx.io.addSecret(apiKey);
+  // The key is checked as soon as it is typed, and asked for again while the service refuses it.
+  let apiKey: string;
+  for (let keep = Boolean(current.apiKey); ; keep = false) {
+    apiKey = (await prompts.promptApiKey(ctx, keep)) ?? current.apiKey!;
+    ctx.io.addSecret(apiKey);
+    const connected = await testConnection(ctx, network, baseUrl, apiKey);
+    if (connected.ok) break;
+    if (connected.error.exitCode === ExitCode.Auth) {
+      ctx.io.info('Enter the key again (Ctrl-C stops; nothing has been saved).');
+      continue;
+    }
+    if (await prompts.promptConfirm(ctx, 'Go on and save these settings anyway?', false)) break;
+    throw connected.error;
+  }
 
   let defaults = current.defaults;
   if (await prompts.promptConfirm(ctx, 'Choose default scene settings now? (each can also be a flag)', false)) {
     defaults = await chooseDefaults(ctx, current.defaults ?? {});
-  }
-
-  const connected = await testConnection(ctx, network, baseUrl, apiKey);
-  if (!connected.ok && !(await prompts.promptConfirm(ctx, 'Save these settings anyway?', false))) {
-    throw connected.error;
   }
 
   const data = { ...current, baseUrl, apiKey, defaults };

@@ -5,8 +5,9 @@ import type { Page } from '../../api/schema.js';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
 import { parseWholeNumber } from '../../input/flags.js';
 import { parseSort } from '../shared/list-sort.js';
+import type { ListFilter, ListFilterOptions } from './filters.js';
 
-interface ListOptions {
+interface ListOptions extends ListFilterOptions {
   page?: string;
   size?: string;
   sort?: string[];
@@ -30,6 +31,12 @@ function register(command: Command, action: ActionFactory): void {
     .option('--size <n>', 'images per page, at least 1 (default 20)')
     .option('--sort <property,dir>', 'sort criterion such as createdAt,desc; repeatable', collect)
     .option('--all', 'walk every page and print all images')
+    .option('--since <when>', 'only images made since then: a duration back from now (2h, 30m, 1h30m) or a date (2025-01-31, 2025-01-31T12:00Z)')
+    .option('--until <when>', 'only images made before then, written as for --since')
+    .option('--resolution <value>', 'only images of this resolution: HD, FHD, UHD')
+    .option('--near <place>', 'only images near this point: "LAT,LNG" or a place name ("Lyon, FR")')
+    .option('--within <km>', 'with --near: how near, in kilometres (default 10)')
+    .option('--limit <n>', 'print at most n images, and ask for no page beyond them')
     .addHelpText(
       'after',
       `
@@ -39,10 +46,16 @@ are always whole. Piped, one line per image with tab-separated fields and no
 header: id, createdAt, resolution, latitude, longitude. --json prints the API's
 page object. Pages count from 0, as --page does.
 
+The service filters nothing: --since, --until, --resolution, --near and --limit
+walk the history as --all does, and aerial filters each page as it arrives, in
+constant memory. The walk stops at --limit, and, newest first (the order asked
+for with --since unless --sort says otherwise), at the first image made before
+--since.
+
 Examples:
-  $ aerial list
   $ aerial list --size 50 --sort createdAt,asc
   $ aerial list --all | cut -f1,4,5        # id, latitude, longitude
+  $ aerial list --since 2h --near "48.8584,2.2945" --within 5 --limit 10
   $ aerial list --json | jq '.content[] | select(.resolution == "UHD")'`,
     )
     .action(action<ListOptions>(runList));
@@ -52,11 +65,14 @@ export async function runList(ctx: Context, options: ListOptions): Promise<void>
   const page = parseWholeNumber(options.page, '--page', 0);
   const size = parseWholeNumber(options.size, '--size', 1);
   const sort = parseSort(options.sort);
+  const filter = await listFilter(ctx, options, sort);
   if (options.all && page !== undefined) throw new UsageError('--all walks every page; it cannot be combined with --page');
+  if (filter.active && page !== undefined) throw new UsageError('--since, --until, --resolution, --near and --limit walk every page, as --all does; they cannot be combined with --page');
 
   const client = await ctx.client();
-  if (options.all) {
-    await listAll(ctx, (p, pageSize) => client.list({ page: p, size: pageSize, sort }, { signal: ctx.signal }), size);
+  if (options.all || filter.active) {
+    const walkSort = filter.sort ?? sort;
+    await listAll(ctx, (p, pageSize) => client.list({ page: p, size: pageSize, sort: walkSort }, { signal: ctx.signal }), size, filter);
     return;
   }
   const retrievedAt = Date.now();
@@ -78,7 +94,7 @@ export async function runList(ctx: Context, options: ListOptions): Promise<void>
   const { redactValue } = await import('../../text/secrets.js');
   const shown = redactValue(result.content, io.redact);
   io.out(io.stdoutIsTTY ? renderTable(shown, { width, style: io.style, retrievedAt }) : renderTsv(shown));
-  const [where, next] = pageFooter(result, { size, sort });
+  const [where, next] = pageFooter(result, { size, sort }, globalWords(ctx));
   // One line when it fits the terminal, the hint on its own line when not.
   const footer = next === undefined ? where : `${where}${where.length + next.length + 3 <= width ? ' — ' : '\n'}${next}`;
   io.info(io.style.dim(footer));
@@ -89,12 +105,46 @@ function pageRange(totalPages: number): string {
   return totalPages <= 1 ? 'page 0' : `pages 0–${totalPages - 1}`;
 }
 
+/** No filter: every record, the walk to its end. */
+const NO_FILTER: ListFilter = { active: false, limitOnly: false, keeps: () => true, endsAt: () => false };
+
+/** The filter the flags make; a place --near names is looked up (and said) now, before anything is sent. */
+async function listFilter(ctx: Context, options: ListOptions, sort: string[] | undefined): Promise<ListFilter> {
+  // A plain list loads none of it.
+  const given = [options.since, options.until, options.resolution, options.near, options.within, options.limit].some((value) => value !== undefined);
+  if (!given) return NO_FILTER;
+  const { makeListFilter } = await import('./filters.js');
+  let near: { lat: number; lng: number } | undefined;
+  if (options.near !== undefined) {
+    const [{ checkCoordinates, parseLocation }, gazetteer] = await Promise.all([import('../../input/scene-request.js'), import('../../input/gazetteer.js')]);
+    if (gazetteer.looksLikeCoordinates(options.near)) {
+      near = parseLocation(options.near, '--near');
+      checkCoordinates(near.lat, near.lng, '--near latitude', '--near longitude');
+    } else {
+      const found = gazetteer.findPlace(options.near, '--near');
+      ctx.io.info(gazetteer.placeNote(options.near, found));
+      near = { lat: found.place.lat, lng: found.place.lng };
+    }
+  }
+  return makeListFilter(options, near, sort);
+}
+
+/**
+ * The global options given as flags that say where the listing comes from
+ * (--sandbox, --base-url, --profile): a next-page hint without them would
+ * list another history.
+ */
+function globalWords(ctx: Context): string[] {
+  const { sandbox, baseUrl, profile } = ctx.globals;
+  return [...(sandbox ? ['--sandbox'] : []), ...(baseUrl === undefined ? [] : ['--base-url', baseUrl]), ...(profile === undefined ? [] : ['--profile', profile])];
+}
+
 /** ["Page 0 of pages 0–2 (45 images)", "next: aerial list --page 1 --size 20"], in the numbers --page takes. */
-function pageFooter(page: Page, asked: { size?: number; sort?: string[] }): [string, string | undefined] {
+function pageFooter(page: Page, asked: { size?: number; sort?: string[] }, globals: string[]): [string, string | undefined] {
   const where = page.totalPages <= 1 ? `Page ${page.page}, the only one` : `Page ${page.page} of ${pageRange(page.totalPages)}`;
   const more = page.page + 1 < page.totalPages;
-  // The next page of the same listing: the flags that shape it come along.
-  const same = [...(asked.size === undefined ? [] : ['--size', String(asked.size)]), ...(asked.sort ?? []).flatMap((sort) => ['--sort', sort])];
+  // The next page of the same listing: the flags that shape it come along, and those that say whose it is.
+  const same = [...(asked.size === undefined ? [] : ['--size', String(asked.size)]), ...(asked.sort ?? []).flatMap((sort) => ['--sort', sort]), ...globals];
   const next = more ? `next: aerial list --page ${page.page + 1}${same.map((word) => ` ${shellWord(word)}`).join('')}` : undefined;
   return [`${where} (${page.totalElements} images)`, next];
 }
@@ -113,8 +163,8 @@ function shellWord(word: string): string {
  * records (they are known only then); a walk that stops part-way leaves what
  * was written, a document no JSON parser takes for whole.
  */
-async function listAll(ctx: Context, fetchPage: (page: number, size: number) => Promise<Page>, size: number | undefined): Promise<void> {
-  const { walkPages } = await import('../../api/pages.js');
+async function listAll(ctx: Context, fetchPage: (page: number, size: number) => Promise<Page>, size: number | undefined, filter: ListFilter): Promise<void> {
+  const { walkPages, WALK_PAGE_SIZES } = await import('../../api/pages.js');
   const { redactValue } = await import('../../text/secrets.js');
   const { io } = ctx;
   let first: Page | undefined;
@@ -125,15 +175,32 @@ async function listAll(ctx: Context, fetchPage: (page: number, size: number) => 
   const holdYoungGeneration = capYoungGeneration();
   /** The records of every page as they come; `first` once the first page is in. */
   async function* records() {
-    // The size given is asked for as it is; without one, the walk asks for large pages.
-    for await (const { index, page, fresh } of walkPages(fetchPage, size === undefined ? {} : { sizes: [size] })) {
+    // The size given is asked for as it is; without one, the walk asks for large pages (no larger than a limit alone needs).
+    const sizes = size !== undefined ? [size] : filter.limitOnly ? [...new Set([Math.min(filter.limit!, WALK_PAGE_SIZES[0]!), ...WALK_PAGE_SIZES.filter((s) => s < filter.limit!)])] : undefined;
+    for await (const { index, page, fresh } of walkPages(fetchPage, sizes ? { sizes } : {})) {
       first ??= page;
       holdYoungGeneration();
       pages++;
-      count += fresh.length;
       io.debug(`fetched page ${index + 1} of ${page.totalPages} (${page.size} a page)`);
+      const kept: typeof fresh = [];
+      let ended = false;
+      for (const record of fresh) {
+        if (filter.endsAt(record)) {
+          ended = true;
+          break;
+        }
+        if (!filter.keeps(record)) continue;
+        kept.push(record);
+        if (filter.limit !== undefined && count + kept.length >= filter.limit) {
+          ended = true;
+          break;
+        }
+      }
+      count += kept.length;
       // Redacted before cells are cut to fit: a cut must not leave half a key behind (secrets.ts).
-      yield redactValue(fresh, io.redact);
+      if (kept.length > 0) yield redactValue(kept, io.redact);
+      // Leaving the walk sends no further request.
+      if (ended) return;
     }
   }
 
@@ -143,8 +210,10 @@ async function listAll(ctx: Context, fetchPage: (page: number, size: number) => 
     }
     // The page object's own members after `content`, in the order of the service's page.
     await io.outJsonStream({}, 'content', jsonTexts(), () => {
-      const { content: _, ...rest } = first!;
-      return { ...redactValue(rest, io.redact), totalElements: Math.max(first!.totalElements, count), totalPages: pages, page: 0, size: count };
+      const { content: _, ...rest } = first ?? { content: [] };
+      // Filtered, the listing is what was kept; an empty history may give no first page at all.
+      const totalElements = filter.active ? count : Math.max(first?.totalElements ?? 0, count);
+      return { ...redactValue(rest, io.redact), totalElements, totalPages: pages, page: 0, size: count };
     });
     return;
   }
@@ -153,8 +222,8 @@ async function listAll(ctx: Context, fetchPage: (page: number, size: number) => 
   for await (const fresh of records()) {
     if (!(await io.outPart(table ? table.render(fresh) : renderTsv(fresh)))) return;
   }
-  if (count === 0) io.info(NO_IMAGES);
-  else io.info(io.style.dim(`${count} images`));
+  if (count === 0) io.info(filter.active ? 'No images match.' : NO_IMAGES);
+  else io.info(io.style.dim(`${count} image${count === 1 ? '' : 's'}`));
 }
 
 const NO_IMAGES = 'No images yet. Make one with: aerial generate --lat 48.8584 --lng 2.2945 -o eiffel.jpg';

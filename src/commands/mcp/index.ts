@@ -11,14 +11,18 @@ function register(command: Command, action: ActionFactory): void {
   command
     .helpGroup('Setup:')
     .description('serve generate, list and delete to AI assistants over MCP (the Model Context Protocol) on stdio')
-    .option('--output-dir <dir>', 'where generate_image saves images given no absolute path (default: the current directory)')
+    .option('--output-dir <dir>', 'the one directory generate_image saves images in, under names relative to it (default: the current directory)')
+    .option('--allow-overwrite', 'let generate_image replace a file in --output-dir when a call asks to (force); without it, none is ever replaced')
     .addHelpText(
       'after',
       `
 An assistant's MCP client starts this command and speaks to it on stdin and stdout:
 stdout carries the protocol alone, and notices and errors go to stderr. It offers
 three tools: generate_image (spends credits; saves the JPEG as generate does and
-shows it to the assistant), list_images and delete_image. The global options
+shows it to the assistant), list_images and delete_image. Tool arguments come from
+a model and are not trusted: generate_image writes only inside --output-dir (no
+absolute path, no '..', no link leading out), and replaces a file there only with
+--allow-overwrite. Text from the service reaches the model escaped. The global options
 apply (--profile, --base-url, --sandbox, -v). It ends when the client closes
 stdin (exit 0) or on SIGINT, SIGTERM or SIGHUP (exit 130). Setup for Claude
 Desktop, Claude Code, VS Code and Cursor: docs/commands/mcp.md.

@@ -20,13 +20,16 @@ import {
   listImages,
   listImagesArguments,
   LIST_IMAGES,
-  redactedResult,
+  safeResult,
   toolError,
+  toolRemedies,
   type ToolScope,
 } from './tools.js';
 
 export interface McpOptions {
   outputDir?: string;
+  /** --allow-overwrite: generate_image may replace a file in the output directory when a call asks (force). */
+  allowOverwrite?: boolean;
 }
 
 const INSTRUCTIONS = `Tools for the GenAerial Aerial Image Generation API: generate_image makes an AI aerial image of a place (latitude and longitude) and saves it as a JPEG, which spends the account's credits at the service's price for its resolution; list_images shows the history; delete_image removes an image for good.`;
@@ -39,7 +42,8 @@ export async function runMcp(ctx: Context, options: McpOptions): Promise<void> {
   // Settings, the key and (with --sandbox) the sandbox itself are checked before the first message: a
   // server that cannot work says so at once, on stderr, with the CLI's exit code.
   await ctx.client();
-  const scope: ToolScope = { ctx, outputDir };
+  const scope: ToolScope = { ctx, outputDir, allowOverwrite: Boolean(options.allowOverwrite) };
+  const remedies = toolRemedies(scope.allowOverwrite);
 
   const server = new McpServer({ name: 'aerial', version: VERSION }, { instructions: INSTRUCTIONS });
   const run = (name: string, handler: Handler) => async (args: Record<string, unknown>, extra: { signal: AbortSignal }) => {
@@ -49,17 +53,17 @@ export async function runMcp(ctx: Context, options: McpOptions): Promise<void> {
     try {
       result = await handler(scope, args, signal);
     } catch (error) {
-      result = toolError(error, ctx.io.redact);
+      result = toolError(error, ctx.io.redact, remedies);
       ctx.io.debug(`${name} failed: ${result.content[0]?.type === 'text' ? result.content[0].text : ''}`);
     }
-    return redactedResult(result, ctx.io.redact);
+    return safeResult(result, ctx.io.redact);
   };
   server.registerTool(
     GENERATE_IMAGE,
     {
       title: 'Generate an aerial image',
       description:
-        'Generates an AI aerial image of a place (lat and lng, or at "LAT,LNG") with the scene settings given, saves it as a JPEG (with GPS EXIF and an AI-generated note) and shows it. Each call spends credits of the account, at the service\'s price for the resolution (the bundled sandbox charges HD 1, FHD 2, UHD 4, of free credits). Returns the picture (scaled down to at most 1024 pixels a side), the saved file\'s path and the image\'s id.',
+        'Generates an AI aerial image of a place (lat and lng, or at "LAT,LNG") with the scene settings given, saves it as a JPEG (with GPS EXIF and an AI-generated note) in the server\'s output directory and shows it. Each call spends credits of the account, at the service\'s price for the resolution (the bundled sandbox charges HD 1, FHD 2, UHD 4, of free credits). Returns the picture (scaled down to at most 1024 pixels a side), the saved file\'s path and the image\'s id.',
       inputSchema: generateImageArguments(),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
@@ -95,7 +99,9 @@ export async function runMcp(ctx: Context, options: McpOptions): Promise<void> {
     stdin.once('error', ended);
   });
   await server.connect(transport);
-  ctx.io.info(`aerial mcp: serving ${GENERATE_IMAGE}, ${LIST_IMAGES} and ${DELETE_IMAGE} on stdio${ctx.globals.sandbox ? ' (sandbox)' : ''}; images are saved in ${outputDir}`);
+  ctx.io.info(
+    `aerial mcp: serving ${GENERATE_IMAGE}, ${LIST_IMAGES} and ${DELETE_IMAGE} on stdio${ctx.globals.sandbox ? ' (sandbox)' : ''}; images are saved in ${outputDir} and nowhere else${scope.allowOverwrite ? '; a call may replace a file there (--allow-overwrite)' : ''}`,
+  );
   // Run by hand, it would wait in silence for JSON-RPC.
   if (ctx.io.stdinIsTTY) ctx.io.info('stdin is a terminal: an assistant\'s MCP client starts this command and talks to it (see docs/commands/mcp.md); Ctrl-C stops it');
 

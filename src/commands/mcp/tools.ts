@@ -2,21 +2,28 @@
 // delete_image. Their input schemas are made from the scene vocabulary (one
 // argument per field, its values and ranges), and each does what its command
 // does, through the same code: the request is built and checked as
-// `generate` builds it, the image takes the one path from socket to file,
-// images are looked up as `delete` looks them up. What a tool returns goes to
-// an assistant: every text in it is redacted, and a failure is a tool error
-// (isError) with the line the CLI would print.
-import { isAbsolute, resolve } from 'node:path';
+// `generate` builds it, the image is saved by the same operation
+// (operations/save-image.ts), images are looked up as `delete` looks them up.
+//
+// The arguments come from a model that may have read hostile text, so they are
+// untrusted: generate_image writes only inside the server's --output-dir (a
+// plain relative name, no link leading out), and replaces a file only when the
+// server was started with --allow-overwrite and the call asks for it. What a
+// tool returns goes to a model: every text in it is redacted, foreign text in
+// it (ids, fields, messages) is harmless (text/foreign-text.ts), and a failure
+// is a tool error (isError) with the line the CLI would print.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/v4';
 import { checkImageId } from '../../api/client.js';
+import { FileError, InvalidInputError, RequestError, withRemedy, type RemedyWords } from '../../api/errors.js';
 import type { GenerationRequest, ImageRecord } from '../../api/schema.js';
 import type { Context } from '../../cli/context.js';
 import { buildGenerationRequest, type SceneInput } from '../../input/scene-request.js';
-import { asCliError, CliError, ExitCode, fileSystemFailure, UsageError } from '../../process/errors.js';
+import { asCliError, CliError, ExitCode, fileSystemFailure } from '../../process/errors.js';
 import { flagName, isSceneField, SCENE_FIELD_NAMES, sceneSpec, type SceneField } from '../../scene/vocabulary.js';
 import { formatBytes } from '../../text/bytes.js';
-import { printable } from '../../text/printable.js';
+import { foreign, harmlessValue, harmlessString, type ForeignText } from '../../text/foreign-text.js';
+import { printable, terminalSafeJson } from '../../text/printable.js';
 import { redactValue } from '../../text/secrets.js';
 import { VERSION } from '../../bundle/version.js';
 import { findImages } from '../shared/image-lookup.js';
@@ -83,8 +90,13 @@ export function generateImageArguments(): Record<string, z.ZodType> {
     .string()
     .min(1)
     .optional()
-    .describe('where to save the JPEG: a file name or path, relative to the server\'s output directory (default aerial-<lat>_<lng>-<time>.jpg there)');
-  shape.force = z.boolean().optional().describe('overwrite the output file if it exists (default false)');
+    .describe(
+      "the file name to save the JPEG as, inside the server's output directory (sub/dir/name.jpg makes the directories); never an absolute path nor one that leads out with '..' or a link (default aerial-<lat>_<lng>-<time>.jpg)",
+    );
+  shape.force = z
+    .boolean()
+    .optional()
+    .describe('replace the output file if it exists (default false); only a server whose user allowed it replaces a file, otherwise an existing file is never replaced');
   shape.metadata = z.boolean().optional().describe('write GPS EXIF and the AI-generated note into the saved JPEG (default true); false saves the bytes exactly as received');
   return shape;
 }
@@ -106,11 +118,25 @@ export function deleteImageArguments(): Record<string, z.ZodType> {
   };
 }
 
-/** Where the server saves images and what it asks for; the Context gives settings, the client and the signal. */
+/** Where the server saves images and what it may do there; the Context gives settings, the client and the signal. */
 export interface ToolScope {
   ctx: Context;
-  /** Absolute: relative output paths are taken from here. */
+  /** Absolute: the only directory generate_image writes in (--output-dir). */
   outputDir: string;
+  /** --allow-overwrite: a call that asks (force) may replace a file there. */
+  allowOverwrite: boolean;
+}
+
+/** What a model can do about a failure, in its arguments' terms (api/errors.ts, Remedy). */
+export function toolRemedies(allowOverwrite: boolean): RemedyWords {
+  return {
+    overwrite: allowOverwrite
+      ? '; set force to true to replace it'
+      : '; this server replaces no file (its user did not start it with --allow-overwrite): choose another output name',
+    // Nothing a tool argument can change: the server sends a generation once.
+    retryUnsafe: '',
+    findLater: ' — look for it later with list_images',
+  };
 }
 
 type Arguments = Record<string, unknown>;
@@ -128,28 +154,23 @@ function sceneInputOf(args: Arguments): SceneInput {
 export async function generateImage(scope: ToolScope, args: Arguments, signal: AbortSignal): Promise<CallToolResult> {
   const { ctx } = scope;
   const request = buildGenerationRequest(sceneInputOf(args), ctx.settings().sceneDefaults, argumentLabel);
-  const force = args.force === true;
   const name = typeof args.output === 'string' ? args.output : defaultOutputName(request.coordinates.lat, request.coordinates.lng);
-  const { checkOutputPath, destinationFor, saveImage } = await import('../../files/jpeg-file.js');
-  const target = await checkOutputPath(isAbsolute(name) ? name : resolve(scope.outputDir, name), force, 'output').catch((error: unknown) => {
-    // The check speaks in flags; here the switch is an argument.
-    if (error instanceof UsageError) throw new UsageError(error.message.replace('pass --force', 'set force to true'), error.code);
-    throw error;
-  });
-  // The picture shown to the assistant is read back from the file: a device or FIFO cannot be.
-  if (target.special) throw new UsageError(`output ${target.path} is a ${target.special}; generate_image saves regular files only`);
-  const editor =
-    args.metadata === false
-      ? undefined
-      : import('../../files/image-metadata.js').then((m) => m.createMetadataSplicer({ request, software: `aerial ${VERSION}`, redact: ctx.io.redact }));
-  editor?.catch(() => {}); // a failed request must not leave an unhandled rejection behind
-
+  const { checkImageTarget, saveGeneratedImage } = await import('../../operations/save-image.js');
+  // Inside --output-dir only, and over a file only when the server allows it and the call asks.
+  const rules = { overwrite: scope.allowOverwrite && args.force === true, root: scope.outputDir, label: 'output' };
+  const target = await checkImageTarget(name, rules);
   const client = await ctx.client();
   const started = Date.now();
   ctx.io.debug(`generate_image: ${request.resolution} image of ${request.coordinates.lat}, ${request.coordinates.lng} → ${target.path}`);
-  const written = await saveImage(destinationFor(target, undefined, { force, editor }), (sink) => client.generateInto(request, sink, { signal }));
+  const written = await saveGeneratedImage(client, {
+    ...rules,
+    request,
+    target,
+    metadata: args.metadata === false ? false : { software: `aerial ${VERSION}`, redact: ctx.io.redact },
+    signal,
+  });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  const shown = await pictureForAssistant(target.path);
+  const shown = await pictureForAssistant(written.path);
   const id = request.saveImage === false ? undefined : await generatedImageId(scope, request, started, signal);
   const idLine = id
     ? `Image id: ${id} (the newest image of this place in the history; list_images and delete_image take it).`
@@ -157,7 +178,7 @@ export async function generateImage(scope: ToolScope, args: Arguments, signal: A
       ? 'Not kept in the history (saveImage false): it has no id there.'
       : 'Its id in the history could not be told (the service does not return it with the image); list_images shows the newest first.';
   const text = [
-    `Saved ${target.path} (${formatBytes(written.bytes)} JPEG, ${request.resolution}, ${seconds}s).`,
+    `Saved ${foreign(written.path)} (${formatBytes(written.bytes)} JPEG, ${request.resolution}, ${seconds}s).`,
     idLine,
     `The picture shown is ${shown.width}×${shown.height}${shown.scaled ? `, scaled down from ${shown.sourceWidth}×${shown.sourceHeight}` : ''}.`,
   ].join('\n');
@@ -166,7 +187,7 @@ export async function generateImage(scope: ToolScope, args: Arguments, signal: A
       { type: 'image', data: shown.data.toString('base64'), mimeType: 'image/jpeg' },
       { type: 'text', text },
     ],
-    structuredContent: { file: target.path, bytes: written.bytes, id: id ?? null, request },
+    structuredContent: { file: written.path, bytes: written.bytes, id: id ?? null, request },
   };
 }
 
@@ -198,7 +219,7 @@ async function pictureForAssistant(file: string): Promise<ShownPicture> {
  * clock). Best effort: when the history does not tell (or cannot be read),
  * there is no id, and the generation still succeeded.
  */
-async function generatedImageId(scope: ToolScope, request: GenerationRequest, started: number, signal: AbortSignal): Promise<string | undefined> {
+async function generatedImageId(scope: ToolScope, request: GenerationRequest, started: number, signal: AbortSignal): Promise<ForeignText | undefined> {
   try {
     const client = await scope.ctx.client();
     const page = await client.list({ page: 0, size: ID_LOOKUP_PAGE, sort: ['createdAt,desc'] }, { signal });
@@ -206,13 +227,14 @@ async function generatedImageId(scope: ToolScope, request: GenerationRequest, st
       const at = Date.parse(record.createdAt);
       return Number.isNaN(at) || at >= started - CLOCK_SKEW_MS;
     };
-    return page.content.find(
+    const id = page.content.find(
       (record) =>
         record.coordinates.latitude === request.coordinates.lat &&
         record.coordinates.longitude === request.coordinates.lng &&
         record.resolution === request.resolution &&
         made(record),
     )?.id;
+    return foreign(id);
   } catch (error) {
     if (signal.aborted) throw error;
     scope.ctx.io.debug(`generate_image: the new image's id could not be looked up: ${error instanceof Error ? error.message : String(error)}`);
@@ -230,8 +252,9 @@ export async function listImages(scope: ToolScope, args: Arguments, signal: Abor
         ? 'No images in the history yet.'
         : `Page ${page.page} is past the end: ${page.totalElements} images on ${page.totalPages} pages (counted from 0).`
       : `Page ${page.page} of ${page.totalPages} (counted from 0), ${page.content.length} of ${page.totalElements} images, as the service's page object:`;
+  // The page as list --json writes it: exact values, with the characters a reader could act on as JSON escapes.
   return {
-    content: [{ type: 'text', text: `${summary}\n${JSON.stringify(page)}` }],
+    content: [{ type: 'text', text: `${summary}\n${terminalSafeJson(page)}` }],
     structuredContent: page,
   };
 }
@@ -244,30 +267,51 @@ export async function deleteImage(scope: ToolScope, args: Arguments, signal: Abo
   const records = await findImages(client, [word], { signal });
   const { id } = records.get(word)!;
   await client.delete(id, { signal });
-  return { content: [{ type: 'text', text: `Deleted image ${id} from the history permanently.` }], structuredContent: { deleted: id } };
+  return { content: [{ type: 'text', text: `Deleted image ${foreign(id)} from the history permanently.` }], structuredContent: { deleted: id } };
 }
 
 /**
  * A tool's failure as the assistant sees it: the line the CLI prints for it
- * (its code, then its message), with its exit code's meaning left out. A
- * failure with no name of its own is unexpected: its message still goes back.
+ * (its code, then its message), with what can be done about it said in the
+ * tools' terms (`remedies`) and its exit code's meaning left out. Input that
+ * cannot be used (an argument, an output refused before anything was sent) is
+ * its message alone. A failure with no name of its own is unexpected: its
+ * message still goes back.
  */
-export function toolError(error: unknown, redact: (text: string) => string): CallToolResult {
-  const failure =
-    asCliError(error) ??
-    fileSystemFailure(error) ??
-    new CliError(`unexpected: ${error instanceof Error ? error.message : String(error)}`, ExitCode.Unexpected, 'Unexpected');
-  const generic = ['UsageError', 'Unexpected'].includes(failure.code);
+export function toolError(error: unknown, redact: (text: string) => string, remedies: RemedyWords = toolRemedies(false)): CallToolResult {
+  let code: string;
+  let message: string;
+  if (error instanceof RequestError) {
+    message = withRemedy(error, remedies);
+    code = error instanceof InvalidInputError || (error instanceof FileError && error.errno === undefined) ? 'UsageError' : error.code;
+  } else {
+    const failure =
+      asCliError(error) ?? fileSystemFailure(error) ?? new CliError(`unexpected: ${error instanceof Error ? error.message : String(error)}`, ExitCode.Unexpected, 'Unexpected');
+    code = failure.code;
+    message = failure.message;
+  }
+  const generic = ['UsageError', 'Unexpected'].includes(code);
   // Redacted before it is cut: a cut must not leave half a key behind.
-  const message = printable(redact(failure.message), 1000);
-  return { content: [{ type: 'text', text: generic ? message : `${printable(redact(failure.code), 80)} — ${message}` }], isError: true };
+  const line = printable(redact(message), 1000);
+  return { content: [{ type: 'text', text: generic ? line : `${printable(redact(code), 80)} — ${line}` }], isError: true };
 }
 
-/** What leaves the server: every text redacted (the key, a proxy's password), the image data as it is. */
-export function redactedResult(result: CallToolResult, redact: (text: string) => string): CallToolResult {
+/**
+ * What leaves the server: every text redacted (the key, a proxy's password)
+ * and harmless (the lines are the server's own, any character left that could
+ * forge one or drive a reader written as an escape), every structured value
+ * too, and the image data as it is.
+ */
+export function safeResult(result: CallToolResult, redact: (text: string) => string): CallToolResult {
   return {
     ...result,
-    content: result.content.map((item) => (item.type === 'text' ? { ...item, text: redact(item.text) } : item)),
-    ...(result.structuredContent && { structuredContent: redactValue(result.structuredContent, redact) }),
+    content: result.content.map((item) => (item.type === 'text' ? { ...item, text: harmlessLines(redact(item.text)) } : item)),
+    // Made harmless first, which turns every ForeignText in it into a string, then redacted.
+    ...(result.structuredContent && { structuredContent: redactValue(harmlessValue(result.structuredContent), redact) as Record<string, unknown> }),
   };
+}
+
+/** A text of the server's own lines: each made harmless, the line ends kept. */
+function harmlessLines(text: string): string {
+  return text.split('\n').map(harmlessString).join('\n');
 }

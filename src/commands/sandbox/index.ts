@@ -41,7 +41,7 @@ function register(command: Command, action: ActionFactory): void {
     .description('run the bundled local GenAerial-compatible server (no real credits, fault knobs for tests)')
     .option('--port <n>', 'port to listen on; 0 picks a free one', '4010')
     .option('--host <address>', 'address to bind', '127.0.0.1')
-    .option('--data-dir <dir>', 'where accounts and images persist (default: <config dir>/sandbox)')
+    .option('--data-dir <dir>', 'where accounts and images persist (default: $XDG_DATA_HOME/aerial/sandbox, ~/.local/share/aerial/sandbox)')
     .option('--credits <n>', 'set the default account\'s credits (a new account starts with 1000)')
     .option('--key <key>', 'use this API key for the default account (created if new)')
     .option('--latency <duration>', LATENCY_HELP)
@@ -60,10 +60,52 @@ POST /__sandbox/accounts {credits, key?}, GET /__sandbox/accounts/<key>.
 Examples:
   $ aerial sandbox
   $ aerial sandbox --port 0 --json          # prints {"url":…,"port":…,"key":…,"dataDir":…}
-  $ aerial sandbox --credits 3 --fail-rate 0.2 --seed 7
-  $ aerial list --sandbox                   # uses the same data dir in-process`,
+  $ aerial list --sandbox                   # uses the same data dir in-process
+  $ aerial sandbox reset                    # deletes every account and image in it`,
     )
     .action(action<SandboxCommandOptions>(runSandbox));
+  command
+    .command('reset')
+    .description("empty the sandbox's data directory: every account and image")
+    .option('--data-dir <dir>', 'the data directory to empty (default: the one aerial sandbox uses)')
+    .addHelpText(
+      'after',
+      `
+A sandbox serving the directory must be stopped first (exit 2 while it runs).
+
+Examples:
+  $ aerial sandbox reset
+  $ aerial sandbox reset --data-dir ./sandbox-data`,
+    )
+    .action(action<{ dataDir?: string }>(runSandboxReset));
+}
+
+/** The data directory a sandbox command works on: --data-dir, else the default one (moved there from the config directory once). */
+async function sandboxDataDir(ctx: Context, given: string | undefined): Promise<string> {
+  const [{ defaultSandboxDir, moveOldSandboxData }, { resolve }] = await Promise.all([import('../../config/config.js'), import('node:path')]);
+  if (given !== undefined) {
+    if (given.trim() === '') throw new UsageError('--data-dir must not be empty');
+    return resolve(given);
+  }
+  const moved = await moveOldSandboxData(ctx.env);
+  if (moved) ctx.io.info(`Moved the sandbox's data from ${moved} to ${defaultSandboxDir(ctx.env)}`);
+  return resolve(defaultSandboxDir(ctx.env));
+}
+
+/** `aerial sandbox reset`: the sandbox's state and images removed, under the lock its writes take. */
+async function runSandboxReset(ctx: Context, options: { dataDir?: string }): Promise<void> {
+  const dataDir = await sandboxDataDir(ctx, options.dataDir);
+  const { runningSandbox } = await import('../../sandbox/advert.js');
+  const running = await runningSandbox(dataDir);
+  // It would go on with what it holds in memory, and write it back.
+  if (running) throw new UsageError(`the sandbox at ${running.url} (pid ${running.pid}) serves ${dataDir}: stop it first`, 'AlreadyRunning');
+  const { resetSandboxData } = await import('../../sandbox/server.js');
+  const removed = await resetSandboxData(dataDir);
+  if (removed === undefined) {
+    ctx.io.info(`Nothing to reset: ${dataDir} holds no sandbox data`);
+    return;
+  }
+  ctx.io.success(`Emptied ${dataDir} (${removed.images} image${removed.images === 1 ? '' : 's'}, ${removed.accounts} account${removed.accounts === 1 ? '' : 's'})`);
 }
 
 export async function parseSandboxFlags(options: SandboxCommandOptions): Promise<SandboxFlags> {
@@ -113,9 +155,8 @@ function untilAborted(signal: AbortSignal): Promise<void> {
 
 export async function runSandbox(ctx: Context, options: SandboxCommandOptions): Promise<void> {
   const flags = await parseSandboxFlags(options);
-  const [{ startSandbox }, { defaultSandboxDir }] = await Promise.all([import('../../sandbox/server.js'), import('../../config/config.js')]);
-  const { resolve } = await import('node:path');
-  const dataDir = resolve(flags.dataDir ?? defaultSandboxDir(ctx.env));
+  const { startSandbox } = await import('../../sandbox/server.js');
+  const dataDir = await sandboxDataDir(ctx, flags.dataDir);
   const { io } = ctx;
 
   let sandbox;
@@ -140,6 +181,10 @@ export async function runSandbox(ctx: Context, options: SandboxCommandOptions): 
     throw error;
   }
   ctx.onCleanup(() => sandbox.close());
+  // --sandbox commands on the same data reach this one while it runs (sandbox/advert.ts).
+  const { advertiseSandbox } = await import('../../sandbox/advert.js');
+  const withdraw = await advertiseSandbox(dataDir, { url: sandbox.url, key: sandbox.defaultKey });
+  ctx.onCleanup(withdraw);
 
   if (io.json) {
     io.out(JSON.stringify({ url: sandbox.url, port: sandbox.port, key: sandbox.defaultKey, dataDir }));
@@ -150,11 +195,12 @@ export async function runSandbox(ctx: Context, options: SandboxCommandOptions): 
   const credits = await sandbox.credits(sandbox.defaultKey);
   const { formatDuration } = await import('../../input/duration.js');
   const latency = flags.latencyMs ? `; latency ${formatDuration(flags.latencyMs)}` : '';
-  io.info(`Sandbox serving GenAerial v1 at ${sandbox.url} (data: ${dataDir}; ${credits} credits${latency}; fault seed ${sandbox.seed})`);
+  io.info(`Sandbox serving GenAerial v1 at ${sandbox.url} (data: ${dataDir}; ${credits} credit${credits === 1 ? '' : 's'}${latency}; fault seed ${sandbox.seed})`);
   if (!isLoopback(flags.host)) io.warn(`--host ${flags.host} exposes the sandbox beyond this machine; its test endpoints need no key`);
   io.info(`Try: AERIAL_BASE_URL=${sandbox.url} AERIAL_API_KEY=<key above> aerial list   (Ctrl-C stops)`);
 
   await untilAborted(ctx.signal);
   io.info('Stopping the sandbox…');
+  await withdraw();
   await sandbox.close();
 }

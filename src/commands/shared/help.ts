@@ -11,7 +11,7 @@ export const RETRY_DELAY_HELP =
 export const PROGRESS_INTERVAL_HELP = 'time between progress lines when stderr is not a terminal: 10s, 1m; a bare number is seconds (default 5s)';
 
 /** A callback wait: generate-async --timeout and batch --callback-timeout (CALLBACK_WAIT_RANGE). */
-export const CALLBACK_WAIT_HELP = '90s, 10m, 1h; a bare number is seconds, at most 600 (default 10m, up to 24h)';
+export const CALLBACK_WAIT_HELP = 'up to 24h (default 10m): 90s, 10m, 2h; a bare number is seconds, at most 600 (a longer wait takes a unit)';
 
 /** --preview of generate and generate-async. */
 export const PREVIEW_HELP = 'show the saved image in the terminal, as aerial view does (on a terminal only; default: config defaults.preview)';

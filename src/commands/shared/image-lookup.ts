@@ -4,7 +4,8 @@
 // image's whole id, or, as git, docker and gh take them, the start of exactly
 // one image's id: `aerial delete 0f8c2b1e`. A start that several ids share is
 // refused with the candidates (exit 2), since picking one would act on an image
-// the user did not mean; a word that names no image is not found (exit 5).
+// the user did not mean; a word that names no image is not found (exit 5), and
+// one too short to start an id that is no whole id either is a usage error (exit 2).
 import type { GenAerialClient } from '../../api/client.js';
 import { walkPages } from '../../api/pages.js';
 import type { ImageRecord } from '../../api/schema.js';
@@ -74,12 +75,15 @@ export async function findImages(client: GenAerialClient, words: string[], optio
     else if (matches && matches.count > 1) throw ambiguous(word, matches.count, matches.records);
     else missing.push(word);
   }
+  // A short word that is no whole id was never a start of one: a mistake of the command line (exit 2), not an image missing.
+  const short = missing.filter((word) => word.length < MIN_ID_PREFIX);
+  if (short.length > 0) {
+    throw new UsageError(`${printable(short[0]!, 80)} is no image id, and too short for the start of one: give at least ${MIN_ID_PREFIX} characters (see aerial list)`, 'IdTooShort');
+  }
   if (missing.length > 0) {
     const names = missing.slice(0, 3).map((word) => printable(word, 80)).join(', ');
-    const short = missing.filter((word) => word.length < MIN_ID_PREFIX);
-    const hint = short.length > 0 ? `; an id's start must be at least ${MIN_ID_PREFIX} characters` : '';
     throw new CliError(
-      `${missing.length === 1 ? 'image' : `${missing.length} images`} ${names}${missing.length > 3 ? ', …' : ''} not found in your history (${listed} image${listed === 1 ? '' : 's'} listed)${hint}${options.notFoundNote ? `; ${options.notFoundNote}` : ''}`,
+      `${missing.length === 1 ? 'image' : `${missing.length} images`} ${names}${missing.length > 3 ? ', …' : ''} not found in your history (${listed} image${listed === 1 ? '' : 's'} listed)${options.notFoundNote ? `; ${options.notFoundNote}` : ''}`,
       ExitCode.NotFound,
       'NotFound',
     );

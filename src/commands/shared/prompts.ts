@@ -8,6 +8,7 @@ import { UsageError } from '../../process/errors.js';
 import { apiKeyProblem, type Settings } from '../../config/config.js';
 import type { Context } from '../../cli/context.js';
 import { checkCoordinates, parseLocation, type SceneInput } from '../../input/scene-request.js';
+import { findPlace, looksLikeCoordinates } from '../../input/gazetteer.js';
 import { ENUM_FIELDS, flagName, parseSceneEnum, SCENE_FIELD_NAMES, SCENE_FIELDS, type DefaultableField, type EnumField } from '../../scene/vocabulary.js';
 
 /** The inquirer context every prompt uses: our streams (prompts go to stderr) and the Ctrl-C signal. */
@@ -85,8 +86,13 @@ function locationText(input: SceneInput): string | undefined {
 
 export function validateLocation(text: string): true | string {
   try {
-    const { lat, lng } = parseLocation(text, 'location');
-    checkCoordinates(lat, lng, 'latitude', 'longitude');
+    if (looksLikeCoordinates(text)) {
+      const { lat, lng } = parseLocation(text, 'location');
+      checkCoordinates(lat, lng, 'latitude', 'longitude');
+    } else {
+      // The gazetteer is read at the first name typed; an ambiguous one lists its candidates here.
+      findPlace(text, 'location');
+    }
     return true;
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
@@ -97,7 +103,7 @@ export async function promptLocation(ctx: Context, current?: string): Promise<st
   const answer = await ask(({ input }) =>
     input(
       {
-        message: 'Location (latitude,longitude or a geo: URI)',
+        message: 'Location (latitude,longitude, a geo: URI, or a place such as "Paris, FR")',
         default: current,
         theme: theme(ctx),
         validate: validateLocation,
@@ -172,7 +178,7 @@ export async function promptOutputPath(ctx: Context, suggested: string, force: b
  */
 export async function promptForScene(ctx: Context, given: SceneInput, defaults: Settings['sceneDefaults']): Promise<SceneInput> {
   const current = preselectedScene(given, defaults);
-  if (given.at !== undefined && (given.lat !== undefined || given.lng !== undefined)) {
+  if (given.at !== undefined && looksLikeCoordinates(given.at) && (given.lat !== undefined || given.lng !== undefined)) {
     throw new UsageError('--at cannot be combined with --lat/--lng');
   }
   const at = await promptLocation(ctx, locationText(given));

@@ -64,7 +64,7 @@ export function sceneInputFrom(options: Record<string, unknown>): SceneInput {
 }
 
 /**
- * The batch columns as `batch --help` lists them: lat, lng (or at "LAT,LNG"),
+ * The batch columns as `batch --help` lists them: lat, lng (or at / place: "LAT,LNG" or a place name),
  * resolution, …, aspectRatio / aspect-ratio, …, tags ("a;b" or "a|b"), prompt.
  */
 export function sceneColumnsHelp(): string {
@@ -73,8 +73,8 @@ export function sceneColumnsHelp(): string {
     const spec = sceneSpec(field);
     const shown = spec.columns ?? [field];
     if (spec.kind === 'location') {
-      // An alternative to the coordinates just listed.
-      items.push(`${items.pop()!} (or ${shown[0]} "LAT,LNG")`);
+      // An alternative to the coordinates just listed (which win when a row has both).
+      items.push(`${items.pop()!} (or ${shown.join(' / ')}: "LAT,LNG" or a place name such as "Paris, FR")`);
       continue;
     }
     items.push(spec.kind === 'list' ? `${shown[0]} ("a;b" or "a|b")` : shown.join(' / '));

@@ -363,3 +363,26 @@ async function listDir(dir: string): Promise<string[]> {
     return [];
   }
 }
+
+/**
+ * Empties a data directory (`aerial sandbox reset`): its state and images go,
+ * under the lock every write takes, so no write of another process is torn.
+ * What was removed, or undefined when the directory held no sandbox data.
+ */
+export async function resetSandboxData(dataDir: string): Promise<{ images: number; accounts: number } | undefined> {
+  const { rm } = await import('node:fs/promises');
+  const exists = (path: string) => stat(path).then(() => true, () => false);
+  if (!(await exists(join(dataDir, STATE_FILE))) && !(await exists(join(dataDir, IMAGES_DIR)))) return undefined;
+  return withFileLock(join(dataDir, LOCK_FILE), async () => {
+    let counts = { images: 0, accounts: 0 };
+    try {
+      const state = JSON.parse(await readFile(join(dataDir, STATE_FILE), 'utf8')) as Partial<SandboxState>;
+      counts = { images: Array.isArray(state.images) ? state.images.length : 0, accounts: Array.isArray(state.accounts) ? state.accounts.length : 0 };
+    } catch {
+      // No state, or one that cannot be read: it goes all the same.
+    }
+    await rm(join(dataDir, STATE_FILE), { force: true });
+    await rm(join(dataDir, IMAGES_DIR), { recursive: true, force: true });
+    return counts;
+  });
+}

@@ -203,8 +203,8 @@ describe('rendering on worker threads (built CLI)', () => {
 
   it('`generate --sandbox` makes its image on a worker thread, and Ctrl-C in mid-render exits 130 at once', async () => {
     const configDir = join(work, 'generate-config');
-    // The in-process sandbox uses <config dir>/sandbox; its key must never be printed.
-    const first = await startSandbox({ port: 0, dataDir: join(configDir, 'sandbox') });
+    // The in-process sandbox uses $XDG_DATA_HOME/aerial/sandbox (<config dir>/data/… in the tests); its key must never be printed.
+    const first = await startSandbox({ port: 0, dataDir: join(configDir, 'data', 'aerial', 'sandbox') });
     registerSecret(first.defaultKey);
     await first.close();
 
@@ -212,7 +212,7 @@ describe('rendering on worker threads (built CLI)', () => {
     const made = await runCli(['generate', '--sandbox', '--lat', '10.5', '--lng', '20.25', '--resolution', 'HD', '-o', out], { configDir });
     expect(made.exitCode).toBe(0);
     // The bundled worker was found: no warning that rendering fell back to the main thread.
-    expect(made.stderr).toMatch(/^Saved .*hd\.jpg/);
+    expect(made.stderr).toMatch(/^✔ Saved .*hd\.jpg/);
     expect(made.stderr).not.toContain('render worker');
     expect(jpeg.decode(readFileSync(out), { useTArray: true })).toMatchObject({ width: 1280, height: 720 });
 

@@ -49,8 +49,11 @@ async function listIds(sb: TestSandbox, key = sb.key): Promise<{ ids: string[]; 
 }
 
 describe('the data directory', () => {
-  it('defaults to <config dir>/sandbox', () => {
-    expect(defaultSandboxDir({ AERIAL_CONFIG_DIR: '/tmp/aerial-config' })).toBe('/tmp/aerial-config/sandbox');
+  it('defaults to $XDG_DATA_HOME/aerial/sandbox, not under the config directory', () => {
+    expect(defaultSandboxDir({ AERIAL_CONFIG_DIR: '/tmp/aerial-config', XDG_DATA_HOME: '/tmp/data' })).toBe('/tmp/data/aerial/sandbox');
+    expect(defaultSandboxDir({ HOME: '/home/someone' })).toBe('/home/someone/.local/share/aerial/sandbox');
+    // A relative XDG_DATA_HOME is ignored, as the XDG rules say.
+    expect(defaultSandboxDir({ HOME: '/home/someone', XDG_DATA_HOME: 'data' })).toBe('/home/someone/.local/share/aerial/sandbox');
   });
 
   it('keeps the default key, credits, images and URL secret across a restart', async () => {

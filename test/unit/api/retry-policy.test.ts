@@ -110,7 +110,11 @@ describe('the persistent policy (batch and export)', () => {
       const why = (verdict as { error: MaybeChargedError }).error;
       expect(why).toBeInstanceOf(MaybeChargedError);
       expect(cliErrorOf(why).exitCode).toBe(ExitCode.Network);
-      expect(why.message).toMatch(/may already have generated \(and charged for\) this image.*--retry-unsafe/);
+      // The API layer says why; the CLI says what to do about it in its flag (cliErrorOf), the library in its option.
+      expect(why.message).toMatch(/may already have generated \(and charged for\) this image/);
+      expect(why.message).not.toMatch(/--/);
+      expect(why.remedy).toBe('retryUnsafe');
+      expect(cliErrorOf(why).message).toMatch(/may already have generated \(and charged for\) this image.*--retry-unsafe/);
       expect(judge(error, attempt(1, answered), 'generation', batch({ retryUnsafe: true })).retry).toBe(true);
     }
   });

@@ -34,9 +34,9 @@ describe('planBatch', () => {
     const result = await plan('{"lat":1,"lng":2,"zoom":"high"}\n{"lat":95,"lng":2}\n{"lng":2}\n{"lat":1,"lng":2,"aspect-ratio":"wide"}\n');
     expect(result.rows[0]!.request).toMatchObject({ coordinates: { lat: 1, lng: 2 }, zoom: 'High', resolution: 'FHD' });
     expect(result.rows[0]!.error).toBeUndefined();
-    expect(result.rows[1]!.error).toBe("row 2: column 'lat' must be between -90 and 90; got 95 (did you swap column 'lat' and column 'lng'?)");
-    expect(result.rows[2]!.error).toBe("row 3: column 'lat' is required (or column 'at' LAT,LNG)");
-    expect(result.rows[3]!.error).toBe("row 4: column 'aspect-ratio' must be one of Square, Landscape, Portrait, Standard; got 'wide'");
+    expect(result.rows[1]!.error).toBe("line 2 (row 2): column 'lat' must be between -90 and 90; got 95 (did you swap column 'lat' and column 'lng'?)");
+    expect(result.rows[2]!.error).toBe("line 3 (row 3): column 'lat' is required (or column 'at' LAT,LNG or a place name)");
+    expect(result.rows[3]!.error).toBe("line 4 (row 4): column 'aspect-ratio' must be one of Square, Landscape, Portrait, Standard; got 'wide'");
   });
 
   it('fills missing columns from the flags, and the flags from config defaults', async () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
-import { createProgress, fitToColumns, progressLine } from '../../../src/batch/progress.js';
+import { createProgress, fitBarLine, fitToColumns, progressLine } from '../../../src/batch/progress.js';
 import { TestTerminal } from '../../helpers/terminal.js';
 
 async function terminal(options: { tty?: boolean; quiet?: boolean } = {}) {
@@ -79,5 +79,49 @@ describe('fitToColumns', () => {
 
   it('cuts a word wider than a line between characters', () => {
     expect(fitToColumns(`error: ${'x'.repeat(30)}`, 20, stringWidth)).toEqual(['error:', `  ${'x'.repeat(17)}`, `  ${'x'.repeat(13)}`]);
+  });
+});
+
+describe('fitBarLine', () => {
+  const line = (maxWidth: number, retrying = 0, value = 1000) =>
+    fitBarLine({
+      progress: value / 1000,
+      value,
+      total: 1000,
+      maxWidth,
+      noun: 'images',
+      payload: { done: value, failed: 0, retrying, perSecond: '12.5', remaining: '0s' },
+      complete: '█',
+      incomplete: '░',
+    });
+
+  it('ends with the ETA at every width, never cut, with a bar of 10 to 20 cells', () => {
+    for (let width = 40; width <= 200; width++) {
+      const text = line(width);
+      expect(text.length, text).toBeLessThan(width);
+      expect(text).toMatch(/\| ETA 0s$/);
+      expect(text).toMatch(/^█{1,20} 1000\/1000 images/);
+    }
+  });
+
+  it('says everything where it fits, leaving out "0 retrying" first, then the rate, then the counts', () => {
+    expect(line(120)).toBe(`${'█'.repeat(20)} 1000/1000 images | 1000 done, 0 failed, 0 retrying | 12.5/s | ETA 0s`);
+    expect(line(80)).toBe(`${'█'.repeat(10)} 1000/1000 images | 1000 done, 0 failed, 0 retrying | 12.5/s | ETA 0s`);
+    expect(line(70)).toBe(`${'█'.repeat(12)} 1000/1000 images | 1000 done, 0 failed | 12.5/s | ETA 0s`);
+    expect(line(60)).toBe(`${'█'.repeat(11)} 1000/1000 images | 1000 done, 0 failed | ETA 0s`);
+    expect(line(50)).toBe(`${'█'.repeat(20)} 1000/1000 images | ETA 0s`);
+    expect(line(80, 3, 500)).toBe(`${'█'.repeat(6)}${'░'.repeat(6)} 500/1000 images | 500 done, 0 failed, 3 retrying | 12.5/s | ETA 0s`);
+  });
+});
+
+describe('createProgress with --json', () => {
+  it('leaves out a failure the summary lists, and keeps every other notice', async () => {
+    const terminal = new TestTerminal();
+    const ctx = await terminal.context({ json: true });
+    const progress = await createProgress(ctx.io);
+    progress.log('row 2 failed: ErrorGeneratingImage: no', { inSummary: true });
+    progress.log('rate limited (429): pausing all requests for 2s');
+    progress.stop();
+    expect(terminal.stderr.text()).toBe('warning: rate limited (429): pausing all requests for 2s\n');
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveSettings } from '../../../src/config/config.js';
 import { buildGenerationRequest } from '../../../src/input/scene-request.js';
-import { detectFormat, mapColumns, misspeltColumn, rowSceneInput, sceneFieldOf } from '../../../src/batch/row-columns.js';
+import { detectFormat, mapColumns, rowName, misspeltColumn, rowSceneInput, sceneFieldOf } from '../../../src/batch/row-columns.js';
 import { batchFile, readRows } from '../../helpers/batch-input.js';
 import { usageMessage } from '../../helpers/usage-error.js';
 
@@ -53,8 +53,8 @@ describe('reading files', () => {
     expect(file.format).toBe('csv');
     expect(file.header).toEqual(['id', 'lat', 'lng', 'prompt']);
     expect(await readRows(file)).toEqual([
-      { row: 1, cells: { id: 'a', lat: '1', lng: '2', prompt: 'x, y' } },
-      { row: 2, cells: { id: 'b', lat: '3', lng: '4', prompt: '' } },
+      { row: 1, line: 3, lineEnds: true, cells: { id: 'a', lat: '1', lng: '2', prompt: 'x, y' } },
+      { row: 2, line: 4, lineEnds: true, cells: { id: 'b', lat: '3', lng: '4', prompt: '' } },
     ]);
   });
 
@@ -70,7 +70,13 @@ describe('reading files', () => {
     const many = Array.from({ length: 3000 }, (_, i) => `${i},${i % 90},0`);
     const rows = await readRows(await batchFile(`id,lat,lng\n${many.join('\n')}`, 'p.csv'));
     expect(rows.map((r) => r.row)).toEqual(Array.from({ length: 3000 }, (_, i) => i + 1));
-    expect(rows.at(-1)).toEqual({ row: 3000, cells: { id: '2999', lat: '29', lng: '0' } });
+    expect(rows.at(-1)).toEqual({ row: 3000, line: 3001, lineEnds: true, cells: { id: '2999', lat: '29', lng: '0' } });
+  });
+
+  it('names a row by its line, as errors of the header are: the line a CSV record starts on, past quoted line breaks', async () => {
+    const rows = await readRows(await batchFile('lat,lng,prompt\r\n\r\n1,2,"two\nlines"\r\n3,4,x\r\n5,6,"a\r\nb"\r\n', 'p.csv'));
+    expect(rows.map(rowName)).toEqual(['line 3 (row 1)', 'line 5 (row 2)', 'line 6 (row 3)']);
+    expect(rowName({ row: 7, cells: {} })).toBe('row 7');
   });
 
   it('reads JSON Lines, skipping blank lines, and names the line of a bad one', async () => {

@@ -89,7 +89,7 @@ describe('buildGenerationRequest', () => {
   });
 
   it('rejects a missing latitude naming the flag', () => {
-    expect(usageMessage(() => buildGenerationRequest({ lng: '2' }, defaults))).toBe('--lat is required (or --at LAT,LNG)');
+    expect(usageMessage(() => buildGenerationRequest({ lng: '2' }, defaults))).toBe('--lat is required (or --at LAT,LNG or a place name)');
   });
 
   it('rejects out-of-range coordinates and spots swapped ones', () => {
@@ -133,5 +133,33 @@ describe('printable', () => {
 describe('explicitly empty flag values', () => {
   it('are refused rather than replaced by the default', () => {
     expect(() => buildGenerationRequest({ lat: 1, lng: 2, zoom: '' }, defaults)).toThrow(/--zoom must be one of .*; got ''/);
+  });
+});
+
+describe('a place name for the location', () => {
+  const defaults = resolveSettings({}, {}, {}).sceneDefaults;
+
+  it('sends the coordinates of the place --at names, and tells which place it took', () => {
+    const told: string[] = [];
+    const request = buildGenerationRequest({ at: 'Paris, FR' }, defaults, undefined, { onPlace: (query, found) => told.push(`${query} → ${found.place.name}, ${found.place.country}`) });
+    expect(Math.abs(request.coordinates.lat - 48.857)).toBeLessThan(0.2);
+    expect(Math.abs(request.coordinates.lng - 2.352)).toBeLessThan(0.2);
+    expect(told).toEqual(['Paris, FR → Paris, FR']);
+  });
+
+  it('lets coordinates given beside a name win, without looking the name up', () => {
+    const told: string[] = [];
+    const request = buildGenerationRequest({ at: 'Springfield', lat: '1', lng: '2' }, defaults, undefined, { onPlace: (query) => told.push(query) });
+    expect(request.coordinates).toEqual({ lat: 1, lng: 2 });
+    expect(told).toEqual([]);
+  });
+
+  it('still refuses coordinates given twice', () => {
+    expect(usageMessage(() => buildGenerationRequest({ at: '1,2', lat: '1', lng: '2' }, defaults))).toBe('--at cannot be combined with --lat/--lng');
+  });
+
+  it('refuses an ambiguous name naming the flag, or the column of a batch row', () => {
+    expect(usageMessage(() => buildGenerationRequest({ at: 'Springfield' }, defaults))).toMatch(/^--at 'Springfield' names \d+ places: /);
+    expect(usageMessage(() => buildGenerationRequest({ at: 'Springfield' }, defaults, (field) => `column '${field === 'at' ? 'place' : field}'`))).toMatch(/^column 'place' 'Springfield' names/);
   });
 });

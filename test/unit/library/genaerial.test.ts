@@ -83,11 +83,13 @@ describe('GenAerial', () => {
 
   it('throws typed errors carrying status and code, never the key', async () => {
     const lib = client(atSandbox());
+    // Refused before sending, as the CLI refuses --lat 91 (operations/request.ts); the service would say ValidationFailed.
     const refused = await lib.generate({ coordinates: { lat: 91, lng: 0 } }).catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(ValidationFailed);
-    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toBeInstanceOf(InvalidInputError);
     expect(refused).toBeInstanceOf(RequestError);
-    expect(refused).toMatchObject({ name: 'ValidationFailed', status: 400, code: 'ValidationFailed' });
+    expect(refused).toMatchObject({ name: 'InvalidInputError', code: 'InvalidInput', message: 'coordinates.lat must be between -90 and 90; got 91' });
+    expect(sandbox.requests()).toEqual([]);
+    expect(new ValidationFailed(400, 'ValidationFailed', 'no')).toBeInstanceOf(ApiError);
     await expect(lib.delete('no-such-image')).rejects.toMatchObject({ constructor: NotFound, status: 404, code: 'NotFound' });
     const wrongKey = `${sandbox.apiKey}x`;
     const denied = await client({ AERIAL_BASE_URL: sandbox.url, AERIAL_API_KEY: wrongKey }).list().catch((error: unknown) => error);
@@ -105,7 +107,7 @@ describe('GenAerial', () => {
     await expect(lib.generateToFile(tokyo, path)).rejects.toThrow(`${path} already exists; pass { overwrite: true } to replace it`);
     expect(sandbox.requests()).toEqual([]);
     await lib.generateToFile(tokyo, path, { overwrite: true });
-    await expect(lib.generateToFile({ coordinates: { lat: 99, lng: 0 } }, join(work, 'refused.jpg'))).rejects.toBeInstanceOf(ValidationFailed);
+    await expect(lib.generateToFile({ coordinates: { lat: 99, lng: 0 } }, join(work, 'refused.jpg'))).rejects.toBeInstanceOf(InvalidInputError);
     expect(existsSync(join(work, 'refused.jpg'))).toBe(false);
   });
 

@@ -16,7 +16,7 @@ import { CorruptImageError } from '../../../src/api/jpeg-verifier.js';
 import { PagingError } from '../../../src/api/pages.js';
 import { MaybeChargedError } from '../../../src/api/retry.js';
 import { AsyncGenerationFailedError, CallbackTimeoutError } from '../../../src/webhook/async-generation.js';
-import { asCliError, CliError, cliErrorOf, ExitCode, exitCodeForStatus, FileSystemError, GeneratedImageDownloadError, UsageError } from '../../../src/process/errors.js';
+import { asCliError, CLI_REMEDIES, CliError, cliErrorOf, ExitCode, exitCodeForStatus, FileSystemError, GeneratedImageDownloadError, UsageError } from '../../../src/process/errors.js';
 import { TestTerminal } from '../../helpers/terminal.js';
 
 /** The line `error` is reported with on stderr, with or without --json, in a test terminal. */
@@ -72,7 +72,8 @@ describe('cliErrorOf', () => {
     const cli = cliErrorOf(error);
     expect(cli).toBeInstanceOf(CliError);
     expect(cli.exitCode).toBe(exitCode);
-    expect(cli.message).toBe(error.message);
+    // Said with what the user can do about it, in flags, where there is something (api/errors.ts, Remedy).
+    expect(cli.message).toBe(error.remedy === undefined ? error.message : `${error.message}${CLI_REMEDIES[error.remedy]}`);
     expect(cli.status).toBe(error.status);
     expect(cli.cause).toBe(error);
     expect(asCliError(error)).toEqual(cli);

@@ -2,10 +2,12 @@
 // as the CLI's error lines, and what leaves the server is redacted.
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/v4';
-import { ApiError } from '../../../../src/api/errors.js';
-import { argumentName, generateImageArguments, redactedResult, toolError } from '../../../../src/commands/mcp/tools.js';
+import { ApiError, FileError, NetworkError } from '../../../../src/api/errors.js';
+import { MaybeChargedError } from '../../../../src/api/retry.js';
+import { argumentName, generateImageArguments, safeResult, toolError, toolRemedies } from '../../../../src/commands/mcp/tools.js';
 import { CliError, ExitCode, UsageError } from '../../../../src/process/errors.js';
 import { ENUM_FIELDS, SCENE_FIELD_NAMES, SCENE_FIELDS } from '../../../../src/scene/vocabulary.js';
+import { foreign } from '../../../../src/text/foreign-text.js';
 import { Redactor } from '../../../../src/text/secrets.js';
 
 const KEY = 'sk-unit-0123456789abcdef';
@@ -70,10 +72,10 @@ describe('toolError', () => {
   });
 });
 
-describe('redactedResult', () => {
+describe('safeResult', () => {
   it('redacts every text and structured value, and leaves image data as it is', () => {
     const image = Buffer.from(`jpeg ${KEY}`).toString('base64');
-    const result = redactedResult(
+    const result = safeResult(
       {
         content: [
           { type: 'image', data: image, mimeType: 'image/jpeg' },
@@ -86,5 +88,43 @@ describe('redactedResult', () => {
     expect(result.content[0]).toEqual({ type: 'image', data: image, mimeType: 'image/jpeg' });
     expect(JSON.stringify([result.content[1], result.structuredContent])).not.toContain(KEY);
     expect(result.content[1]).toEqual({ type: 'text', text: 'saved with ***' });
+  });
+});
+
+describe('toolError, for the taxonomy’s errors', () => {
+  const text = (result: ReturnType<typeof toolError>) => (result.content[0] as { text: string }).text;
+
+  it('says what can be done in the tools’ terms, which depend on --allow-overwrite, never in flags for the CLI', () => {
+    const exists = new FileError('output /out/x.jpg already exists', 'AlreadyExists', '/out/x.jpg', { remedy: 'overwrite' });
+    expect(text(toolError(exists, redact, toolRemedies(false)))).toBe(
+      'output /out/x.jpg already exists; this server replaces no file (its user did not start it with --allow-overwrite): choose another output name',
+    );
+    expect(text(toolError(exists, redact, toolRemedies(true)))).toBe('output /out/x.jpg already exists; set force to true to replace it');
+    const charged = new MaybeChargedError(new NetworkError('connection reset', 'ECONNRESET', true));
+    expect(text(toolError(charged, redact))).toBe('ECONNRESET — connection reset; the service may already have generated (and charged for) this image, so it was not retried');
+  });
+
+  it('gives a refused output its message alone, and a system’s refusal its code', () => {
+    expect(text(toolError(new FileError('output "../x.jpg" climbs out', 'OutsideRoot', '../x.jpg'), redact))).toBe('output "../x.jpg" climbs out');
+    expect(text(toolError(new FileError('cannot write /out/x.jpg: no space left on the device', 'NoSpace', '/out/x.jpg', { errno: 'ENOSPC' }), redact))).toBe(
+      'NoSpace — cannot write /out/x.jpg: no space left on the device',
+    );
+  });
+});
+
+describe('safeResult, for text from the service', () => {
+  it('escapes what could forge a line or reorder text, in the texts and in every structured value', () => {
+    const result = safeResult(
+      { content: [{ type: 'text', text: 'Saved x.jpg.\nImage id: a\u2028b\u202ec\u009b' }], structuredContent: { id: 'a\u2028b\u202ec', list: [{ note: 'x\ny\u0085' }] } },
+      redact,
+    );
+    expect(result.content[0]).toEqual({ type: 'text', text: 'Saved x.jpg.\nImage id: a\\u2028b\\u202ec\\u009b' });
+    expect(result.structuredContent).toEqual({ id: 'a\\u2028b\\u202ec', list: [{ note: 'x\\u000ay\\u0085' }] });
+  });
+
+  it('redacts a ForeignText as it redacts a string', () => {
+    const result = safeResult({ content: [{ type: 'text', text: `id ${foreign(`x-${KEY}`)}` }], structuredContent: { id: foreign(`x-${KEY}\u2028`) } }, redact);
+    expect(result.content[0]).toEqual({ type: 'text', text: 'id x-***' });
+    expect(result.structuredContent).toEqual({ id: 'x-***\\u2028' });
   });
 });

@@ -57,7 +57,10 @@ describe('validateLocation', () => {
   it('explains what is wrong, including a likely swap', () => {
     expect(validateLocation('151.2153,-33.8568')).toBe('latitude must be between -90 and 90; got 151.2153 (did you swap latitude and longitude?)');
     expect(validateLocation('10,190')).toBe('longitude must be between -180 and 180; got 190');
-    expect(validateLocation('paris')).toMatch(/^location must be "LAT,LNG" or a geo: URI/);
+    expect(validateLocation('48.85')).toMatch(/^location must be "LAT,LNG" or a geo: URI/);
+    // A name is looked up in the gazetteer: a known one passes, an ambiguous one lists its candidates.
+    expect(validateLocation('paris')).toBe(true);
+    expect(validateLocation('Springfield')).toMatch(/^location 'Springfield' names \d+ places: Springfield, Missouri, US/);
   });
 });
 

@@ -1,5 +1,5 @@
-// Files the build writes beside the bundle (scripts/build.mjs): the world
-// data and the OpenAPI document. The code that reads them runs from dist/,
+// Files the build writes beside the bundle (scripts/build.mjs): the sandbox's
+// world data, the OpenAPI document and the gazetteer of places. The code that reads them runs from dist/,
 // from dist/chunks/, from the TypeScript sources (vitest) or from a script a
 // test bundled inside the checkout; each finds them in the nearest folder
 // above it that has them, itself or its dist/.

@@ -1,0 +1,1 @@
+export function renderImageRequestType(fields: object): string;

@@ -1,0 +1,110 @@
+// Saving a generated image (src/operations/save-image.ts), as every face does,
+// against the sandbox over real sockets: the target checked before anything is
+// sent, held inside a root when there is one, written through the one image
+// path with its metadata, and special targets written into only when the face
+// opened them.
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GenAerialClient } from '../../../src/api/client.js';
+import { FileError } from '../../../src/api/errors.js';
+import { checkImageTarget, saveGeneratedImage, saveImageFromUrl } from '../../../src/operations/save-image.js';
+import { validateRequest } from '../../../src/operations/request.js';
+import { tempDir } from '../../helpers/cli.js';
+import { available, command } from '../../helpers/system-tools.js';
+import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.js';
+
+let sandbox: TestSandbox;
+let client: GenAerialClient;
+const dir = tempDir('aerial-save-image-');
+const request = validateRequest({ coordinates: { lat: 40.6892, lng: -74.0445 }, resolution: 'HD', tags: ['liberty'] });
+const metadata = { software: 'aerial test', redact: (text: string) => text };
+const exiftool = command('exiftool', ['-ver'], 'apt-get install libimage-exiftool-perl');
+
+beforeAll(async () => {
+  sandbox = await startTestSandbox({ renderThreads: 0 });
+  client = new GenAerialClient({ baseUrl: sandbox.url, apiKey: sandbox.key });
+});
+afterAll(async () => {
+  await client.close();
+  await sandbox.close();
+  dir.remove();
+});
+
+async function refusal(promise: Promise<unknown>): Promise<FileError> {
+  const outcome = await promise.then(
+    () => new Error('saved, where a refusal was expected'),
+    (error: unknown) => error,
+  );
+  expect(outcome).toBeInstanceOf(FileError);
+  return outcome as FileError;
+}
+
+describe('saveGeneratedImage', () => {
+  it('saves the image with GPS EXIF and the AI-generated note, as generate does', async () => {
+    const saved = await saveGeneratedImage(client, { request, target: join(dir.path, 'liberty.jpg'), overwrite: false, label: '', metadata });
+    expect(saved).toEqual({ path: join(dir.path, 'liberty.jpg'), bytes: readFileSync(saved.path).length });
+    const bytes = readFileSync(saved.path);
+    expect(bytes.includes(Buffer.from('Exif\0\0'))).toBe(true);
+    expect(bytes.includes(Buffer.from('liberty'))).toBe(true); // the tag, as an XMP keyword
+  });
+
+  it.skipIf(!available(exiftool))('writes the place and the AI-generated marking as exiftool reads them', () => {
+    const exif = execFileSync('exiftool', ['-n', '-GPSLatitude', '-GPSLongitude', '-DigitalSourceType', join(dir.path, 'liberty.jpg')], { encoding: 'utf8' });
+    expect(exif).toMatch(/GPS Latitude\s*: 40\.6892/);
+    expect(exif).toMatch(/GPS Longitude\s*: -74\.0445/);
+    expect(exif).toMatch(/trainedAlgorithmicMedia/);
+  });
+
+  it('checks the target before anything is sent, in the caller’s words', async () => {
+    sandbox.clearRequests();
+    const taken = join(dir.path, 'liberty.jpg');
+    const error = await refusal(saveGeneratedImage(client, { request, target: taken, overwrite: false, label: '--output', metadata }));
+    expect(error).toMatchObject({ code: 'AlreadyExists', remedy: 'overwrite', path: taken });
+    expect(error.message).toBe(`--output ${taken} already exists`);
+    expect((await refusal(saveGeneratedImage(client, { request, target: dir.path, overwrite: true, label: 'output', metadata }))).message).toBe(`output ${dir.path} is a directory; name a file`);
+    expect(sandbox.requests()).toEqual([]);
+  });
+
+  it('under a root, takes only plain names inside it', async () => {
+    const root = join(dir.path, 'root');
+    mkdirSync(root);
+    symlinkSync(dir.path, join(root, 'up'));
+    sandbox.clearRequests();
+    for (const target of ['../x.jpg', join(dir.path, 'x.jpg'), 'up/x.jpg']) {
+      expect((await refusal(checkImageTarget(target, { overwrite: true, root, label: 'output' }))).code, target).toBe('OutsideRoot');
+    }
+    expect(sandbox.requests()).toEqual([]);
+    const saved = await saveGeneratedImage(client, { request, target: 'a/b.jpg', root, overwrite: false, label: 'output', metadata: false });
+    expect(saved.path).toBe(join(root, 'a', 'b.jpg'));
+    expect(readFileSync(saved.path).includes(Buffer.from('Exif\0\0'))).toBe(false);
+  });
+
+  it('refuses a device or FIFO unless the face opened it, and writes into the stream it did open', async () => {
+    const fifo = join(dir.path, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    const target = await checkImageTarget(fifo, { overwrite: false, label: 'output' });
+    expect(target.special).toBe('FIFO');
+    expect((await refusal(saveGeneratedImage(client, { request, target, overwrite: false, label: 'output', metadata }))).message).toBe(`output ${fifo} is a FIFO; only regular files are saved here`);
+    const stream = new PassThrough();
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const written = await saveGeneratedImage(client, { request, target: undefined, stream: { stream, path: 'standard output', end: false }, overwrite: false, label: '', metadata });
+    expect(written.path).toBe('standard output');
+    expect(written.bytes).toBe(Buffer.concat(chunks).length);
+    expect([...Buffer.concat(chunks).subarray(0, 2)]).toEqual([0xff, 0xd8]);
+  });
+});
+
+describe('saveImageFromUrl', () => {
+  it('downloads an image by its temporary URL, never with the key, and saves it as a generated one', async () => {
+    const page = await client.list({ size: 1, sort: ['createdAt,desc'] });
+    sandbox.clearRequests();
+    const saved = await saveImageFromUrl(client, page.content[0]!.url, { request, target: join(dir.path, 'downloaded.jpg'), overwrite: false, label: '', metadata });
+    expect(existsSync(saved.path)).toBe(true);
+    expect(readFileSync(saved.path).includes(Buffer.from('Exif\0\0'))).toBe(true);
+    expect(sandbox.requests().map((entry) => [entry.method, entry.keyId])).toEqual([['GET', null]]);
+  });
+});
