@@ -26,7 +26,7 @@ export { drained };
 export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 /** How long requests in flight may take to finish after the first signal. */
 export const STOP_GRACE_MS = 30_000;
-/** How long a command told to end by a signal has to end (its cleanups run) before the process ends without it. */
+/** How long a command told to end (a signal, a reader gone) has to end, its cleanups run, before the process ends without it. */
 export const UNWIND_MS = 1_000;
 
 /** Work on the wire that the first signal lets finish. */
@@ -74,7 +74,7 @@ export class Shutdown {
   outputCause?: Error;
   private inFlight?: InFlight;
   private graceTimer?: NodeJS.Timeout;
-  /** Ends the process when a command told to end by a signal has not, UNWIND_MS later. */
+  /** Ends the process when a command told to end has not, UNWIND_MS later. */
   private unwindTimer?: NodeJS.Timeout;
   private ended = false;
   private readonly detachers: Array<() => void> = [];
