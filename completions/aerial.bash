@@ -100,7 +100,7 @@ _aerial_options() {
     "aerial sandbox") echo "--port --host --data-dir --credits --key --latency --fail-rate --rate-limit --drop-rate --webhook-fail --seed -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial sandbox reset") echo "--data-dir -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial sandbox help") echo "--api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
-    "aerial mcp") echo "--output-dir --allow-overwrite -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial mcp") echo "--output-dir --allow-overwrite --read-only --tools --max-images -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial completion") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial version") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial help") echo "--api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
@@ -283,6 +283,8 @@ _aerial_values() {
     "aerial sandbox help --base-url") echo @free ;;
     "aerial sandbox help --profile") echo @free ;;
     "aerial mcp --output-dir") echo @file ;;
+    "aerial mcp --tools") echo @free ;;
+    "aerial mcp --max-images") echo @free ;;
     "aerial mcp --api-key") echo @free ;;
     "aerial mcp --base-url") echo @free ;;
     "aerial mcp --profile") echo @free ;;
@@ -302,7 +304,7 @@ _aerial_values() {
 _aerial() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="aerial" word child i skip=0 last=""
   local -a operands=()
-  local value_flags=" --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --limit --listen-host --listen-port --lng --manifest --max-retries --near --output --output-dir --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --since --size --sort --tag --timeout --until --weather --webhook-fail --width --within --zoom -o "
+  local value_flags=" --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --limit --listen-host --listen-port --lng --manifest --max-images --max-retries --near --output --output-dir --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --since --size --sort --tag --timeout --tools --until --weather --webhook-fail --width --within --zoom -o "
   if ((COMP_CWORD > 0)); then prev="${COMP_WORDS[COMP_CWORD - 1]}"; fi
   # --zoom=<TAB>: bash splits at '=', so the flag is two words back.
   if [[ $prev == "=" && COMP_CWORD -gt 1 ]]; then prev="${COMP_WORDS[COMP_CWORD - 2]}"; fi

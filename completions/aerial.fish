@@ -7,7 +7,7 @@ function __aerial_path
     set -l path aerial
     set -l operands
     set -l skip 0
-    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --limit --listen-host --listen-port --lng --manifest --max-retries --near --output --output-dir --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --since --size --sort --tag --timeout --until --weather --webhook-fail --width --within --zoom -o
+    set -l value_flags --angle --api-key --aspect-ratio --at --base-url --bearing --callback-timeout --callback-url --concurrency --credits --data-dir --daytime --delimiter --drop-rate --epoch --fail-rate --format --geojson --host --key --lat --latency --limit --listen-host --listen-port --lng --manifest --max-images --max-retries --near --output --output-dir --output-template --page --page-size --port --profile --progress-interval --prompt --protocol --public-url --rate --rate-limit --report --resolution --retry-delay --seed --shard --since --size --sort --tag --timeout --tools --until --weather --webhook-fail --width --within --zoom -o
     for word in (commandline -opc)[2..-1]
         if test $skip = 1
             set skip 0
@@ -343,6 +343,9 @@ complete -c aerial -n '__aerial_is \'aerial sandbox reset\'' -s h -l help -d 'di
 complete -c aerial -n '__aerial_at \'aerial sandbox help\' 0' -a 'reset'
 complete -c aerial -n '__aerial_is \'aerial mcp\'' -l output-dir -r -F -d 'the one directory generate_image saves images in, under names relative to it (default: the current directory)'
 complete -c aerial -n '__aerial_is \'aerial mcp\'' -l allow-overwrite -d 'let generate_image replace a file in --output-dir when a call asks to (force); without it, none is ever replaced'
+complete -c aerial -n '__aerial_is \'aerial mcp\'' -l read-only -d 'serve only the tools that neither spend credits nor delete (list_images), and the images as resources'
+complete -c aerial -n '__aerial_is \'aerial mcp\'' -l tools -x -d 'serve only these tools, separated by commas: generate_image, list_images, delete_image'
+complete -c aerial -n '__aerial_is \'aerial mcp\'' -l max-images -x -d 'generate at most n images in this run: a call past them is a tool error, and nothing is sent'
 complete -c aerial -n '__aerial_is \'aerial mcp\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_at \'aerial completion\' 0' -a 'bash zsh fish'
 complete -c aerial -n '__aerial_is \'aerial completion\'' -s h -l help -d 'display help for command'

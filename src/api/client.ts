@@ -129,6 +129,17 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** The code and message of an XML error document as S3 writes one, or undefined for any other text. */
+function storageError(text: string): { code: string; message: string } | undefined {
+  if (!/^\s*(<\?xml[^>]*\?>\s*)?<Error>/.test(text)) return undefined;
+  const element = (name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(text)?.[1];
+  const code = element('Code');
+  if (code === undefined) return undefined;
+  const unescape = (value: string) => value.replace(/&(?:#(\d+)|#x([0-9a-f]+)|(lt|gt|amp|quot|apos));/gi, (_, dec: string, hex: string, name: string) =>
+    dec ? String.fromCodePoint(Number(dec) % 0x110000) : hex ? String.fromCodePoint(parseInt(hex, 16) % 0x110000) : ({ lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" } as Record<string, string>)[name.toLowerCase()]!);
+  return { code: unescape(code), message: unescape(element('Message') ?? '') };
+}
+
 function tooLarge(maxBytes: number): BadResponseError {
   return new BadResponseError(`response body exceeds ${formatBytes(maxBytes)}`, 'ResponseTooLarge');
 }
@@ -521,6 +532,12 @@ export class GenAerialClient {
         message = printable(this.redact(body.data.message ?? ''));
       } else if (parsedJson && typeof parsedJson === 'object' && 'message' in parsedJson) {
         message = printable(this.redact(String((parsedJson as { message: unknown }).message)));
+      } else if (storageError(text)) {
+        // Object storage refusing a temporary URL (S3 and those that copy it): <Error><Code>…<Message>….
+        // Again once unescaped: an entity can spell the key.
+        const { code: storageCode, message: storageMessage } = storageError(text)!;
+        code = printable(this.redact(storageCode), 60) || code;
+        message = printable(this.redact(storageMessage));
       } else if (!contentType.includes('html')) {
         message = oneLine(text);
       } else {

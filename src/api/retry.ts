@@ -163,6 +163,16 @@ export function judge(error: unknown, attempt: Attempt, kind: CallKind, policy: 
     const capped = asked * 1000 > policy.maxRetryAfterMs;
     return { retry: true, delayMs: capped ? policy.maxRetryAfterMs : asked * 1000, rateLimited: true, cappedRetryAfter: capped ? asked : undefined };
   }
+  // A 503 that says when to come back (RFC 9110 §15.6.4) is a refusal to take the request on, not a
+  // failure part way through it: nothing was carried out or charged, so it is retried as a 429 is,
+  // after its Retry-After, whatever the kind of call (a generation included). It is no sign of the
+  // account's rate, so it neither pauses the other calls nor counts as a 429.
+  if (error instanceof ApiError && error.status === 503 && error.retryAfterSeconds !== undefined) {
+    if (attempt.number >= policy.rateLimitedAttempts) return fail;
+    const capped = error.retryAfterSeconds * 1000 > policy.maxRetryAfterMs;
+    const delayMs = capped ? policy.maxRetryAfterMs : error.retryAfterSeconds * 1000;
+    return budget && !budget.allowsRetry(delayMs) ? fail : { retry: true, delayMs, rateLimited: false };
+  }
   // 5xx, and an async generation the service reported failed by webhook (its 500, delivered late).
   const status = error instanceof ApiError ? (error.status ?? 0) : error instanceof GenerationFailedError ? 500 : 0;
   if (status >= 500) {

@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSandbox as startServer, type FaultSettings, type RequestLogEntry } from '../sandbox/server.js';
+import { startSandbox as startServer, type DeliveryAttempt, type FaultSettings, type RequestLogEntry, type ScriptAnswer, type ScriptMatch } from '../sandbox/server.js';
 
 export interface SandboxOptions {
   /** Where images and accounts are kept; default a new temporary directory, removed by close(). */
@@ -17,7 +17,7 @@ export interface SandboxOptions {
   port?: number;
   /** The API key of the default account; default a new random one. */
   apiKey?: string;
-  /** Credits of the default account; default 100. Each generation costs one; 0 gets 402 InsufficientCredits. */
+  /** Credits of the default account; default 1000. A generation costs HD 1, FHD 2, UHD 4; too few get 402 InsufficientCredits. */
   credits?: number;
   /** Least time before each answer and webhook, in milliseconds (0 to 600000). */
   latencyMs?: number;
@@ -66,7 +66,72 @@ export interface SandboxRequest {
   requestId?: string;
   imageId?: string;
   dropped?: boolean;
+  /** A scripted answer (use()) answered it, or shaped the sandbox's answer. */
+  scripted?: true;
   durationMs: number;
+}
+
+/** Which requests a scripted answer is for (use()). */
+export interface SandboxMatch {
+  /** GET, POST, DELETE… in any case; default any. */
+  method?: string;
+  /**
+   * The path, without the query: exact (`/api/external/v1/image-generation`),
+   * with `*` for any characters (`/api/external/v1/image-generation/*`, the
+   * temporary image URLs `/__sandbox/images/*`), or a RegExp; default any
+   * path of the API or of a temporary image URL.
+   */
+  path?: string | RegExp;
+  /** How many matching requests it answers: a whole number from 1, or Infinity; default 1. */
+  times?: number;
+}
+
+/** What they get (use()). */
+export interface SandboxAnswer {
+  /**
+   * Answer with this status instead of the sandbox's own answer (nothing is
+   * charged or stored). A 4xx or 5xx comes with the service's error body
+   * (`{status, error, message}`; for a temporary image URL, S3's XML) unless
+   * `body` is given. Without a status the sandbox answers as usual, shaped by
+   * the rest.
+   */
+  status?: number;
+  /** Headers added to the answer (replacing its own of the same name), such as `{ 'retry-after': '0' }`. */
+  headers?: Record<string, string>;
+  /** The body of a `status` answer: a string, bytes, or any other value sent as JSON. */
+  body?: unknown;
+  /** Wait this many milliseconds before handling the request. */
+  delayMs?: number;
+  /** Reset the connection before anything is read or answered: the client sees a network error. */
+  drop?: boolean;
+  /** Send the headers and this many bytes of the body (its full length announced), then close the connection. */
+  truncateAfterBytes?: number;
+  /** Never finish: send nothing (or the headers and `truncateAfterBytes` bytes) and hold the connection until the client gives up, reset() or close(). */
+  stall?: boolean;
+}
+
+/** One attempt at delivering an async generation's result to its x-callback-url. */
+export interface SandboxWebhookDelivery {
+  requestId: string;
+  /** The x-callback-url. */
+  url: string;
+  /** From 1; a failed attempt is tried again, with a doubling wait, 6 times in all. */
+  attempt: number;
+  /** ISO 8601, on the sandbox's clock. */
+  time: string;
+  /** Which payload: the success one (signedUrl…) or the error one (errorCode…). */
+  kind: 'success' | 'error';
+  /** delivered: the receiver answered 2xx; failed: an error or another status; skipped: withheld by webhookFail. */
+  outcome: 'delivered' | 'failed' | 'skipped';
+  /** The receiver's status, when it answered. */
+  status?: number;
+  detail?: string;
+  /** On the last attempt, when every attempt failed. */
+  gaveUp?: boolean;
+  /** What was posted (or, skipped, would have been), as the spec's Events give it. */
+  payload:
+    | { requestId: string; signedUrl: string; generatedImageId: string; creditsUsed: number }
+    | { requestId: string; errorCode: string; errorMessage: string };
 }
 
 export interface Sandbox {
@@ -82,8 +147,29 @@ export interface Sandbox {
   requests(): SandboxRequest[];
   clearRequests(): void;
   faults(): SandboxFaults;
-  /** Changes fault knobs from now on; those not named stay. */
+  /** Changes fault knobs from now on; those not named stay. A knob that does not exist, or a value out of range, throws naming it. */
   setFaults(patch: Partial<SandboxFaults>): void;
+  /**
+   * Scripts the answer of the next matching request(s): `match` says which
+   * (`{ method, path, times }`), `answer` what they get (`{ status, headers,
+   * body, delayMs, drop, truncateAfterBytes, stall }`). Scripts are used in
+   * the order they were added, each for `times` requests (default 1); a
+   * request no script matches is answered as the service would. A field that
+   * does not exist or a value out of range throws naming it.
+   */
+  use(match: SandboxMatch, answer: SandboxAnswer): void;
+  /** Moves the sandbox's clock on by `ms`: new images' createdAt, the 2-hour life of listed URLs and the rate limit follow it. */
+  advanceTime(ms: number): void;
+  /** Every attempt at delivering a webhook since the start (or the last reset), oldest first. */
+  webhookDeliveries(): SandboxWebhookDelivery[];
+  /**
+   * Back to the start: requests in flight ended, no image in any history
+   * (their files removed too, in a `dataDir` of yours as well), the accounts
+   * and credits as they were at the start, the request log and webhook
+   * deliveries cleared, every script gone, the knobs as they were started
+   * (their fault decisions replayed from the seed), the clock undone.
+   */
+  reset(): Promise<void>;
   /** Credits left on the account of `apiKey` (default: the default account's); undefined for an unknown key. */
   credits(apiKey?: string): Promise<number | undefined>;
   /** Another account, with its own key, credits and history. */
@@ -97,9 +183,31 @@ export interface Sandbox {
 // The published types are the server's, written out: these stop compiling if the two part.
 const publicFaults = (faults: FaultSettings): SandboxFaults => faults;
 const publicRequest = ({ apiKeyHeader: _header, via: _via, ...entry }: RequestLogEntry): SandboxRequest => entry;
+const publicDelivery = (attempt: DeliveryAttempt): SandboxWebhookDelivery => attempt;
+const serverMatch = (match: SandboxMatch): ScriptMatch => match;
+const serverAnswer = (answer: SandboxAnswer): ScriptAnswer => answer;
+
+const OPTIONS: ReadonlyArray<keyof SandboxOptions> = [
+  'dataDir',
+  'host',
+  'port',
+  'apiKey',
+  'credits',
+  'latencyMs',
+  'failRate',
+  'dropRate',
+  'rateLimit',
+  'webhookFail',
+  'seed',
+  'renderThreads',
+  'onWarning',
+];
 
 /** Starts a sandbox in this process (docs/library.md); close() it when done. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  if (options === null || typeof options !== 'object') throw new TypeError(`startSandbox takes an object of options; got ${options === null ? 'null' : typeof options}`);
+  const unknown = Object.keys(options).find((name) => !(OPTIONS as string[]).includes(name));
+  if (unknown !== undefined) throw new TypeError(`${JSON.stringify(unknown)} is not an option of startSandbox; it takes ${OPTIONS.join(', ')}`);
   const ownDir = options.dataDir === undefined ? await mkdtemp(join(tmpdir(), 'aerial-sandbox-')) : undefined;
   const dataDir = options.dataDir ?? ownDir!;
   let server;
@@ -135,6 +243,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     clearRequests: () => running.clearRequests(),
     faults: () => publicFaults(running.faults()),
     setFaults: (patch) => running.setFaults(patch),
+    use: (match, answer) => running.use(serverMatch(match), serverAnswer(answer)),
+    advanceTime: (ms) => running.advanceTime(ms),
+    webhookDeliveries: () => running.webhookAttempts().map(publicDelivery),
+    reset: () => running.reset(),
     credits: (apiKey = running.defaultKey) => running.credits(apiKey),
     createAccount: async ({ credits, apiKey } = {}) => {
       const account = await running.createAccount({ credits, key: apiKey });

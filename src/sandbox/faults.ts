@@ -21,6 +21,58 @@ export const MAX_LATENCY_MS = 10 * 60 * 1000;
 
 export const NO_FAULTS: FaultSettings = { latencyMs: 0, failRate: 0, dropRate: 0, webhookFail: 0 };
 
+const KNOBS: ReadonlyArray<keyof FaultSettings> = ['latencyMs', 'failRate', 'dropRate', 'rateLimit', 'webhookFail'];
+
+/**
+ * The knobs of `patch`, checked: a name that is not a knob is a TypeError, a
+ * value out of range a RangeError, each naming the knob and what it takes. A
+ * knob given as undefined is left out, except rateLimit, where undefined (or
+ * 0) means unlimited.
+ */
+export function checkFaultPatch(patch: Partial<Record<keyof FaultSettings, unknown>>): Partial<FaultSettings> {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) throw new TypeError(`the fault knobs must be an object such as { failRate: 0.5 }; got ${describe(patch)}`);
+  const checked: Partial<FaultSettings> = {};
+  for (const [name, value] of Object.entries(patch)) {
+    switch (name) {
+      case 'latencyMs':
+        if (value !== undefined) checked.latencyMs = checkNumber(name, value, 0, MAX_LATENCY_MS, 'milliseconds');
+        break;
+      case 'failRate':
+      case 'dropRate':
+        if (value !== undefined) checked[name] = checkNumber(name, value, 0, 1, 'a share of the requests');
+        break;
+      case 'rateLimit':
+        if (value !== undefined && value !== 0 && (typeof value !== 'number' || !Number.isFinite(value) || value < 0)) {
+          throw new RangeError(`rateLimit must be a number of requests per second above 0 (undefined or 0: unlimited); got ${describe(value)}`);
+        }
+        checked.rateLimit = (value as number | undefined) || undefined;
+        break;
+      case 'webhookFail':
+        if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)) {
+          throw new RangeError(`webhookFail must be a whole number of deliveries, 0 or more; got ${describe(value)}`);
+        }
+        if (value !== undefined) checked.webhookFail = value as number;
+        break;
+      default:
+        throw new TypeError(`${JSON.stringify(name)} is not a fault knob; the knobs are ${KNOBS.join(', ')}`);
+    }
+  }
+  return checked;
+}
+
+function checkNumber(name: string, value: unknown, min: number, max: number, unit: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
+    throw new RangeError(`${name} must be between ${min} and ${max} (${unit}); got ${describe(value)}`);
+  }
+  return value;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 40));
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
+  return Array.isArray(value) ? 'an array' : typeof value;
+}
+
 /** mulberry32: small, fast and good enough to decide "fail this one?" reproducibly. */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
@@ -61,8 +113,8 @@ export class RateLimiter {
 export class Faults {
   private settings: FaultSettings;
   private limiter?: RateLimiter;
-  private readonly failRandom: () => number;
-  private readonly dropRandom: () => number;
+  private failRandom: () => number;
+  private dropRandom: () => number;
   private webhookFailuresLeft: number;
 
   constructor(
@@ -81,11 +133,21 @@ export class Faults {
     return { ...this.settings };
   }
 
-  /** Changes knobs of a running sandbox; the random streams continue where they were. */
+  /** Changes knobs of a running sandbox (checked: checkFaultPatch); the random streams continue where they were. */
   change(patch: Partial<FaultSettings>): void {
-    this.settings = { ...this.settings, ...patch };
-    if ('rateLimit' in patch) this.limiter = patch.rateLimit ? new RateLimiter(patch.rateLimit, this.now) : undefined;
-    if (patch.webhookFail !== undefined) this.webhookFailuresLeft = patch.webhookFail;
+    const checked = checkFaultPatch(patch);
+    this.settings = { ...this.settings, ...checked };
+    if ('rateLimit' in checked) this.limiter = checked.rateLimit ? new RateLimiter(checked.rateLimit, this.now) : undefined;
+    if (checked.webhookFail !== undefined) this.webhookFailuresLeft = checked.webhookFail;
+  }
+
+  /** Back to `settings` as if just started: the random streams from the seed again, the rate limit's buckets full. */
+  restart(settings: FaultSettings): void {
+    this.settings = { ...settings };
+    this.failRandom = seededRandom(this.seed ^ 0x5eed_fa11);
+    this.dropRandom = seededRandom(this.seed ^ 0x0d70_99ed);
+    this.webhookFailuresLeft = settings.webhookFail;
+    this.limiter = settings.rateLimit ? new RateLimiter(settings.rateLimit, this.now) : undefined;
   }
 
   shouldDrop(): boolean {

@@ -26,11 +26,13 @@ import { API_BASE_PATH, handleApi } from './server/api-routes.js';
 import type { Exchange, ExchangeNotes, SandboxApp } from './server/app.js';
 import { BackgroundWork } from './server/background.js';
 import { handleControl, isControlPath, isLoggedPath } from './server/control-routes.js';
-import { Faults, MAX_LATENCY_MS, type FaultSettings } from './faults.js';
+import { checkFaultPatch, Faults, NO_FAULTS, type FaultSettings } from './faults.js';
 import { SceneRenderer } from './server/generation.js';
 import { HttpError, notFound, queryObject, sendError } from './server/http-io.js';
 import { bundledRenderWorker, DEFAULT_RENDER_THREADS, RenderPool, RUNNING_FROM_SOURCES } from './render/pool.js';
 import { RequestLog, type RequestLogEntry } from './server/request-log.js';
+import { playScript } from './server/scripted-answer.js';
+import { isScriptablePath, ScriptedAnswers, type ScriptAnswer, type ScriptMatch } from './server/scripts.js';
 import { dropExpiredUnlisted, SandboxStore, type SandboxState } from './server/store.js';
 import { DEFAULT_WEBHOOK_POLICY, WebhookSender, type DeliveryAttempt, type WebhookPolicy } from './server/webhooks.js';
 
@@ -40,6 +42,7 @@ export { resetSandboxData } from './server/store.js';
 export type { RequestLogEntry } from './server/request-log.js';
 export type { DeliveryAttempt } from './server/webhooks.js';
 export type { FaultSettings } from './faults.js';
+export type { ScriptAnswer, ScriptMatch } from './server/scripts.js';
 
 export const DEFAULT_PORT = 4010;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -61,7 +64,7 @@ export interface SandboxOptions {
   webhookFail?: number;
   /** Seeds the fault decisions; random (and reported) when omitted. */
   seed?: number;
-  /** The clock for createdAt, URL expiry and rate limiting; tests inject one. */
+  /** The clock for createdAt, URL expiry and rate limiting; tests inject one (advanceTime moves it on). */
   now?: () => number;
   webhook?: Partial<WebhookPolicy>;
   /** How long close() lets pending async work (generation, webhook retries) finish before aborting it. */
@@ -115,33 +118,28 @@ export interface RunningSandbox {
   /** Resolves once no async generation or webhook delivery is pending. */
   idle(): Promise<void>;
   faults(): FaultSettings;
+  /** Changes fault knobs from now on: a knob that does not exist or a value out of range is an error naming it. */
   setFaults(patch: Partial<FaultSettings>): void;
+  /** Queues a scripted answer for matching requests (server/scripts.ts); checked, naming a field at fault. */
+  use(match: ScriptMatch, answer: ScriptAnswer): void;
+  /** Moves the sandbox's clock on by `ms`: createdAt, the expiry of temporary URLs and the rate limit follow it. */
+  advanceTime(ms: number): void;
+  /**
+   * Back to the start: what is in flight ended, the history emptied (every
+   * image and its file), the accounts and their credits as they were at the
+   * start, the request log and webhook deliveries cleared, no script, the
+   * knobs as started (their random streams from the seed again), the clock
+   * back to the injected one.
+   */
+  reset(): Promise<void>;
 }
 
-function checkRate(name: string, value: number | undefined): number {
-  if (value === undefined) return 0;
-  if (!Number.isFinite(value) || value < 0 || value > 1) throw new RangeError(`${name} must be between 0 and 1; got ${value}`);
-  return value;
-}
+/** The longest step advanceTime takes at once: ten years. */
+const MAX_TIME_STEP_MS = 10 * 365 * 24 * 60 * 60 * 1000;
 
 function checkFaults(options: SandboxOptions): FaultSettings {
-  const latencyMs = options.latencyMs ?? 0;
-  if (!Number.isFinite(latencyMs) || latencyMs < 0 || latencyMs > MAX_LATENCY_MS) {
-    throw new RangeError(`latencyMs must be between 0 and ${MAX_LATENCY_MS}; got ${latencyMs}`);
-  }
-  const rateLimit = options.rateLimit || undefined;
-  if (rateLimit !== undefined && (!Number.isFinite(rateLimit) || rateLimit < 0)) {
-    throw new RangeError(`rateLimit must be a positive number of requests per second; got ${rateLimit}`);
-  }
-  const webhookFail = options.webhookFail ?? 0;
-  if (!Number.isSafeInteger(webhookFail) || webhookFail < 0) throw new RangeError(`webhookFail must be a whole number ≥ 0; got ${webhookFail}`);
-  return {
-    latencyMs,
-    failRate: checkRate('failRate', options.failRate),
-    dropRate: checkRate('dropRate', options.dropRate),
-    rateLimit,
-    webhookFail,
-  };
+  const { latencyMs, failRate, dropRate, rateLimit, webhookFail } = options;
+  return { ...NO_FAULTS, ...checkFaultPatch({ latencyMs, failRate, dropRate, rateLimit, webhookFail }) };
 }
 
 /** The account whose key `--sandbox` runs use: the persisted default, or the one `key` names. */
@@ -209,7 +207,10 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   const faultSettings = checkFaults(options);
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 32);
   if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be a whole number; got ${seed}`);
-  const now = options.now ?? Date.now;
+  // The sandbox's clock: the injected one (or the system's), moved on by advanceTime.
+  const clock = options.now ?? Date.now;
+  let clockOffset = 0;
+  const now = () => clock() + clockOffset;
   const warn = options.onWarning ?? (() => {});
 
   const renderThreads = options.renderThreads ?? DEFAULT_RENDER_THREADS;
@@ -225,16 +226,22 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
 
   const faults = new Faults(faultSettings, seed, now);
   const log = new RequestLog();
+  const scripts = new ScriptedAnswers();
+  // The accounts as they were at the start, for reset().
+  const startAccounts = (await store.snapshot()).accounts.map((account) => ({ ...account }));
   const webhooks = new WebhookSender({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhook }, faults, now);
   const background = new BackgroundWork();
   const shutdown = new AbortController();
   const inFlight = new Set<Promise<void>>();
+  const answering = new Set<ServerResponse>();
 
   // node:https (and node:tls) only when asked for: every in-process --sandbox run starts this server.
   const server = options.tls ? (await import('node:https')).createServer({ cert: options.tls.cert, key: options.tls.key }) : createServer();
-  const app: SandboxApp = { store, faults, renderer, log, webhooks, background, now, url: '', warn };
+  const app: SandboxApp = { store, faults, renderer, log, scripts, webhooks, background, now, url: '', warn };
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    answering.add(res);
+    res.once('close', () => answering.delete(res));
     const task = handleExchange(app, req, res, shutdown.signal, options.onRequest);
     inFlight.add(task);
     void task.finally(() => inFlight.delete(task));
@@ -295,7 +302,33 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     webhookAttempts: () => webhooks.attempts(),
     idle: () => background.idle(),
     faults: () => faults.current(),
-    setFaults: (patch) => faults.change({ ...patch }),
+    setFaults: (patch) => faults.change(patch),
+    use: (match, answer) => scripts.add(match, answer),
+    advanceTime(ms) {
+      if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || ms > MAX_TIME_STEP_MS) {
+        throw new RangeError(`advanceTime(ms) takes milliseconds from 0 to ${MAX_TIME_STEP_MS} (ten years); got ${String(ms)}`);
+      }
+      clockOffset += ms;
+    },
+    async reset() {
+      scripts.clear();
+      // Every exchange in flight (a held one, a delayed one) ends, and its log entry is written, before the log is cleared.
+      for (const res of answering) res.destroy();
+      await Promise.allSettled([...inFlight]);
+      await background.cancel();
+      clockOffset = 0;
+      faults.restart(faultSettings);
+      const removed = await store.update((state) => {
+        const ids = state.images.map((image) => image.id);
+        state.images = [];
+        state.accounts = startAccounts.map((account) => ({ ...account }));
+        state.defaultAccountId = defaultAccount.id;
+        return ids;
+      });
+      for (const id of removed) await store.removeImageFile(id);
+      log.clear();
+      webhooks.clear();
+    },
   };
 }
 
@@ -326,7 +359,10 @@ async function handleExchange(
     earliestAnswer: Promise.resolve(),
   };
 
+  let closed!: () => void;
+  const answered = new Promise<void>((resolve) => (closed = resolve));
   res.once('close', () => {
+    closed();
     if (!res.writableFinished) clientGone.abort();
     if (!isLoggedPath(url.pathname)) return;
     const entry = app.log.add({
@@ -343,6 +379,7 @@ async function handleExchange(
       ...(notes.requestId ? { requestId: notes.requestId } : {}),
       ...(notes.imageId ? { imageId: notes.imageId } : {}),
       ...(notes.dropped ? { dropped: true } : {}),
+      ...(notes.scripted ? { scripted: true as const } : {}),
       ...(req.headers.via ? { via: req.headers.via.slice(0, 200) } : {}),
       durationMs: Math.round(performance.now() - started),
     });
@@ -351,12 +388,18 @@ async function handleExchange(
 
   try {
     const path = url.pathname;
-    if (path === '/api' || path.startsWith('/api/')) await handleApi(app, ex);
+    const script = isScriptablePath(path) ? app.scripts.take(req.method ?? 'GET', path) : undefined;
+    if (script) notes.scripted = true;
+    if (script && (await playScript(app, ex, script))) {
+      // Answered, dropped or held by the script.
+    } else if (path === '/api' || path.startsWith('/api/')) await handleApi(app, ex);
     else if (isControlPath(path)) await handleControl(app, ex);
     else throw notFound(`no such endpoint ${path}; the API lives under ${API_BASE_PATH}`);
   } catch (error) {
     await respondWithError(app, ex, error);
   }
+  // Done once the answer is (its log entry written): reset() and close() wait for that.
+  await answered;
 }
 
 async function respondWithError(app: SandboxApp, ex: Exchange, error: unknown): Promise<void> {

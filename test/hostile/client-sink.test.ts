@@ -298,6 +298,21 @@ describe('destinations', () => {
       expect(fromApi).not.toBeInstanceOf(ImageUrlRefusedError);
     }
   });
+
+  it('reads the refusal of object storage as S3 writes it: its Code and Message, escapes undone, the key redacted', async () => {
+    const key = 'sk-storage-0123456789abcdef';
+    const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Request has expired &amp; the key &#115;k-storage-0123456789abcdef is \u202ewrong</Message><Expires>2030-01-01T02:00:00Z</Expires><RequestId>ABC</RequestId></Error>`;
+    server.respond(answer(403, xml, 'application/xml'));
+    const refused = await withClient({ apiKey: key }, (client) => failure(client.downloadInto(`${server.url}/signed/x.jpg`, memorySink())));
+    expect(refused).toBeInstanceOf(ImageUrlRefusedError);
+    expect([refused.status, refused.code]).toEqual([403, 'AccessDenied']);
+    expect(refused.message).toMatch(/^Request has expired & the key \*\*\* is \S?wrong$/);
+    expect(refused.message).not.toContain('\u202e');
+    // Other XML, and text that only looks like it, stay as they were said.
+    server.respond(answer(403, '<html><Error>no</Error></html>', 'text/html'));
+    const html = await withClient({}, (client) => failure(client.downloadInto(`${server.url}/signed/x.jpg`, memorySink())));
+    expect(html.code).toBe('Forbidden');
+  });
 });
 
 describe('TempJpegFile', () => {

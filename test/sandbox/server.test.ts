@@ -48,6 +48,15 @@ async function expectError(res: Response, status: number, error: string, message
   return body.message;
 }
 
+/** A temporary image URL refused as S3 refuses a presigned one: its XML error document. */
+async function expectStorageError(res: Response, status: number, code: string, messagePart?: RegExp): Promise<void> {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toBe('application/xml');
+  const text = await res.text();
+  expect(text).toMatch(new RegExp(`^<\\?xml version="1\\.0" encoding="UTF-8"\\?>\\n<Error><Code>${code}</Code><Message>[^<]+</Message>.*<RequestId>[0-9A-F]{16}</RequestId></Error>$`));
+  if (messagePart) expect(/<Message>([^<]+)<\/Message>/.exec(text)![1]).toMatch(messagePart);
+}
+
 async function listPage(sb: TestSandbox, query = '', key = sb.key) {
   const res = await list(sb, query, { key });
   expect(res.status).toBe(200);
@@ -368,7 +377,7 @@ describe('DELETE /image-generation/{id}', () => {
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('');
     expect((await listPage(sb, '', account.key)).totalElements).toBe(0);
-    await expectError(await fetch(record!.url), 404, 'NotFound', /deleted/);
+    await expectStorageError(await fetch(record!.url), 404, 'NoSuchKey', /deleted/);
     await expectError(await remove(sb, id, { key: account.key }), 404, 'NotFound', new RegExp(id));
   });
 
@@ -434,7 +443,7 @@ describe('temporary image URLs', () => {
     clock.set(start + 2 * 60 * 60 * 1000 - 1);
     expect((await fetch(url)).status).toBe(200);
     clock.set(start + 2 * 60 * 60 * 1000 + 1000);
-    await expectError(await fetch(url), 403, 'Forbidden', /expired/);
+    await expectStorageError(await fetch(url), 403, 'AccessDenied', /^Request has expired/);
     const fresh = await fetch(await urlOf(id));
     expect(fresh.status).toBe(200);
     await fresh.arrayBuffer();
@@ -447,20 +456,20 @@ describe('temporary image URLs', () => {
 
     const badSig = new URL(url);
     badSig.searchParams.set('sig', `${sig[0] === '0' ? '1' : '0'}${sig.slice(1)}`);
-    await expectError(await fetch(badSig), 403, 'Forbidden', /signature does not match/);
+    await expectStorageError(await fetch(badSig), 403, 'SignatureDoesNotMatch', /signature does not match/);
 
     const later = new URL(url);
     later.searchParams.set('expires', String(Number(expires) + 86_400));
-    await expectError(await fetch(later), 403, 'Forbidden', /signature does not match/);
+    await expectStorageError(await fetch(later), 403, 'SignatureDoesNotMatch', /signature does not match/);
 
     const [other] = (await listPage(signer)).content.filter((record) => record.id !== id);
     const swapped = new URL(url);
     swapped.pathname = `/__sandbox/images/${other!.id}.jpg`;
-    await expectError(await fetch(swapped), 403, 'Forbidden');
+    await expectStorageError(await fetch(swapped), 403, 'SignatureDoesNotMatch');
 
     const unsigned = new URL(url);
     unsigned.search = '';
-    await expectError(await fetch(unsigned), 403, 'Forbidden', /missing a valid expires or sig/);
+    await expectStorageError(await fetch(unsigned), 403, 'AccessDenied', /missing a valid expires or sig/);
   });
 });
 

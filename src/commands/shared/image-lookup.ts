@@ -7,7 +7,7 @@
 // the user did not mean; a word that names no image is not found (exit 5), and
 // one too short to start an id that is no whole id either is a usage error (exit 2).
 import type { GenAerialClient } from '../../api/client.js';
-import { walkPages } from '../../api/pages.js';
+import { walkPages, WALK_PAGE_SIZES } from '../../api/pages.js';
 import type { ImageRecord } from '../../api/schema.js';
 import { CliError, ExitCode, UsageError } from '../../process/errors.js';
 import { printable } from '../../text/printable.js';
@@ -25,6 +25,12 @@ export interface LookupOptions {
   signal: AbortSignal;
   /** Said after "not found in your history (N images listed)", e.g. that no file of that name exists either. */
   notFoundNote?: string;
+  /**
+   * Look through the newest `within` images only, in pages as large as the
+   * service grants (the MCP server's bounded look): what is not among them is
+   * not found, and a start is unique among them. Default: the whole history.
+   */
+  within?: number;
 }
 
 /**
@@ -47,8 +53,13 @@ export async function findImages(client: GenAerialClient, words: string[], optio
   }
   const byPrefix = new Map<string, { count: number; records: ImageRecord[] }>();
   let listed = 0;
-  const pages = walkPages((page) => client.list({ page, size: LOOKUP_PAGE_SIZE, sort: ['createdAt,desc'] }, { signal: options.signal }));
-  for await (const { fresh } of pages) {
+  const { within } = options;
+  const pages =
+    within === undefined
+      ? walkPages((page) => client.list({ page, size: LOOKUP_PAGE_SIZE, sort: ['createdAt,desc'] }, { signal: options.signal }))
+      : walkPages((page, size) => client.list({ page, size, sort: ['createdAt,desc'] }, { signal: options.signal }), { sizes: WALK_PAGE_SIZES.map((size) => Math.min(size, within)) });
+  for await (const { fresh: all } of pages) {
+    const fresh = within === undefined ? all : all.slice(0, within - listed);
     listed += fresh.length;
     for (const record of fresh) {
       if (wantedWhole.has(record.id)) exact.set(record.id, record);
@@ -62,7 +73,7 @@ export async function findImages(client: GenAerialClient, words: string[], optio
         byPrefix.set(start, matches);
       }
     }
-    if (exact.size === wanted.length) break;
+    if (exact.size === wanted.length || (within !== undefined && listed >= within)) break;
   }
 
   const found = new Map<string, ImageRecord>();

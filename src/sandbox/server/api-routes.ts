@@ -23,6 +23,7 @@ import {
   notFound,
   publicBaseUrl,
   readJsonBody,
+  resetConnection,
   sendEmpty,
   sendJson,
   validationFailed,
@@ -44,7 +45,7 @@ export async function handleApi(app: SandboxApp, ex: Exchange): Promise<void> {
   if (app.faults.shouldDrop()) {
     // Reset before anything is read or charged: the client sees a network error.
     ex.notes.dropped = true;
-    resetConnection(ex);
+    resetConnection(ex.req);
     return;
   }
   ex.earliestAnswer = app.faults.latencyElapsed(ex.arrivedAt, ex.signal);
@@ -78,15 +79,6 @@ export async function handleApi(app: SandboxApp, ex: Exchange): Promise<void> {
     throw methodNotAllowed(method, ['DELETE']);
   }
   throw notFound(`no such endpoint ${ex.url.pathname}; the API lives under ${API_BASE_PATH}`);
-}
-
-function resetConnection(ex: Exchange): void {
-  const socket = ex.req.socket;
-  try {
-    socket.resetAndDestroy();
-  } catch {
-    socket.destroy();
-  }
 }
 
 async function authenticate(app: SandboxApp, ex: Exchange): Promise<StoredAccount> {

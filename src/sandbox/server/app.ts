@@ -5,6 +5,7 @@ import type { BackgroundWork } from './background.js';
 import type { Faults } from '../faults.js';
 import type { SceneRenderer } from './generation.js';
 import type { RequestLog } from './request-log.js';
+import type { ScriptedAnswers } from './scripts.js';
 import type { SandboxStore } from './store.js';
 import type { WebhookSender } from './webhooks.js';
 
@@ -13,6 +14,8 @@ export interface SandboxApp {
   faults: Faults;
   renderer: SceneRenderer;
   log: RequestLog;
+  /** Answers a test scripted (the fixture's use()): taken before a request is routed. */
+  scripts: ScriptedAnswers;
   webhooks: WebhookSender;
   background: BackgroundWork;
   now: () => number;
@@ -29,6 +32,8 @@ export interface ExchangeNotes {
   imageId?: string;
   error?: string;
   dropped?: boolean;
+  /** A script answered the request, or shaped the answer. */
+  scripted?: boolean;
 }
 
 export interface Exchange {

@@ -4,7 +4,8 @@ import { sleep } from '../faults.js';
 
 export class BackgroundWork {
   private readonly running = new Set<Promise<void>>();
-  private readonly controller = new AbortController();
+  private controller = new AbortController();
+  private stopped = false;
   private idleWaiters: Array<() => void> = [];
 
   get signal(): AbortSignal {
@@ -41,6 +42,14 @@ export class BackgroundWork {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /** Aborts what is running and waits for it to wind down; work started later runs as usual (the fixture's reset()). */
+  async cancel(): Promise<void> {
+    const running = this.controller;
+    if (!this.stopped) this.controller = new AbortController();
+    running.abort();
+    await this.idle();
+  }
+
   /** Lets running work finish for up to `graceMs`, then aborts it and waits for it to wind down. */
   async stop(graceMs: number): Promise<void> {
     if (this.running.size > 0 && graceMs > 0) {
@@ -48,6 +57,7 @@ export class BackgroundWork {
       await Promise.race([this.idle(), sleep(graceMs, timer.signal)]);
       timer.abort();
     }
+    this.stopped = true;
     this.controller.abort();
     await this.idle();
   }

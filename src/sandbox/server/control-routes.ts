@@ -10,8 +10,8 @@ import { readFile } from 'node:fs/promises';
 import { findBuiltFile } from '../../bundle/built-files.js';
 import { creditsProblem, DEFAULT_CREDITS, findAccountByKey, keyProblem, newAccount, newApiKey } from './accounts.js';
 import type { Exchange, SandboxApp } from './app.js';
-import { HttpError, methodNotAllowed, notFound, readOptionalJson, sendJson, validationFailed } from './http-io.js';
-import { checkImageSignature, IMAGE_PATH_PREFIX, URL_LIFETIME_MS } from './signing.js';
+import { HttpError, methodNotAllowed, notFound, readOptionalJson, sendJson, StorageError, validationFailed } from './http-io.js';
+import { checkImageSignature, IMAGE_PATH_PREFIX, URL_LIFETIME_MS, type SignatureCheck } from './signing.js';
 import { isSafeId } from './store.js';
 
 export const CONTROL_PREFIX = '/__sandbox';
@@ -79,14 +79,19 @@ async function serveOpenApi(ex: Exchange): Promise<void> {
   ex.res.end(ex.req.method === 'HEAD' ? undefined : document);
 }
 
-/** Signature first (403 for tampered or expired), then existence (404 once deleted). */
+/**
+ * Signature first (403 for tampered or expired), then existence (404 once
+ * deleted), each refused as S3 refuses a presigned URL: the storage's XML
+ * error, with S3's codes (AccessDenied, SignatureDoesNotMatch, NoSuchKey).
+ */
 async function serveImage(app: SandboxApp, ex: Exchange, name: string): Promise<void> {
   const decoded = safeDecode(name);
   const id = decoded.endsWith('.jpg') ? decoded.slice(0, -4) : decoded;
   const state = await app.store.snapshot();
-  const check = checkImageSignature(state.signingSecret, id, ex.url.searchParams, app.now());
-  if (!check.ok) throw new HttpError(403, 'Forbidden', check.message);
-  const gone = () => notFound('this image was deleted');
+  const now = app.now();
+  const check = checkImageSignature(state.signingSecret, id, ex.url.searchParams, now);
+  if (!check.ok) throw refusedUrl(check, now);
+  const gone = () => new StorageError(404, 'NoSuchKey', `The specified key does not exist (${id.slice(0, 100)}.jpg: this image was deleted).`, { Key: `${id.slice(0, 100)}.jpg` });
   if (!decoded.endsWith('.jpg') || !isSafeId(id) || !state.images.some((image) => image.id === id)) throw gone();
   const jpeg = await app.store.readImage(id);
   if (!jpeg) throw gone();
@@ -97,6 +102,17 @@ async function serveImage(app: SandboxApp, ex: Exchange, name: string): Promise<
     'cache-control': `private, max-age=${URL_LIFETIME_MS / 1000}`,
   });
   ex.res.end(ex.req.method === 'HEAD' ? undefined : jpeg);
+}
+
+function refusedUrl(check: Exclude<SignatureCheck, { ok: true }>, now: number): StorageError {
+  switch (check.reason) {
+    case 'expired':
+      return new StorageError(403, 'AccessDenied', `Request has expired (${check.message})`, { Expires: check.expiredAt.toISOString(), ServerTime: new Date(now).toISOString() });
+    case 'invalid':
+      return new StorageError(403, 'SignatureDoesNotMatch', `The request signature we calculated does not match the signature you provided (${check.message}).`);
+    case 'unsigned':
+      return new StorageError(403, 'AccessDenied', `Query-string authentication requires the expires and sig parameters (${check.message}).`);
+  }
 }
 
 async function createAccountRoute(app: SandboxApp, ex: Exchange): Promise<void> {

@@ -1,5 +1,6 @@
 // The sandbox's HTTP plumbing: error bodies in the spec's shape, bounded body
 // reading that always drains the socket, and JSON replies. No routing here.
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { formatBytes } from '../../text/bytes.js';
 
@@ -14,6 +15,29 @@ export class HttpError extends Error {
     super(message);
     this.name = 'HttpError';
   }
+}
+
+/**
+ * A refusal of the image storage the temporary URLs point at, in the shape
+ * Amazon S3 gives one (an XML `<Error>` with its `Code` and `Message`): what
+ * the service's presigned storage URLs answer, rather than the API's JSON.
+ */
+export class StorageError extends HttpError {
+  constructor(status: number, code: string, message: string, readonly details: Record<string, string> = {}) {
+    super(status, code, message);
+    this.name = 'StorageError';
+  }
+}
+
+/** S3's XML error document: `<Error><Code>…</Code><Message>…</Message>…<RequestId>…</RequestId></Error>`. */
+export function storageErrorBody(error: StorageError, requestId: string): string {
+  const element = (name: string, value: string) => `<${name}>${escapeXml(value)}</${name}>`;
+  const fields = [element('Code', error.code), element('Message', error.message), ...Object.entries(error.details).map(([name, value]) => element(name, value)), element('RequestId', requestId)];
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<Error>${fields.join('')}</Error>`;
+}
+
+function escapeXml(text: string): string {
+  return text.replace(/[<>&'"]/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
 export function validationFailed(message: string): HttpError {
@@ -140,7 +164,22 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 }
 
 export function sendError(res: ServerResponse, error: HttpError): void {
+  if (error instanceof StorageError) {
+    const text = storageErrorBody(error, randomBytes(8).toString('hex').toUpperCase());
+    res.writeHead(error.status, { 'content-type': 'application/xml', 'content-length': String(Buffer.byteLength(text)), ...error.headers });
+    res.end(text);
+    return;
+  }
   sendJson(res, error.status, { status: error.status, error: error.code, message: error.message }, error.headers);
+}
+
+/** Resets the connection of a request before anything is read or answered: its client sees a network error. */
+export function resetConnection(req: IncomingMessage): void {
+  try {
+    req.socket.resetAndDestroy();
+  } catch {
+    req.socket.destroy();
+  }
 }
 
 export function sendEmpty(res: ServerResponse, status: number): void {

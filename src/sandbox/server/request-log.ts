@@ -21,6 +21,8 @@ export interface RequestLogEntry {
   requestId?: string;
   imageId?: string;
   dropped?: boolean;
+  /** A scripted answer (the fixture's use()) answered the request, or shaped the sandbox's answer. */
+  scripted?: true;
   /** The Via header a forwarding proxy added, which shows the request came through it. */
   via?: string;
   durationMs: number;

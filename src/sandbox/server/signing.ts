@@ -20,7 +20,10 @@ export function signedImageUrl(baseUrl: string, secret: string, id: string, nowM
   return `${baseUrl}${IMAGE_PATH_PREFIX}${encodeURIComponent(id)}.jpg?${query.toString()}`;
 }
 
-export type SignatureCheck = { ok: true } | { ok: false; reason: 'invalid' | 'expired'; message: string };
+export type SignatureCheck =
+  | { ok: true }
+  | { ok: false; reason: 'unsigned' | 'invalid'; message: string }
+  | { ok: false; reason: 'expired'; message: string; expiredAt: Date };
 
 export function checkImageSignature(
   secret: string,
@@ -31,7 +34,7 @@ export function checkImageSignature(
   const expiresRaw = params.get('expires') ?? '';
   const sig = params.get('sig') ?? '';
   if (!/^\d{1,12}$/.test(expiresRaw) || !/^[0-9a-f]{64}$/.test(sig)) {
-    return { ok: false, reason: 'invalid', message: 'the URL is missing a valid expires or sig parameter' };
+    return { ok: false, reason: 'unsigned', message: 'the URL is missing a valid expires or sig parameter' };
   }
   const expires = Number(expiresRaw);
   const expected = Buffer.from(signature(secret, id, expires), 'hex');
@@ -39,7 +42,8 @@ export function checkImageSignature(
     return { ok: false, reason: 'invalid', message: 'the URL signature does not match; it was altered or is not from this sandbox' };
   }
   if (nowMs >= expires * 1000) {
-    return { ok: false, reason: 'expired', message: `the URL expired at ${new Date(expires * 1000).toISOString()}; list the images again for a fresh one` };
+    const expiredAt = new Date(expires * 1000);
+    return { ok: false, reason: 'expired', message: `the URL expired at ${expiredAt.toISOString()}; list the images again for a fresh one`, expiredAt };
   }
   return { ok: true };
 }

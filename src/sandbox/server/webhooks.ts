@@ -20,6 +20,8 @@ export interface DeliveryAttempt {
   detail?: string;
   /** True on the last attempt when every attempt failed. */
   gaveUp?: boolean;
+  /** What was (or, when skipped, would have been) posted: the success or error payload of the spec's Events. */
+  payload: WebhookSuccess | WebhookError;
 }
 
 export interface WebhookPolicy {
@@ -60,7 +62,7 @@ export class WebhookSender {
         await sleep(this.policy.firstRetryDelayMs * 2 ** (attempt - 2), signal);
         if (signal.aborted) break;
       }
-      const record: DeliveryAttempt = { requestId: payload.requestId, url, attempt, time: new Date(this.now()).toISOString(), kind, outcome: 'failed' };
+      const record: DeliveryAttempt = { requestId: payload.requestId, url, attempt, time: new Date(this.now()).toISOString(), kind, outcome: 'failed', payload };
       if (this.faults.takeWebhookFailure()) {
         record.outcome = 'skipped';
         record.detail = 'withheld by --webhook-fail';

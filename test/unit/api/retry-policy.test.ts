@@ -63,6 +63,16 @@ describe('the default policy (single commands)', () => {
     expect(judge(new ApiError(503, 'ServerError', 'x'), attempt(1), 'generation', policy).retry).toBe(false);
   });
 
+  it('retries a 503 that says when to come back whatever the kind, a generation too (nothing was carried out), without pausing others', () => {
+    const unavailable = (seconds: number) => new ApiError(503, 'ServiceUnavailable', 'busy', seconds);
+    expect(judge(unavailable(2), attempt(1), 'generation', policy)).toEqual({ retry: true, delayMs: 2000, rateLimited: false });
+    expect(judge(unavailable(0), attempt(3), 'lookup', policy)).toEqual({ retry: true, delayMs: 0, rateLimited: false });
+    expect(judge(unavailable(3600), attempt(1), 'generation', policy)).toEqual({ retry: true, delayMs: 60_000, rateLimited: false });
+    expect(judge(unavailable(1), attempt(4), 'generation', policy).retry).toBe(false);
+    // Not within the call's budget: given up at once.
+    expect(judge(unavailable(30), attempt(1), 'generation', policy, new CallBudget({ ...DEFAULT_TIMEOUTS, totalMs: 1000 })).retry).toBe(false);
+  });
+
   it('retries a 429 up to 3 times whatever the kind, honouring Retry-After and capping it', () => {
     const slowDown = (seconds?: number) => new ApiError(429, 'RateLimited', 'slow', seconds);
     expect(judge(slowDown(7), attempt(1), 'generation', policy)).toEqual({ retry: true, delayMs: 7000, rateLimited: true, cappedRetryAfter: undefined });

@@ -4,7 +4,18 @@ import { describe, expect, it } from 'vitest';
 import * as z from 'zod/v4';
 import { ApiError, FileError, NetworkError } from '../../../../src/api/errors.js';
 import { MaybeChargedError } from '../../../../src/api/retry.js';
-import { argumentName, generateImageArguments, safeResult, toolError, toolRemedies } from '../../../../src/commands/mcp/tools.js';
+import {
+  argumentName,
+  deleteImageOutput,
+  generateImageArguments,
+  generateImageOutput,
+  ImageAllowance,
+  listImagesOutput,
+  MAX_LISTED,
+  safeResult,
+  toolError,
+  toolRemedies,
+} from '../../../../src/commands/mcp/tools.js';
 import { CliError, ExitCode, UsageError } from '../../../../src/process/errors.js';
 import { ENUM_FIELDS, SCENE_FIELD_NAMES, SCENE_FIELDS } from '../../../../src/scene/vocabulary.js';
 import { foreign } from '../../../../src/text/foreign-text.js';
@@ -126,5 +137,59 @@ describe('safeResult, for text from the service', () => {
     const result = safeResult({ content: [{ type: 'text', text: `id ${foreign(`x-${KEY}`)}` }], structuredContent: { id: foreign(`x-${KEY}\u2028`) } }, redact);
     expect(result.content[0]).toEqual({ type: 'text', text: 'id x-***' });
     expect(result.structuredContent).toEqual({ id: 'x-***\\u2028' });
+  });
+});
+
+describe('ImageAllowance (--max-images)', () => {
+  it('holds a place for each generation on its way, gives back those refused, and refuses past the cap with nothing sent', () => {
+    const allowance = new ImageAllowance(2);
+    const first = allowance.take();
+    const second = allowance.take();
+    expect(allowance.left).toBe(0);
+    // Two on their way: a third cannot start, even before either is done.
+    expect(() => allowance.take()).toThrow(/at most 2 images a run .*--max-images 2.*\(or is generating them\); nothing was sent/);
+    second.settle('refused');
+    second.settle('made'); // settled once only
+    expect(allowance.left).toBe(1);
+    first.settle('made');
+    const third = allowance.take();
+    third.settle('made');
+    expect(allowance.left).toBe(0);
+    const refused = (() => {
+      try {
+        allowance.take();
+      } catch (error) {
+        return error as CliError;
+      }
+    })();
+    expect([refused?.code, refused?.message]).toEqual(['ImageLimitReached', 'this server generates at most 2 images a run (its user started it with --max-images 2), and has; nothing was sent']);
+    expect(new ImageAllowance(0).left).toBe(0);
+  });
+});
+
+describe('output schemas', () => {
+  it('say what each tool returns: generate_image its file, id, resource and the request at its wire names', () => {
+    const generated = z.toJSONSchema(generateImageOutput(), { io: 'output' }) as { required: string[]; properties: Record<string, { properties?: Record<string, { enum?: string[] }> }> };
+    expect(generated.required).toEqual(['file', 'bytes', 'id', 'uri', 'request']);
+    const request = generated.properties.request!.properties!;
+    for (const field of ENUM_FIELDS) expect(request[field]!.enum, field).toEqual([...SCENE_FIELDS[field].values]);
+    expect(Object.keys(request)).toEqual(expect.arrayContaining(['coordinates', 'tags', 'prompt', 'saveImage']));
+    const page = { content: [{ id: 'a', url: 'u', coordinates: { latitude: 1, longitude: 2, more: 1 }, resolution: 'HD', createdAt: 't', zoom: 'Low' }], totalElements: 1, totalPages: 1, page: 0, size: 20, pageable: {} };
+    expect(listImagesOutput().safeParse(page).success).toBe(true);
+    expect(listImagesOutput().safeParse({ ...page, content: Array(MAX_LISTED + 1).fill(page.content[0]) }).success).toBe(false);
+    expect(deleteImageOutput().safeParse({ deleted: 'a' }).success).toBe(true);
+  });
+});
+
+describe('chooseTools', () => {
+  it('serves every tool, those --tools names, less those --read-only bars', async () => {
+    const { chooseTools } = await import('../../../../src/commands/mcp/server.js');
+    expect(chooseTools({})).toEqual(['generate_image', 'list_images', 'delete_image']);
+    expect(chooseTools({ readOnly: true })).toEqual(['list_images']);
+    expect(chooseTools({ tools: 'delete_image, generate_image' })).toEqual(['generate_image', 'delete_image']);
+    expect(chooseTools({ tools: 'list_images', readOnly: true })).toEqual(['list_images']);
+    expect(() => chooseTools({ tools: 'generate_image', readOnly: true })).toThrow('--tools generate_image cannot be served with --read-only: generate_image spends credits');
+    expect(() => chooseTools({ tools: 'list_image' })).toThrow(/^--tools names no tool 'list_image' \(did you mean list_images\?\)/);
+    expect(() => chooseTools({ tools: 'list' })).toThrow("--tools names no tool 'list'; the tools are generate_image, list_images, delete_image");
   });
 });
