@@ -58,12 +58,12 @@ if (args.some(isVersionFlag) && args.length <= 2 && args.every((arg) => isVersio
     process.exit(1);
   });
   // Relative to this file's own URL: no path-to-URL conversion needed.
-  import('../dist/cli.js')
-    .then(({ main }) => main(process.argv))
+  import('../dist/cli.js').then(({ main, endProcess }) =>
     // main resolves once the command has ended and stdout and stderr have handed their data to
     // the reader; exiting now skips only the wait for V8's background compile threads.
-    .then((exitCode) => {
+    main(process.argv).then((exitCode) => {
       ended = true;
-      process.exit(exitCode);
-    });
+      endProcess(exitCode);
+    }),
+  );
 }

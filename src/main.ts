@@ -9,7 +9,7 @@ import { openContext, type ActionFactory, type CommandBody, type CommandRegistra
 import { fitHelpText, formatItem } from './cli/help-layout.js';
 import { Terminal } from './terminal/terminal.js';
 import { registrations } from './commands/index.js';
-import { Shutdown } from './process/shutdown.js';
+import { canReplaceProcess, exitNow, poolIsBusy, Shutdown, UNWIND_MS } from './process/shutdown.js';
 import { nearest } from './text/suggest.js';
 import { VERSION } from './bundle/version.js';
 
@@ -196,13 +196,38 @@ function errorFromUnknown(error: unknown, signal: AbortSignal): CliError {
 }
 
 /**
+ * Ends Node's own process once main() has resolved with `code`. An interrupted
+ * command may have left behind a call stuck in the thread pool (the write of
+ * an aborted download to a hung disk), which process.exit() would wait for.
+ * Where that cannot be helped without ending by the signal itself (Node 20),
+ * calls still in the pool are given UNWIND_MS to finish first: most are only
+ * slow, and the exit code then stays 130.
+ */
+export async function endProcess(code: number): Promise<void> {
+  if (code === ExitCode.Interrupted) {
+    for (const started = Date.now(); !canReplaceProcess && poolIsBusy() && Date.now() - started < UNWIND_MS; ) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    exitNow(code, stoppedBy);
+  }
+  process.exit(code);
+}
+
+/** The signal that stopped the command main() ran in Node's own process, for endProcess. */
+let stoppedBy: NodeJS.Signals | undefined;
+
+/**
  * Runs the command line in `proc` and resolves with the exit code once the
  * command has ended and stdout and stderr have handed all their data to the
  * reader, so the caller may exit the process at once. `argv` is as Node gives
  * it (the node binary and the script first).
  */
 export async function main(argv: string[], proc: Process = process): Promise<number> {
-  const shutdown = new Shutdown({ exit: (code) => proc.exit(code) });
+  const shutdown = new Shutdown({
+    // Node's own process ends without waiting for a call stuck in the thread pool (shutdown.ts).
+    exit: (code) => (proc === process ? exitNow(code, shutdown.interruptedBy) : proc.exit(code)),
+    onForcedExit: (reason) => report(reason),
+  });
   shutdown.attach(proc, proc);
 
   const jsonErrors = argv.includes('--json');
@@ -278,6 +303,7 @@ export async function main(argv: string[], proc: Process = process): Promise<num
     await shutdown.drain();
   }
   exitCode = shutdown.exitCode(exitCode);
+  if (proc === process) stoppedBy = shutdown.interruptedBy;
   shutdown.detach();
   return exitCode;
 }

@@ -220,6 +220,8 @@ export function fileSystemProblemOf(error: unknown): [problem: string, code: str
   const { code, syscall } = (error ?? {}) as NodeJS.ErrnoException;
   // mkdir -p meets EEXIST only where a file stands in the way of a directory.
   if (code === 'EEXIST') return syscall === 'mkdir' ? FILE_SYSTEM_PROBLEMS.ENOTDIR : ['it already exists', 'AlreadyExists'];
+  // makeDirectories makes one level at a time, its parent there: ENOENT is the file system refusing it (a directory under /proc).
+  if (code === 'ENOENT' && syscall === 'mkdir') return ['the file system does not allow a directory there', 'CannotCreateDirectory'];
   return code === undefined ? undefined : FILE_SYSTEM_PROBLEMS[code];
 }
 

@@ -14,7 +14,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ApiError, GenerationFailedError, NetworkError, type RequestError } from './errors.js';
 import { CorruptImageError } from './jpeg-verifier.js';
 import { isTransient } from './network-failure.js';
-import { SendRate } from './send-rate.js';
+import { SendRate, StartPacer } from './send-rate.js';
 import { CallBudget, type CallKind, type CallLimits } from './timeouts.js';
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -250,8 +250,11 @@ export async function withRetries<T>(policy: RetryPolicy, run: RetryRun, work: (
     // Each attempt runs within its room on the wire, given back as soon as the attempt is over.
     const outcome = await (wire ?? UNLIMITED).admit(async (ticket): Promise<Outcome<T>> => {
       // A 429 pauses every caller under the policy, first attempts included: they would only be refused too.
-      if (pause && !(await waited(pause.wait(stopSignal)))) return { stopped: true };
-      if (wire && !(await waited(wire.pace(stopSignal)))) return { stopped: true };
+      // One that came while this attempt waited for its turn to start holds it too.
+      do {
+        if (pause && !(await waited(pause.wait(stopSignal)))) return { stopped: true };
+        if (wire && !(await waited(wire.pace(stopSignal)))) return { stopped: true };
+      } while (pause && pause.remaining() > 0);
       if (signal?.aborted) throw signal.reason;
       if (stopSignal?.aborted) return { stopped: true };
       run.onAttempt?.(attempt);
@@ -324,10 +327,10 @@ export interface WireStats {
  * answers that are not 429 grow it by one, back up to --concurrency. Against a
  * service that answers at once the number on the wire does not bound the rate,
  * so the rate adapts too (send-rate.ts): nothing holds requests back until the
- * first 429, then a token bucket paces them at a rate that falls at each 429
- * and recovers cubically, never above --rate. Several processes sharing an
- * account's rate limit so settle near it, instead of all retrying at once
- * after each pause.
+ * first 429 (under --rate, from the first request), then their starts are
+ * spaced at a rate that falls at each 429 and recovers cubically, never above
+ * --rate. Several processes sharing an account's rate limit so settle near
+ * it, instead of all retrying at once after each pause.
  */
 export class WireLimiter {
   /** The in-flight limit, kept fractional so it can grow by 1/limit per answer. */
@@ -336,8 +339,8 @@ export class WireLimiter {
   private readonly queue: Array<() => void> = [];
   /** Bumped at every cut: a 429 to a request sent before the last cut does not cut again. */
   private round = 0;
-  /** Paces the attempts at the sending rate, once there is one (--rate, or the first 429). */
-  private bucket?: TokenBucket;
+  /** Spaces the attempts' starts at the sending rate, once there is one (--rate, or the first 429). */
+  private readonly pacer: StartPacer;
   /** The rate the attempts may start at, adapted to the 429s met, never above --rate. */
   readonly sendRate: SendRate;
   private readonly now: () => number;
@@ -354,6 +357,7 @@ export class WireLimiter {
     this.sleep = options.sleep;
     this.stats = { requests: 0, rateLimited: 0, lowestLimit: maxConcurrency };
     this.sendRate = new SendRate(options.ratePerSecond, this.now);
+    this.pacer = new StartPacer(this.now, this.sleep ?? sleep);
   }
 
   private readonly onCut?: (limit: number) => void;
@@ -402,13 +406,11 @@ export class WireLimiter {
     }
   }
 
-  /** Waits for the next token at the sending rate (at once while there is none); rejects when `signal` aborts first. */
+  /** Waits until an attempt may start at the sending rate (at once while there is none); rejects when `signal` aborts first. */
   pace(signal?: AbortSignal): Promise<void> {
     const rate = this.sendRate.rate;
     if (rate === undefined) return Promise.resolve();
-    if (this.bucket) this.bucket.ratePerSecond = rate;
-    else this.bucket = new TokenBucket(rate, this.now, this.sleep);
-    return this.bucket.take(signal);
+    return this.pacer.take(rate, signal);
   }
 
   private refused(round: number): void {
@@ -435,64 +437,6 @@ export class WireLimiter {
 }
 
 /**
- * The sending rate's token bucket: `ratePerSecond` tokens a second, holding at
- * most a tenth of a second's worth (at least one), so requests start evenly
- * spread rather than in bursts. A caller takes the next token in turn and
- * waits for the time it is due. The rate may change as it goes (send-rate.ts):
- * tokens earned so far were earned at the old rate.
- */
-export class TokenBucket {
-  private tokens: number;
-  private at: number;
-  private rate: number;
-
-  constructor(
-    ratePerSecond: number,
-    private readonly now: () => number = Date.now,
-    private readonly wait: Sleep = sleep,
-  ) {
-    this.rate = ratePerSecond;
-    this.tokens = this.capacity;
-    this.at = this.now();
-  }
-
-  get ratePerSecond(): number {
-    return this.rate;
-  }
-
-  set ratePerSecond(rate: number) {
-    if (rate === this.rate) return;
-    this.refill();
-    this.rate = rate;
-    this.tokens = Math.min(this.capacity, this.tokens);
-  }
-
-  private get capacity(): number {
-    return Math.max(1, this.rate / 10);
-  }
-
-  private refill(): void {
-    const now = this.now();
-    this.tokens = Math.min(this.capacity, this.tokens + ((now - this.at) / 1000) * this.rate);
-    this.at = now;
-  }
-
-  async take(signal?: AbortSignal): Promise<void> {
-    this.refill();
-    // Taken now even when it is not there yet: callers queue by the order they took their tokens in.
-    this.tokens -= 1;
-    if (this.tokens >= 0) return;
-    try {
-      await this.wait(Math.ceil((-this.tokens / this.rate) * 1000), signal);
-    } catch (error) {
-      // Not sent after all: the token goes back for the next caller.
-      this.tokens += 1;
-      throw error;
-    }
-  }
-}
-
-/**
  * A pause every caller under one policy honours before its next attempt:
  * when the service answers 429, all of them wait, not only the one refused.
  */
@@ -503,6 +447,7 @@ export class PauseGate {
     /** Told when a pause starts (not when one under way is made longer). */
     private readonly onPause?: (ms: number) => void,
     private readonly now: () => number = Date.now,
+    private readonly sleepFor: Sleep = sleep,
   ) {}
 
   pause(ms: number): void {
@@ -516,7 +461,7 @@ export class PauseGate {
   }
 
   async wait(signal?: AbortSignal): Promise<void> {
-    for (let left = this.remaining(); left > 0; left = this.remaining()) await sleep(left, signal);
+    for (let left = this.remaining(); left > 0; left = this.remaining()) await this.sleepFor(left, signal);
   }
 }
 

@@ -8,7 +8,16 @@
 // same, so together they settle near the account's rate.
 //
 // Pure logic on an injected clock: WireLimiter (retry.ts) feeds it what its
-// requests met and paces them with a token bucket at `rate`.
+// requests met and paces them with a StartPacer (below) at `rate`.
+//
+// The pacer keeps the promise of --rate N/s: at most N requests start in any
+// one-second window, evenly spaced, with no burst at the start (a token
+// bucket lets a bucketful through at once, which a service's sliding window
+// refuses when several processes share it). Each start comes at least 1/rate
+// after the one before, and never sooner than the rate allows after the
+// N-th before it, told by when they really started (a timer that fired late
+// does not let the next ones bunch up), with a margin for the way to the
+// service, whose own clock counts arrivals.
 
 /** The constants of the AWS SDKs' adaptive mode. */
 export const SEND_RATE = {
@@ -38,6 +47,8 @@ export class SendRate {
   private lastCut?: number;
   /** Seconds from a cut until the cubic is back at the refused rate. */
   private climbSeconds = 0;
+  /** When the answers of the last second that were not 429 came, oldest first. */
+  private readonly letThrough: number[] = [];
 
   constructor(
     /** --rate: the rate is never above it. */
@@ -60,6 +71,15 @@ export class SendRate {
     return (this.count * 1000) / Math.max(SEND_RATE.spanMs, this.now() - this.spanStart);
   }
 
+  /** Answers that were not 429 in the last second. */
+  private letThroughLastSecond(): number {
+    const since = this.now() - 1000;
+    let old = 0;
+    while (old < this.letThrough.length && this.letThrough[old]! <= since) old++;
+    this.letThrough.splice(0, old);
+    return this.letThrough.length;
+  }
+
   /** A request is being sent: counted towards the measured rate. */
   sent(): void {
     const now = this.now();
@@ -80,7 +100,10 @@ export class SendRate {
   refused(sentAt: number): boolean {
     if (this.lastCut !== undefined && sentAt < this.lastCut) return false;
     const sending = this.current === undefined ? this.sendingRate : Math.min(this.sendingRate, this.current);
-    this.refusedRate = Math.min(sending, this.ceiling ?? Infinity);
+    // What the service let through in the last second is this client's share of the limit, however fast it
+    // sent (a burst at the start measures far above it): the cut lands no higher than that share.
+    const share = this.letThroughLastSecond();
+    this.refusedRate = Math.min(sending, share > 0 ? share / SEND_RATE.beta : Infinity, this.ceiling ?? Infinity);
     this.climbSeconds = Math.cbrt((this.refusedRate * (1 - SEND_RATE.beta)) / SEND_RATE.scale);
     this.lastCut = this.now();
     this.current = Math.max(SEND_RATE.minimum, this.refusedRate * SEND_RATE.beta);
@@ -89,9 +112,75 @@ export class SendRate {
 
   /** An answer that was not 429: the rate climbs along the cubic, never past twice what is being sent. */
   answered(): void {
+    this.letThrough.push(this.now());
+    // Kept to the last second now and then, not only at a 429: a batch may never meet one.
+    if (this.letThrough.length > 1024) this.letThroughLastSecond();
     if (this.current === undefined || this.lastCut === undefined) return;
     const t = (this.now() - this.lastCut) / 1000;
     const cubic = SEND_RATE.scale * (t - this.climbSeconds) ** 3 + this.refusedRate;
     this.current = Math.max(SEND_RATE.minimum, Math.min(cubic, 2 * this.sendingRate, this.ceiling ?? Infinity));
   }
+}
+
+/** How much wider than a second the window a pacer keeps to is: room for the jitter on the way to the service. */
+export const PACE_MARGIN = 0.05;
+
+/** Waits `ms`, or rejects with the signal's own reason when it aborts first (retry.ts's sleep). */
+export type PaceSleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+/**
+ * When the next request may start, at `rate` requests a second (which may
+ * change between requests: send-rate's cuts and climbs). Callers wait in
+ * turn: each is let go at its time, the next one's counted from it.
+ */
+export class StartPacer {
+  /** When the caller before was let go (its slot, not the moment it woke: lateness does not pile up). */
+  private lastSlot = -Infinity;
+  /** When the last few callers really started, oldest first. */
+  private readonly starts: number[] = [];
+  /** Settles when the caller before has been let go (or has given up): the turn. */
+  private turn: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly now: () => number,
+    private readonly wait: PaceSleep,
+  ) {}
+
+  /** Waits until a request may start at `rate` a second; rejects (taking no turn) when `signal` aborts first. */
+  async take(rate: number, signal?: AbortSignal): Promise<void> {
+    const before = this.turn;
+    let passOn!: () => void;
+    this.turn = new Promise((resolve) => (passOn = resolve));
+    try {
+      await waitFor(before, signal);
+      const interval = (1000 / rate) * (1 + PACE_MARGIN);
+      // At most `inWindow` starts in any window of inWindow / rate seconds (a second, for whole rates):
+      // the start that many before this one, by when it really happened, sets the earliest this one may.
+      const inWindow = Math.max(1, Math.ceil(rate));
+      const windowStart = this.starts.length >= inWindow ? this.starts[this.starts.length - inWindow]! + inWindow * interval : -Infinity;
+      const slot = Math.max(this.now(), this.lastSlot + interval, windowStart);
+      const ms = slot - this.now();
+      if (ms > 0) await this.wait(Math.ceil(ms), signal);
+      this.lastSlot = slot;
+      this.starts.push(this.now());
+      if (this.starts.length > inWindow) this.starts.splice(0, this.starts.length - inWindow);
+    } finally {
+      // The next caller's turn comes once the one before this one has had its own, whatever this one did.
+      void before.then(passOn);
+    }
+  }
+}
+
+/** Waits for `promise`, or rejects with the signal's reason when it aborts first. */
+function waitFor(promise: Promise<void>, signal?: AbortSignal): Promise<void> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void promise.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
 }

@@ -80,6 +80,7 @@ export class RowRunner {
   /** Once aborted, no request is sent and no retry waited for. */
   private readonly stopSignal: AbortSignal;
   private readonly signal: AbortSignal;
+  private sentNotSettled = 0;
   stopError?: CliError;
 
   constructor(private readonly options: RunnerOptions) {
@@ -108,6 +109,14 @@ export class RowRunner {
     await jobs.return?.(undefined);
     const failure = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failure) throw failure.reason;
+  }
+
+  /**
+   * Rows paid for and not yet recorded: their request sent (or on its way to a
+   * retry), or their image being saved. The first signal lets them finish.
+   */
+  get paidForRows(): number {
+    return this.sentNotSettled;
   }
 
   /** The outcome of a row never started or cut off, given how the run ended. */
@@ -143,6 +152,19 @@ export class RowRunner {
   }
 
   private async runRow(job: Job): Promise<void> {
+    let sent = false;
+    const onSent = () => {
+      sent = true;
+      this.sentNotSettled++;
+    };
+    try {
+      await this.runRowUntilRecorded(job, onSent);
+    } finally {
+      if (sent) this.sentNotSettled--;
+    }
+  }
+
+  private async runRowUntilRecorded(job: Job, onSent: () => void): Promise<void> {
     const { row, key, file, target } = job.plan;
     const { manifest, outcomes, progress } = this.options;
     const notes: RowNotes = {};
@@ -152,7 +174,10 @@ export class RowRunner {
       stopSignal: this.stopSignal,
       onAttempt: (attempt) => {
         attempts = attempt.number;
-        if (attempt.number === 1) manifest.append({ row, key, status: 'started', file }, false);
+        if (attempt.number === 1) {
+          manifest.append({ row, key, status: 'started', file }, false);
+          onSent();
+        }
       },
       onRetry: (notice) => {
         if (notice.rateLimited) rateLimited++;

@@ -82,10 +82,11 @@ export async function moveOldSandboxData(env: Record<string, string | undefined>
   const from = join(configDir(env), 'sandbox');
   const to = defaultSandboxDir(env);
   if (from === to) return undefined;
-  const { cp, lstat, mkdir, rename, rm } = await import('node:fs/promises');
+  const { cp, lstat, rename, rm } = await import('node:fs/promises');
   const exists = (path: string) => lstat(path).then(() => true, () => false);
   if (!(await exists(from)) || (await exists(to))) return undefined;
-  await mkdir(dirname(to), { recursive: true, mode: 0o700 });
+  const { makeDirectories } = await import('../files/directories.js');
+  await makeDirectories(dirname(to), 0o700);
   try {
     await rename(from, to);
   } catch (error) {

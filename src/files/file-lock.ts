@@ -13,17 +13,30 @@
 //   - for a lock of another machine (a shared or network directory, another
 //     container), whose process cannot be looked at, once the file is older
 //     than its staleness: `staleMs` for withFileLock, RUN_LOCK_ABANDONED_MS
-//     since its holder last renewed it for a run lock.
+//     since its holder last renewed it for a run lock;
+//   - for a lock file that names no holder (empty, torn or not JSON: a crash
+//     between creating it and writing it, which takes a writer microseconds),
+//     once it is UNREADABLE_LOCK_STALE_MS old, or has been seen unchanged for
+//     that long (its time may be ahead of this machine's clock), or at once
+//     when what can be read of it names a holder on this machine that is gone.
+//
+// A takeover first renames the stale file to a name of its own, then checks
+// that what it moved is the file it judged: of two runs taking over one lock
+// at once only one moves it, and one that moved the other's fresh lock (taken
+// in between) puts it back. A holder releases its lock the same way.
 import { randomBytes } from 'node:crypto';
-import { readFileSync, readlinkSync } from 'node:fs';
-import { lstat, open, readFile, unlink, utimes } from 'node:fs/promises';
+import { readFileSync, readlinkSync, type Stats } from 'node:fs';
+import { link, lstat, open, readFile, rename, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { namingFile } from '../process/errors.js';
 
 export interface LockOptions {
   /** A lock older than this is considered abandoned. */
   staleMs?: number;
   /** How long to wait for a busy lock before giving up. */
   timeoutMs?: number;
+  /** The clock the ages of lock files are told by; injectable for tests. */
+  now?: () => number;
 }
 
 /** Who holds a lock, as its file says. */
@@ -45,6 +58,10 @@ export interface LockHolder {
 export const RUN_LOCK_RENEW_MS = 20_000;
 /** ...and a lock of another machine not renewed for this long is abandoned (clocks may differ by a little). */
 export const RUN_LOCK_ABANDONED_MS = 120_000;
+/** A lock file that names no holder is a crashed writer's once this old (a live writer names itself within microseconds). */
+export const UNREADABLE_LOCK_STALE_MS = 5_000;
+/** How often a lock file that names no holder yet is looked at again. */
+const UNREADABLE_POLL_MS = 50;
 
 export class LockTimeoutError extends Error {
   constructor(path: string, timeoutMs: number) {
@@ -62,14 +79,15 @@ export async function withFileLock<T>(path: string, fn: () => Promise<T>, option
   }
 }
 
-async function acquire(path: string, { staleMs = 10_000, timeoutMs = 15_000 }: LockOptions): Promise<() => Promise<void>> {
+async function acquire(path: string, { staleMs = 10_000, timeoutMs = 15_000, now = Date.now }: LockOptions): Promise<() => Promise<void>> {
   const holder = newHolder();
   const started = Date.now();
+  const watch = new UnreadableWatch(now);
   for (let attempt = 0; ; attempt++) {
     if (await create(path, holder)) return () => releaseIfOurs(path, holder.token);
     // A lock that cannot be looked at right now (it went, it came back) is waited for like a busy one;
     // one that is not a file at all is refused.
-    const seen = await look(path, staleMs).catch((error: NodeJS.ErrnoException) => {
+    const seen = await look(path, staleMs, watch, now).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOTREGULAR') throw error;
       return { gone: false };
     });
@@ -102,28 +120,28 @@ export interface BusyLock {
  * renewed every RUN_LOCK_RENEW_MS, so that a run on another machine can tell
  * a crashed holder's lock (not renewed) from a live one.
  */
-export async function holdRunLock(path: string, command: string): Promise<{ lock: RunLock } | { busy: BusyLock }> {
+export async function holdRunLock(path: string, command: string, options: { now?: () => number } = {}): Promise<{ lock: RunLock } | { busy: BusyLock }> {
+  const now = options.now ?? Date.now;
   const holder = { ...newHolder(), since: new Date().toISOString(), command };
-  for (let attempt = 0; ; attempt++) {
+  const watch = new UnreadableWatch(now);
+  for (;;) {
     if (await create(path, holder)) return { lock: runLock(path, holder) };
-    const seen = await look(path, RUN_LOCK_ABANDONED_MS);
+    const seen = await look(path, RUN_LOCK_ABANDONED_MS, watch, now);
     if (seen.gone) continue;
     if (seen.busy) return { busy: seen.busy };
-    // A lock file being written this very moment (still empty): its holder is a few microseconds from naming itself.
-    if (attempt > 100) throw new Error(`the lock ${path} stays unreadable; if no other aerial process is running, delete it`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    // A lock file that names no holder yet: a writer microseconds from naming itself, or a crashed
+    // one's, taken over within UNREADABLE_LOCK_STALE_MS.
+    await new Promise((resolve) => setTimeout(resolve, UNREADABLE_POLL_MS));
   }
 }
 
-/** Who holds the run lock at `path`, if anyone does: a lock whose holder is gone is removed. */
+/**
+ * Who holds the run lock at `path`, if anyone does: a lock whose holder is
+ * gone is removed. One that names no holder (yet) is not held by a run that
+ * has looked for others: a run writes its own lock before it looks.
+ */
 export async function runLockHolder(path: string): Promise<BusyLock | undefined> {
-  for (let attempt = 0; attempt <= 100; attempt++) {
-    const seen = await look(path, RUN_LOCK_ABANDONED_MS);
-    if (seen.gone || seen.absent) return undefined;
-    if (seen.busy) return seen.busy;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`the lock ${path} stays unreadable; if no other aerial process is running, delete it`);
+  return (await look(path, RUN_LOCK_ABANDONED_MS)).busy;
 }
 
 function runLock(path: string, holder: LockHolder): RunLock {
@@ -168,8 +186,9 @@ function thisMachine(): { boot?: string; pidns?: string } {
   return machine;
 }
 
+/** This process as a lock's holder; the fields that tell whether it is alive first, for a file cut off while written. */
 function newHolder(): LockHolder {
-  return { pid: process.pid, host: hostname(), token: randomBytes(8).toString('hex'), ...thisMachine() };
+  return { pid: process.pid, host: hostname(), ...thisMachine(), token: randomBytes(8).toString('hex') };
 }
 
 /** Creates the lock file naming `holder`; false when it exists already. */
@@ -188,7 +207,7 @@ async function create(path: string, holder: LockHolder): Promise<boolean> {
     // tell is abandoned would make the next writer wait for its staleness.
     await handle.close().catch(() => {});
     await unlink(path).catch(() => {});
-    throw error;
+    throw namingFile(error, path);
   }
   await handle.close();
   return true;
@@ -196,28 +215,90 @@ async function create(path: string, holder: LockHolder): Promise<boolean> {
 
 async function releaseIfOurs(path: string, token: string): Promise<void> {
   try {
-    const content = await readFile(path, 'utf8');
+    const [info, content] = await Promise.all([lstat(path), readFile(path, 'utf8')]);
     // Someone may have judged us stale and taken over; their lock is not ours to remove.
-    if (parseHolder(content)?.token === token) await unlink(path);
+    if (parseHolder(content)?.token === token) await removeIfUnchanged(path, { info, content });
   } catch {
     // Already gone.
+  }
+}
+
+/** A lock file as it was looked at: what it said, and which file it was. */
+interface SeenFile {
+  info: Stats;
+  content: string;
+}
+
+/**
+ * Removes the lock file at `path` if it is still the file `seen` (the same
+ * file, unchanged). It is renamed to a name of its own first: of several
+ * removers only one moves it, and what was moved is checked. A fresh lock,
+ * taken in the moment between, is put back where it was (unless yet another
+ * run has taken the place since). Returns whether `seen` was removed.
+ */
+async function removeIfUnchanged(path: string, seen: SeenFile): Promise<boolean> {
+  const aside = `${path}.${randomBytes(6).toString('hex')}.stale`;
+  try {
+    await rename(path, aside);
+  } catch (error) {
+    // Removed by another already (ENOENT): nothing of ours to do.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+  const moved = await Promise.all([lstat(aside), readFile(aside, 'utf8')]).catch(() => undefined);
+  if (moved && sameFile(moved[0], seen.info) && moved[1] === seen.content) {
+    await unlink(aside).catch(() => {});
+    return true;
+  }
+  // Another run's lock: back in its place, without replacing one taken there since (a link fails on an existing name).
+  try {
+    await link(aside, path);
+    await unlink(aside).catch(() => {});
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') await unlink(aside).catch(() => {});
+    // A file system without hard links: renamed back.
+    else await rename(aside, path).catch(() => {});
+  }
+  return false;
+}
+
+/** The same file, not changed since: its inode, size and modification time. */
+function sameFile(a: Stats, b: Stats): boolean {
+  return a.ino === b.ino && a.dev === b.dev && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
+/**
+ * How long a lock file that names no holder has been seen unchanged, by this
+ * process's clock: its own time cannot be trusted to tell its age when it is
+ * ahead of the clock (a network directory, another machine).
+ */
+class UnreadableWatch {
+  private seen?: { key: string; since: number };
+
+  constructor(private readonly now: () => number) {}
+
+  /** Milliseconds the file `key` describes has been seen unchanged (0 the first time). */
+  unchangedFor(key: string): number {
+    const now = this.now();
+    if (this.seen?.key !== key) this.seen = { key, since: now };
+    return now - this.seen.since;
   }
 }
 
 /**
  * What the lock file at `path` says: absent; gone (its holder was gone, and
  * the file has been removed); busy (a live holder, or one that cannot be
- * looked at and is not yet stale); or none of these (a file still being
- * written, not yet stale).
+ * looked at and is not yet stale); or none of these (a file that names no
+ * holder, not yet stale, or one another run is taking over right now).
  */
-async function look(path: string, staleMs: number): Promise<{ absent?: boolean; gone?: boolean; busy?: BusyLock }> {
+async function look(path: string, staleMs: number, watch?: UnreadableWatch, now: () => number = Date.now): Promise<{ absent?: boolean; gone?: boolean; busy?: BusyLock }> {
   let content: string;
-  let modifiedAt: number;
+  let info: Stats;
   try {
-    const info = await lstat(path);
+    info = await lstat(path);
     // A FIFO (or any other special file) in its place would hang the read below for ever.
     if (!info.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'ENOTREGULAR', path, syscall: 'open' });
-    modifiedAt = info.mtimeMs;
     content = await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -226,16 +307,21 @@ async function look(path: string, staleMs: number): Promise<{ absent?: boolean; 
     if (code === 'ENOENT') return { absent: true, gone: true };
     throw error;
   }
+  const renewedAgoMs = Math.max(0, now() - info.mtimeMs);
   const holder = parseHolder(content);
-  const local = holder !== undefined && onThisMachine(holder);
-  const renewedAgoMs = Math.max(0, Date.now() - modifiedAt);
-  const holderIsDead = holder !== undefined && (restartedSince(holder) || (local && !processIsAlive(holder.pid)));
-  if (!holderIsDead && renewedAgoMs <= staleMs) return holder ? { busy: { holder, local, renewedAgoMs } } : {};
-  // Re-read right before removing: if the file changed, someone else already took over.
-  const again = await readFile(path, 'utf8').catch(() => undefined);
-  if (again !== content) return {};
-  await unlink(path).catch(() => {});
-  return { gone: true };
+  if (holder) {
+    const local = onThisMachine(holder);
+    const holderIsDead = restartedSince(holder) || (local && !processIsAlive(holder.pid));
+    if (!holderIsDead && renewedAgoMs <= staleMs) return { busy: { holder, local, renewedAgoMs } };
+  } else {
+    // No holder named: a writer between creating the file and writing it, or one that crashed there.
+    const writerIsDead = tornWriterIsDead(content);
+    const unchangedFor = watch?.unchangedFor(`${info.ino}:${info.mtimeMs}:${content}`) ?? 0;
+    const stale = Math.min(staleMs, UNREADABLE_LOCK_STALE_MS);
+    if (!writerIsDead && renewedAgoMs <= stale && unchangedFor <= stale) return {};
+  }
+  // Its holder is gone: taken over, unless it changed meanwhile (someone else took over, or it was renewed).
+  return (await removeIfUnchanged(path, { info, content })) ? { gone: true } : {};
 }
 
 /** Whether the holder's pid is one this process can look at: the same host, and (where known) the same boot and pid namespace. */
@@ -250,6 +336,33 @@ function onThisMachine(holder: LockHolder): boolean {
 function restartedSince(holder: LockHolder): boolean {
   const here = thisMachine();
   return holder.host === hostname() && holder.boot !== undefined && here.boot !== undefined && holder.boot !== here.boot;
+}
+
+/**
+ * Whether a torn lock file (cut off while it was written) names a writer on
+ * this machine that is gone: its pid, host, boot id and pid namespace come
+ * first (newHolder's order), so what was written of them can be read. Where
+ * this machine has a pid namespace, the file must have got as far as naming
+ * its own: a container of the same host name sees other pids.
+ */
+function tornWriterIsDead(content: string): boolean {
+  const field = (name: string) => new RegExp(`"${name}":("(?:[^"\\\\]|\\\\.)*"|\\d+)[,}]`).exec(content)?.[1];
+  const read = (raw: string | undefined): unknown => {
+    try {
+      return raw === undefined ? undefined : JSON.parse(raw);
+    } catch {
+      return undefined;
+    }
+  };
+  const pid = read(field('pid'));
+  const host = read(field('host'));
+  const boot = read(field('boot'));
+  const pidns = read(field('pidns'));
+  if (typeof pid !== 'number' || host !== hostname()) return false;
+  const here = thisMachine();
+  if (typeof boot === 'string' && here.boot !== undefined && boot !== here.boot) return true;
+  if (here.pidns !== undefined && pidns !== here.pidns) return false;
+  return !processIsAlive(pid);
 }
 
 function parseHolder(content: string): LockHolder | undefined {

@@ -108,7 +108,9 @@ export async function checkOutputDirectory(dir: string, name: string, what: stri
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST' || code === 'ENOTDIR') throw new FileError(`${what}: cannot create directory ${dir}: a file is in the way, where a directory must be`, 'NotADirectory', dir, { cause: error });
-    throw fileErrorOf(error, `${what}: cannot create directory ${dir}`, dir) ?? error;
+    // The level that could not be made (its parents are there), which may be above `dir`.
+    const level = (error as NodeJS.ErrnoException).path ?? dir;
+    throw fileErrorOf(error, `${what}: cannot create directory ${level}`, level) ?? error;
   }
   const probe = tempPathFor(path);
   try {

@@ -9,6 +9,14 @@
 // and what is in flight gets STOP_GRACE_MS to finish and be recorded. The next
 // signal aborts; one more, or any signal once the command has ended, exits at
 // once.
+//
+// Every stop is bounded: a command told to end (aborted, or stopped with
+// nothing on the wire) has UNWIND_MS to do so, after which the process ends
+// without it, with the line and exit code it would have ended with (130 for a
+// signal, 141 for a reader gone). A call stuck in Node's thread pool (a hung
+// network file system, a FIFO nobody opens) never settles, so the command
+// awaiting it could never end by itself; and process.exit() itself waits for
+// the pool's threads, so exitNow() ends the process without that wait.
 import type { Writable } from 'node:stream';
 import { BrokenPipeError, CliError, ExitCode, fileSystemError, InterruptedError } from './errors.js';
 import { drained } from './streams.js';
@@ -18,6 +26,8 @@ export { drained };
 export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 /** How long requests in flight may take to finish after the first signal. */
 export const STOP_GRACE_MS = 30_000;
+/** How long a command told to end (a signal, a reader gone) has to end, its cleanups run, before the process ends without it. */
+export const UNWIND_MS = 1_000;
 
 /** Work on the wire that the first signal lets finish. */
 export interface InFlight {
@@ -42,8 +52,11 @@ const READER_GONE = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED']);
 
 export interface ShutdownOptions {
   graceMs?: number;
-  /** Ends the process; a test may catch it. */
+  unwindMs?: number;
+  /** Ends the process at once; a test may catch it. */
   exit?: (code: number) => void;
+  /** Says why, before the process ends without the command having ended: the line the command would have printed. */
+  onForcedExit?: (reason: CliError) => void;
 }
 
 export class Shutdown {
@@ -61,15 +74,21 @@ export class Shutdown {
   outputCause?: Error;
   private inFlight?: InFlight;
   private graceTimer?: NodeJS.Timeout;
+  /** Ends the process when a command told to end has not, UNWIND_MS later. */
+  private unwindTimer?: NodeJS.Timeout;
   private ended = false;
   private readonly detachers: Array<() => void> = [];
   private streams: Record<string, OutputStream> = {};
   private readonly graceMs: number;
+  private readonly unwindMs: number;
   private readonly exit: (code: number) => void;
+  private readonly onForcedExit?: (reason: CliError) => void;
 
   constructor(options: ShutdownOptions = {}) {
     this.graceMs = options.graceMs ?? STOP_GRACE_MS;
+    this.unwindMs = options.unwindMs ?? UNWIND_MS;
     this.exit = options.exit ?? ((code) => process.exit(code));
+    this.onForcedExit = options.onForcedExit;
   }
 
   /** Starts listening for the stop signals (`process`'s, or a test terminal's) and for failures of the output streams. */
@@ -91,6 +110,7 @@ export class Shutdown {
   end(): void {
     this.ended = true;
     clearTimeout(this.graceTimer);
+    clearTimeout(this.unwindTimer);
   }
 
   /** Waits until stdout and stderr have handed everything to the OS, and notes a failure they met doing it. */
@@ -125,6 +145,16 @@ export class Shutdown {
     this.stop(new InterruptedError(), (count, noun) => `${name === 'SIGINT' ? 'interrupted' : name}: finishing ${count} ${noun} in flight (at most ${this.graceMs / 1000}s); ${again} to abort`);
   }
 
+  /** Ends the process UNWIND_MS from now, for `reason`, unless the command has ended by then. */
+  private endWithinUnwind(reason: CliError): void {
+    if (this.ended || this.unwindTimer) return;
+    this.unwindTimer = setTimeout(() => {
+      if (this.ended) return;
+      this.onForcedExit?.(reason);
+      this.exit(this.exitCode(reason.exitCode));
+    }, this.unwindMs);
+  }
+
   private onOutputError(error: NodeJS.ErrnoException, stream: string): void {
     if (this.outputFailure) return;
     this.outputCause = error;
@@ -142,6 +172,8 @@ export class Shutdown {
     if (!inFlight || this.stopSignal.aborted) return this.abort(reason);
     this.stopper.abort(reason);
     const count = inFlight.count();
+    // Nothing on the wire: nothing paid for is waited for, so the command has only UNWIND_MS to end.
+    if (count === 0) this.endWithinUnwind(reason);
     const noun = (n: number) => `${inFlight.noun}${n === 1 ? '' : 's'}`;
     if (count > 0 && notice) inFlight.notice(notice(count, noun(count)));
     this.graceTimer = setTimeout(() => {
@@ -156,5 +188,43 @@ export class Shutdown {
     clearTimeout(this.graceTimer);
     if (!this.stopSignal.aborted) this.stopper.abort(reason);
     this.aborter.abort(reason);
+    this.endWithinUnwind(reason);
   }
+}
+
+/** Requests Node hands to its thread pool (file-system calls, name lookups, compression), by resource name. */
+const POOL_REQUEST = /^(FSReq|FileHandleCloseReq|GetAddrInfoReqWrap|GetNameInfoReqWrap|Zlib)/;
+
+/** Whether a call is in Node's thread pool now, which process.exit() would wait for. */
+export function poolIsBusy(): boolean {
+  return process.getActiveResourcesInfo().some((name) => POOL_REQUEST.test(name));
+}
+
+/** Whether exitNow() can end the process without waiting for the thread pool and without a signal (Node 22.15 and later). */
+export const canReplaceProcess = typeof (process as { execve?: unknown }).execve === 'function';
+
+/**
+ * Ends this process with `code` at once. process.exit() first waits for every
+ * thread of Node's pool to finish the call it is in: one stuck in a system
+ * call that never returns (a hung network file system) holds it for ever. So
+ * while a call is in the pool, process.execve (Node 22.15 and later) replaces
+ * the process without that wait, with a shell that exits with `code`; where
+ * it is missing (Node 20), the process is ended by `signal` itself, its
+ * default action restored, which does not wait either (a shell then reads 128
+ * plus its number: 130 for SIGINT, 143 for SIGTERM).
+ */
+export function exitNow(code: number, signal?: NodeJS.Signals): void {
+  if (poolIsBusy()) {
+    const { execve } = process as { execve?: (file: string, args: string[], env: Record<string, string>) => never };
+    try {
+      execve?.('/bin/sh', ['sh', '-c', `exit ${code}`], {});
+    } catch {
+      // No shell to become: the ways below.
+    }
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    }
+  }
+  process.exit(code);
 }

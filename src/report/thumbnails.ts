@@ -6,10 +6,11 @@
 // half-written one. One older than its image is made again; one whose image is
 // no longer in the report is removed.
 import { availableParallelism } from 'node:os';
-import { mkdir, opendir, rename, stat, unlink } from 'node:fs/promises';
+import { opendir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { TEMP_SUFFIX } from '../files/atomic-file.js';
+import { makeDirectories } from '../files/directories.js';
 import { fitName, nameTag, safeNamePart } from '../files/file-names.js';
 
 /** The box a thumbnail fits in: twice what a card shows, for high-density screens. */
@@ -97,7 +98,7 @@ export async function makeThumbnails(files: Iterable<string> | AsyncIterable<str
   // Each image is read once: libvips' cache of recent operations (50 MB by default) would only fill up, more as
   // the report has more images, and hold it.
   sharp.cache(false);
-  await mkdir(dir, { recursive: true });
+  await makeDirectories(dir);
   const without = new Set<string>();
   const result: ThumbnailResult = { of: (file) => (without.has(file) ? undefined : join(dir, thumbnailName(reportDir, file))), made: 0, reused: 0, failed: [] };
   const wanted = new WantedTags();

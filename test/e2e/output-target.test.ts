@@ -132,6 +132,32 @@ describe('output targets refused before anything is sent', () => {
     }
   });
 
+  it.skipIf(!can.mount)('a directory that cannot be made (under a private procfs mount, as /proc/nope): one line naming it, exit 2, at once, for every command that makes one', async () => {
+    // Node's own recursive mkdir loops for ever there on Node 20 to 24 (ENOENT with the parent present).
+    const proc = privateMount('proc')!;
+    try {
+      const nope = join(proc.path, 'nope');
+      const csv = join(work, 'rows.csv');
+      writeFileSync(csv, 'lat,lng\n1,2\n');
+      const runs: Array<[string[], RegExp]> = [
+        [['generate', ...SCENE, '-o', join(nope, 'x.jpg')], /^error: --output .*\/nope\/x\.jpg: cannot create directory .*\/nope: the file system does not allow a directory there$/],
+        [['export', nope], /^error: export: cannot create directory .*\/nope: the file system does not allow a directory there$/],
+        [['export', join(nope, 'deeper', 'still')], /^error: export: cannot create directory .*\/nope: the file system does not allow a directory there$/],
+        [['batch', csv, '--resolution', 'HD', '--output-template', join(nope, '{row}.jpg'), '--manifest', join(work, 'm.jsonl')], /^error: --output-template: cannot create directory .*\/nope: the file system does not allow a directory there$/],
+        [['batch', csv, '--resolution', 'HD', '--output-template', join(work, '{row}.jpg'), '--manifest', join(nope, 'm.jsonl')], /^error: --manifest .*\/nope\/m\.jsonl: the file system does not allow a directory there$/],
+        [['generate-async', ...SCENE, '--listen', '-o', join(nope, 'a.jpg')], /^error: --output .*\/nope\/a\.jpg: cannot create directory .*\/nope: the file system does not allow a directory there$/],
+      ];
+      for (const [args, message] of runs) {
+        const started = Date.now();
+        const result = await runCli(args, { configDir: home.path, env: sandbox.env(), cwd: work, timeout: 20_000 });
+        expect(Date.now() - started, args.join(' ')).toBeLessThan(5_000);
+        expectRefused(result, message);
+      }
+    } finally {
+      proc.unmount();
+    }
+  });
+
   it.skipIf(!can.mount)('a read-only file system (a private read-only tmpfs), for generate and batch', async () => {
     const readOnly = privateMount('tmpfs', ['-o', 'ro,size=1m'])!;
     try {

@@ -192,10 +192,10 @@ describe('the sandbox', () => {
    * The interface facts it shares with the client (the spec's constants, the
    * wire schema, the enums and the scene vocabulary), undici for the webhooks it
    * sends, and plain helpers that know nothing of the CLI: text, the bundle's
-   * worker scripts, atomic writes and locks, durations and deadlines.
+   * worker scripts, atomic writes, locks and directories, durations and deadlines.
    */
   const shared = (target: string) =>
-    ['api/spec.ts', 'api/schema.ts', 'api/enums.ts', 'api/undici.ts', 'files/atomic-file.ts', 'files/file-lock.ts', 'input/duration.ts', 'webhook/deadline.ts'].includes(target) ||
+    ['api/spec.ts', 'api/schema.ts', 'api/enums.ts', 'api/undici.ts', 'files/atomic-file.ts', 'files/directories.ts', 'files/file-lock.ts', 'input/duration.ts', 'webhook/deadline.ts'].includes(target) ||
     ['scene', 'text', 'bundle', 'sandbox'].includes(folderOf(target));
 
   it('imports only the interface facts it shares with the client, and plain helpers', () => {

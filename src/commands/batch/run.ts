@@ -385,8 +385,8 @@ async function sendRows(ctx: Context, { flags, options, jobs, pending, writer, o
   progress = await createProgress(io, { intervalMs: flags.progressIntervalMs });
   ctx.onCleanup(() => progress!.stop());
   const run = new RowRunner({ manifest: writer, produce, progress, outcomes, signal: ctx.signal, stopSignal: ctx.stopSignal });
-  // The requests on the wire have been paid for: the first signal lets them finish and be recorded.
-  ctx.finishInFlightOnStop({ count: () => wire.inFlight, noun: 'request', notice: (message) => progress.log(message) });
+  // The requests sent have been paid for: the first signal lets them finish, their images be saved and recorded.
+  ctx.finishInFlightOnStop({ count: () => run.paidForRows, noun: 'request', notice: (message) => progress.log(message) });
   const paced = ratePerSecond === undefined ? '' : ` at most ${formatRate(ratePerSecond)}`;
   io.info(`Generating ${pending} image${pending > 1 ? 's' : ''} with concurrency ${concurrency}${paced}${note}…`);
   let ending: Ending = {};

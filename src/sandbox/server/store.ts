@@ -16,11 +16,12 @@
 // are written before the record that names them and removed after it, so a
 // crash leaves at worst an orphan file, which the start-up sweep removes.
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GenerationRequest } from '../../api/schema.js';
 import type { StoredAccount } from './accounts.js';
 import { TEMP_SUFFIX, writeFileAtomic } from '../../files/atomic-file.js';
+import { makeDirectories } from '../../files/directories.js';
 import { withFileLock } from '../../files/file-lock.js';
 import { URL_LIFETIME_MS } from './signing.js';
 
@@ -164,7 +165,7 @@ export class SandboxStore {
   ) {}
 
   static async open(dataDir: string, options: { onWarning?: (message: string) => void } = {}): Promise<SandboxStore> {
-    await mkdir(join(dataDir, IMAGES_DIR), { recursive: true, mode: 0o700 });
+    await makeDirectories(join(dataDir, IMAGES_DIR), 0o700);
     return new SandboxStore(dataDir, options.onWarning ?? (() => {}));
   }
 

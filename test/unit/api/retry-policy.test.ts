@@ -13,7 +13,6 @@ import {
   NotRetriedError,
   PauseGate,
   persistentPolicy,
-  TokenBucket,
   WireLimiter,
   withRetries,
   type Attempt,
@@ -319,24 +318,6 @@ describe('WireLimiter', () => {
     expect(secondStarted).toBe(true);
   });
 
-  it('paces starts by --rate: a token bucket a tenth of a second deep', async () => {
-    let clock = 0;
-    const slept: number[] = [];
-    const bucket = new TokenBucket(20, () => clock, async (ms) => void slept.push(ms));
-    // Two tokens at once (a tenth of a second of 20/s), then one every 50 ms.
-    for (let i = 0; i < 5; i++) await bucket.take();
-    expect(slept).toEqual([50, 100, 150]);
-    clock += 1000;
-    await bucket.take();
-    expect(slept).toHaveLength(3);
-
-    const wire = new WireLimiter(64, { ratePerSecond: 200 });
-    const started = Date.now();
-    await Promise.all(Array.from({ length: 41 }, () => wire.admit(async () => wire.pace())));
-    // 20 tokens at once, the other 21 over about 100 ms.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(95);
-  });
-
   it('paces nothing until a 429, then at the rate cut from what was being sent, never above --rate', async () => {
     let clock = 0;
     const slept: number[] = [];
@@ -357,7 +338,7 @@ describe('WireLimiter', () => {
     expect(slept).toEqual([]);
     await send(true);
     expect(wire.sendRate.rate).toBeCloseTo(70, 0);
-    // From now on the bucket spaces them about 1/70 s apart, even against answers that come at once.
+    // From now on their starts are spaced about 1/70 s apart, even against answers that come at once.
     for (let i = 0; i < 20; i++) await send(false, 0);
     expect(slept.length).toBeGreaterThan(10);
     expect(Math.max(...slept)).toBeLessThanOrEqual(Math.ceil(1000 / 70));
@@ -366,25 +347,33 @@ describe('WireLimiter', () => {
     expect(capped.sendRate.rate).toBe(5);
   });
 
-  it('changes the bucket\'s rate as it goes, keeping the tokens earned at the old one', async () => {
+  it('an attempt whose turn to start comes during a 429\'s pause waits for the pause too, and is sent after it', async () => {
     let clock = 0;
-    const slept: number[] = [];
-    const bucket = new TokenBucket(10, () => clock, async (ms) => void slept.push(ms));
-    await bucket.take();
-    bucket.ratePerSecond = 2;
-    await bucket.take();
-    expect(slept).toEqual([500]);
-  });
-
-  it('gives a token back when the wait for it is given up', async () => {
-    let clock = 0;
-    const bucket = new TokenBucket(1, () => clock, (ms, signal) => new Promise((_, reject) => signal!.addEventListener('abort', () => reject(signal!.reason))));
-    await bucket.take();
-    const stop = new AbortController();
-    const waiting = bucket.take(stop.signal);
-    stop.abort(new Error('stop'));
-    await expect(waiting).rejects.toThrow('stop');
-    clock += 1000;
-    await bucket.take();
+    // Sleeps resolve when the test says, moving the clock to their end.
+    const sleeping: Array<() => void> = [];
+    const sleep = (ms: number) => new Promise<void>((resolve) => sleeping.push(() => ((clock = Math.max(clock, clock + ms)), resolve())));
+    const wire = new WireLimiter(4, { ratePerSecond: 1, now: () => clock, sleep });
+    const pause = new PauseGate(undefined, () => clock, sleep);
+    const policy: RetryPolicy = { ...batch(), pause, wire, sleep };
+    const sentAt: number[] = [];
+    const work = async () => void sentAt.push(clock);
+    await withRetries(policy, { kind: 'generation' }, work);
+    // The second waits for its turn (a second after the first)...
+    const second = withRetries(policy, { kind: 'generation' }, work);
+    await tick();
+    expect(sleeping).toHaveLength(1);
+    // ...while a 429 elsewhere pauses everyone for 5 s.
+    pause.pause(5_000);
+    sleeping.shift()!();
+    await tick();
+    expect(sentAt).toEqual([0]);
+    // Its turn came inside the pause: it waits out the rest of the pause, and a turn after it.
+    while (sentAt.length < 2) {
+      expect(sleeping.length).toBeGreaterThan(0);
+      sleeping.shift()!();
+      await tick();
+    }
+    await second;
+    expect(sentAt[1]).toBeGreaterThanOrEqual(5_000);
   });
 });
