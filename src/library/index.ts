@@ -1,5 +1,5 @@
 // 'aerial': the library's public surface (docs/library.md). What is exported
-// here is what is supported; test/e2e/library-package.test.ts holds the
+// here is what is supported; test/heavy/library-package.test.ts holds the
 // package's exports to this list. Every class a call can throw is here. The
 // sandbox is 'aerial/sandbox' (sandbox.ts), kept apart so that importing the
 // client loads none of it.

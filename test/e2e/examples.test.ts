@@ -36,7 +36,7 @@ const ID_PLACEHOLDERS: Array<[placeholder: string, image: number]> = [
  * The lines not run (matched without their comment): the project's own npm
  * and node scripts (the checkout is built already: `npm ci && …` runs what
  * follows; the bench and the OpenAPI proxy have tests of their own), packing
- * and installing the package (test/e2e/installed-package.test.ts does that,
+ * and installing the package (test/heavy/installed-package.test.ts does that,
  * into a temporary prefix), other vendors' CLIs (aws, Slurm's sbatch, ngrok, cloudflared), a
  * `<placeholder>` for something only the reader has (a tunnel's name, a key
  * printed elsewhere), and a session on fixed local ports: a server started in

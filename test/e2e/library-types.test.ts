@@ -3,7 +3,7 @@
 // or with readonly arrays is taken, a record's resolution and an ApiError's code
 // narrow to the spec's values, the runtime lists of values type as theirs, the
 // new options and errors are there, and a value the vocabulary does not have is
-// refused on its line. (test/e2e/library-package.test.ts does the same from the
+// refused on its line. (test/heavy/library-package.test.ts does the same from the
 // packed tarball, installed.)
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

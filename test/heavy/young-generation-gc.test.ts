@@ -5,10 +5,10 @@
 // about the cap.
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { inOwnNode } from '../../helpers/own-node.js';
+import { inOwnNode } from '../helpers/own-node.js';
 
 const MiB = 1024 * 1024;
-const subject = fileURLToPath(new URL('../../../src/process/young-generation.ts', import.meta.url));
+const subject = fileURLToPath(new URL('../../src/process/young-generation.ts', import.meta.url));
 
 it('caps the young generation after a collection reaches 16 MiB, when the work yields to the event loop as a walk does', () => {
   // The allocation that takes the young generation to 128 MiB on Node 24 (young-generation.test.ts), run in
