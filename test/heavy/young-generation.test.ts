@@ -1,7 +1,7 @@
 // The cap on V8's young generation that long walks put in place
 // (src/process/young-generation.ts). Each test file runs in a process of its
 // own, so the flag set here stays here. That it keeps a walk of a million
-// images under 200 MB is shown end to end (test/heavy/history-scale.test.ts).
+// images under 200 MiB is shown end to end (test/heavy/history-scale.test.ts).
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
