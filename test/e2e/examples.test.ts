@@ -233,11 +233,27 @@ async function workspace(): Promise<{ dir: string; home: string; configDir: stri
   return { dir, home, configDir, key, ids: await idsOf(key) };
 }
 
+/** Whether `line` starts a sandbox that serves until Ctrl-C (`aerial sandbox reset` ends by itself). */
+function servesSandbox(line: string): boolean {
+  return /^aerial sandbox( |$)/.test(line) && !/^aerial sandbox reset\b/.test(line);
+}
+
+/**
+ * A sandbox example on a free port instead of the one it names or the default
+ * (4010): a sandbox the reader already has running there must not fail the
+ * suite, nor another run of it. The one change made to a line as pasted.
+ */
+function onFreePort(line: string): string {
+  const port = /(^|\s)--port(?:=|\s+)\d+/;
+  return port.test(line) ? line.replace(port, '$1--port 0') : line.replace(/^aerial sandbox\b/, 'aerial sandbox --port 0');
+}
+
 /** Runs one example line on a pseudo-terminal in a fresh workspace; the exit code and what the terminal showed. */
 async function run(example: Example): Promise<{ exitCode: number | null; screen: string; line: string }> {
   const ws = await workspace();
   let line = example.line.replace(/^npm ci && /, '');
   for (const [placeholder, image] of ID_PLACEHOLDERS) line = line.replaceAll(placeholder, ws.ids[image]!.slice(0, 8));
+  if (servesSandbox(line)) line = onFreePort(line);
   const answers = answersFor(line, ws.key, sandbox.url);
   const session = spawnShellInPty(line, {
     configDir: ws.configDir,
@@ -345,9 +361,10 @@ describe.skipIf(!ptyAvailable() || !available(command('jq', ['--version'], 'apt-
   for (const example of runnable) {
     it(`${example.source}: ${example.line}`, async () => {
       const { exitCode, screen, line } = await run(example);
-      // `aerial sandbox reset` ends by itself; `aerial sandbox` serves until Ctrl-C.
-      const server = /^aerial sandbox( |$)/.test(line) && !/^aerial sandbox reset\b/.test(line);
+      const server = servesSandbox(line);
       expect(exitCode, `${line}\n${screen.slice(-3000)}`).toBe(server ? 130 : 0);
+      // Served where the OS chose, whatever port the example names.
+      if (server) expect(screen).toMatch(/127\.0\.0\.1:(?!4010\b)\d+/);
     }, 90_000);
   }
 });
