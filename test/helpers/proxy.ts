@@ -6,9 +6,9 @@
 // host:port). Also a bare CONNECT recorder, for requests to hosts no test may
 // reach: it notes the target and refuses.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { tempDir } from './cli.js';
 import { serveOnLoopback } from './hostile-server.js';
@@ -44,7 +44,12 @@ export function tinyproxyInstalled(): boolean {
   return spawnSync('tinyproxy', ['-v']).status === 0;
 }
 
-/** A port nothing listens on right now (the OS's choice, released again). */
+/**
+ * A port nothing listens on right now (the OS's choice, released again), for a
+ * connection that must be refused. Never bound again by a server here: servers
+ * listen on port 0, and tinyproxy, which takes its port from its config file,
+ * starts over on another when one was taken meanwhile (startTinyproxy).
+ */
 export async function freePort(): Promise<number> {
   const server = createTcpServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -53,16 +58,8 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-function accepting(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
+/** tinyproxy's exit status when it cannot bind its port (EX_OSERR: "Could not create listening sockets"). */
+const TINYPROXY_COULD_NOT_LISTEN = 71;
 
 function parseLog(text: string): ProxiedRequest[] {
   const requests: ProxiedRequest[] = [];
@@ -76,6 +73,10 @@ export async function startTinyproxy(options: TinyproxyOptions = {}): Promise<Ru
   if (!tinyproxyInstalled()) throw new Error('tinyproxy is not installed: apt-get install tinyproxy (.ci/run does)');
   const dir = tempDir('aerial-tinyproxy-');
   const logFile = join(dir.path, 'tinyproxy.log');
+  // tinyproxy takes its port from its config file, not from a socket handed to it, so the port is a candidate
+  // the OS gave out a moment ago, which another process may bind first. tinyproxy then cannot bind it and exits
+  // (status 71) before it writes its log; having bound it, it opens its log. So: the log is there, the port is
+  // tinyproxy's; it exited with 71, the port was taken, and it starts again on a fresh candidate.
   for (let tries = 0; ; tries++) {
     const port = await freePort();
     const config = [
@@ -97,20 +98,19 @@ export async function startTinyproxy(options: TinyproxyOptions = {}): Promise<Ru
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     let up = false;
-    for (let i = 0; i < 100 && child.exitCode === null; i++) {
-      if (await accepting(port)) {
+    for (let i = 0; i < 200 && child.exitCode === null; i++) {
+      if (existsSync(logFile)) {
         up = true;
         break;
       }
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await new Promise((resolve) => setTimeout(resolve, 25));
     }
     if (!up) {
-      child.kill('SIGKILL');
+      if (child.exitCode === null) child.kill('SIGKILL');
       await exited;
-      // Another process may have taken the port between freePort() and tinyproxy's bind.
-      if (tries < 3) continue;
+      if (child.exitCode === TINYPROXY_COULD_NOT_LISTEN && tries < 5) continue;
       dir.remove();
-      throw new Error(`tinyproxy did not start: ${stderr}`);
+      throw new Error(`tinyproxy did not start (exit ${child.exitCode ?? child.signalCode}): ${stderr}`);
     }
     const log = () => {
       try {
