@@ -53,13 +53,25 @@ export interface SlurmCluster {
 /** Slots of the one node: four, so an array of four runs at once, as on four nodes. */
 const CPUS = 4;
 
-async function freePort(): Promise<number> {
+/**
+ * A port the OS gave out a moment ago and took back: a candidate for a daemon
+ * that takes its port from slurm.conf. Another process may bind it first; the
+ * daemon then cannot, ends, and the cluster starts again on fresh ones
+ * (startSlurmCluster).
+ */
+async function candidatePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, resolve));
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+/** What slurmctld and slurmd log (as they end, fatal) when their port is bound already. */
+const PORT_TAKEN = /Address already in use/;
+
+/** A cluster's start that ended because a daemon's port was taken meanwhile. */
+class PortTaken extends Error {}
 
 /** The pids of live processes whose environment holds `entry`: the cluster's, by its SLURM_CONF. */
 function processesWith(entry: string): number[] {
@@ -81,6 +93,16 @@ function runQuietly(file: string, args: string[], env: NodeJS.ProcessEnv): strin
 }
 
 export async function startSlurmCluster(): Promise<SlurmCluster> {
+  for (let tries = 0; ; tries++) {
+    try {
+      return await startOnce();
+    } catch (error) {
+      if (!(error instanceof PortTaken) || tries >= 4) throw error;
+    }
+  }
+}
+
+async function startOnce(): Promise<SlurmCluster> {
   const dir = tempDir('aerial-slurm-');
   const path = (...parts: string[]) => join(dir.path, ...parts);
   for (const sub of ['munge', 'state', 'spool', 'log']) mkdirSync(path(sub), { mode: 0o700 });
@@ -150,7 +172,7 @@ export async function startSlurmCluster(): Promise<SlurmCluster> {
     );
     await until(() => existsSync(socket), 'munged to open its socket');
 
-    const [controllerPort, nodePort] = [await freePort(), await freePort()];
+    const [controllerPort, nodePort] = [await candidatePort(), await candidatePort()];
     writeFileSync(path('plugstack.conf'), '');
     writeFileSync(
       conf,
@@ -193,11 +215,17 @@ export async function startSlurmCluster(): Promise<SlurmCluster> {
     );
     daemon('slurmctld', ['-D', '-i'], path('log', 'slurmctld.out'));
     daemon('slurmd', ['-D', '-N', 'localhost'], path('log', 'slurmd.out'));
-    await until(() => /^idle\b/m.test(runQuietly('sinfo', ['--noheader', '--format=%t'], env)), 'the node to come up idle');
+    await until(() => {
+      // A daemon that ended will not come back: no need to wait the whole timeout.
+      const ended = daemons.find((child) => child.exitCode !== null || child.signalCode !== null);
+      if (ended) throw new Error(`${ended.spawnfile} ended (${ended.exitCode ?? ended.signalCode}) before the node came up`);
+      return /^idle\b/m.test(runQuietly('sinfo', ['--noheader', '--format=%t'], env));
+    }, 'the node to come up idle');
   } catch (error) {
+    const written = `${logs()}\n${['slurmctld.out', 'slurmd.out'].map((name) => (existsSync(path('log', name)) ? readFileSync(path('log', name), 'utf8') : '')).join('\n')}`;
     const message = `${(error as Error).message}\n${logs()}`;
     await stop();
-    throw new Error(message);
+    throw PORT_TAKEN.test(written) ? new PortTaken(message) : new Error(message);
   }
   return { conf, env: slurmEnv, logs, stop };
 }
