@@ -2,7 +2,7 @@
 // prefix, and every command run from an unrelated directory, on each Node line
 // users run (real Node builds from npm, scripts/node-lines.mjs) and on this
 // machine's. The installed `aerial` is found on PATH, as a shell finds it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { execa } from 'execa';
@@ -65,7 +65,22 @@ describe('the packed tarball', () => {
   });
 });
 
-const lines = [...nodeLines(NODE_LINES), { line: `${process.versions.node.split('.')[0]} (this machine's)`, node: process.execPath }];
+/** The major version of the Node at `node`. */
+function majorOf(node: string): string {
+  return execFileSync(node, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).trim();
+}
+
+/**
+ * The lines users run (22, 24, 26), this machine's Node, and the Node that
+ * AERIAL_TEST_ALSO_NODE names (.ci/run runs this file on Node 24 and names the
+ * machine's own there, Node 20, the oldest the package supports): each major once.
+ */
+const extraNodes = [process.execPath, ...(process.env.AERIAL_TEST_ALSO_NODE ? [process.env.AERIAL_TEST_ALSO_NODE] : [])];
+const lines = [...nodeLines(NODE_LINES)];
+for (const node of extraNodes) {
+  const major = majorOf(node);
+  if (!lines.some(({ line }) => line.split(' ')[0] === major)) lines.push({ line: `${major} (${node === process.execPath ? "this machine's" : node})`, node });
+}
 
 describe.each(lines)('installed, on Node $line', ({ node }) => {
   const home = tempDir('aerial-installed-home-');
