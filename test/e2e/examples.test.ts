@@ -44,7 +44,7 @@ const ID_PLACEHOLDERS: Array<[placeholder: string, image: number]> = [
  * :4020.
  */
 const NOT_RUN =
-  /^npm (ci|test|run bench|pack)$|^npm run build && node (bench|scripts)\/|^node (bench|scripts)\/|^npm install --global \S+\.tgz$|^aws |^array=\$\(aws |^(array=\$\()?sbatch |^(ngrok|cloudflared) |<[a-z][a-z -]*>|&$|127\.0\.0\.1:40[12]0/;
+  /^npm (ci|test|run test:(quick|all)|run bench|pack)$|^npm run build && node (bench|scripts)\/|^node (bench|scripts)\/|^npm install --global \S+\.tgz$|^aws |^array=\$\(aws |^(array=\$\()?sbatch |^(ngrok|cloudflared) |<[a-z][a-z -]*>|&$|127\.0\.0\.1:40[12]0/;
 
 /** A line of shell without its trailing comment (a `#` after white space, outside quotes). */
 function withoutComment(line: string): string {
@@ -329,7 +329,9 @@ describe('the examples are found', () => {
       'npm test',
       // docs/development.md
       'npm ci            # installs and builds (the esbuild bundle in dist/)',
-      'npm test          # build, typecheck, vitest (unit + end-to-end)',
+      expect.stringMatching(/^npm run test:quick +# build, then the unit project/),
+      expect.stringMatching(/^npm test +# build, typecheck, the unit and e2e projects/),
+      expect.stringMatching(/^npm run test:all +# build, typecheck, every project/),
       expect.stringMatching(/^npm run bench +# start-up \(on Node 22, 24, 26/),
       expect.stringMatching(/^npm pack +# the tarball users install/),
       // docs/sandbox.md: the OpenAPI document and its proxy, on fixed ports; the sandbox's bench
