@@ -69,6 +69,16 @@ function methodsAlong(prototype: object | null): string[] {
   return names;
 }
 
+describe('undici’s version', () => {
+  it('is one exact version in package.json and the lockfile, the one installed: the build rewrites its entry point, so an upgrade is a change of its own', () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; devDependencies?: Record<string, string> }> };
+    const installed = (createRequire(import.meta.url)('undici/package.json') as { version: string }).version;
+    expect(manifest.devDependencies.undici).toMatch(/^\d+\.\d+\.\d+$/);
+    expect([manifest.devDependencies.undici, lock.packages['']!.devDependencies!.undici, lock.packages['node_modules/undici']!.version]).toEqual([installed, installed, installed]);
+  });
+});
+
 describe('undici as bundled, tree-shaken', () => {
   let server: Server;
   let origin: string;
