@@ -2,12 +2,14 @@
 // holds only what `--help` and `--version` need; every heavy dependency sits
 // in a chunk that is loaded the first time a command reaches for it (startup
 // is a goal). bin/aerial.js turns on Node's own compile cache before it loads
-// the bundle, so later runs skip compiling it.
+// the bundle, so later runs skip compiling it; that is the only cache. Two
+// passes, esbuild then Rollup (scripts/regroup.mjs): docs/development.md
+// ("The build") says why.
 import { build } from 'esbuild';
 import { regroup } from './regroup.mjs';
 import { rollup } from 'rollup';
 import { dts } from 'rollup-plugin-dts';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
