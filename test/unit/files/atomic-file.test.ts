@@ -6,7 +6,8 @@
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { globSync } from 'tinyglobby';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makePrivateTempDirectory, writeFileAtomic, writeFileAtomicStream } from '../../../src/files/atomic-file.js';
 import { fileSystemFailure } from '../../../src/process/errors.js';
@@ -133,5 +134,15 @@ describe('makePrivateTempDirectory', () => {
       else process.env.TMPDIR = before;
       rmSync(shared, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the shared temp directory', () => {
+  it('is used by atomic-file.ts alone (makePrivateTempDirectory), and nothing in src/ writes a file with writeFileSync', () => {
+    const root = join(import.meta.dirname, '..', '..', '..');
+    const found = globSync('src/**/*.ts', { cwd: root, absolute: true })
+      .filter((file) => /\btmpdir\(|\bmkdtemp(Sync)?\(|\bwriteFileSync\(/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(root, file));
+    expect(found).toEqual(['src/files/atomic-file.ts']);
   });
 });
