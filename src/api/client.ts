@@ -12,7 +12,8 @@ import { download, type ImageSink, type ReceivedImage } from './image-download.j
 import { imageIdSegment } from './image-id.js';
 import { networkFailure, oneLine, responseTimeout, type FailureScene } from './network-failure.js';
 import type { ProxySettings } from './proxy.js';
-import { DEFAULT_RETRY_POLICY, withRetries, type Attempt, type RetryHooks, type RetryNotice, type RetryPolicy, type Sleep } from './retry.js';
+import { DEFAULT_RETRY_POLICY, withRetries, type Attempt, type RetryHooks, type RetryNotice, type RetryPolicy } from './retry.js';
+import type { Sleep } from './sleep.js';
 import { Redactor, type Redact } from '../text/secrets.js';
 import { API_PATH } from './spec.js';
 import { CallBudget, DEFAULT_TIMEOUTS, timeoutMessage, type CallKind, type Timeouts } from './timeouts.js';

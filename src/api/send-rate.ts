@@ -7,7 +7,7 @@
 // was refused, then probing beyond it. Every client sharing the limit does the
 // same, so together they settle near the account's rate.
 //
-// Pure logic on an injected clock: WireLimiter (retry.ts) feeds it what its
+// Pure logic on an injected clock: WireLimiter (wire-limiter.ts) feeds it what its
 // requests met and paces them with a StartPacer (below) at `rate`.
 //
 // The pacer keeps the promise of --rate N/s: at most N requests start in any
@@ -18,6 +18,8 @@
 // N-th before it, told by when they really started (a timer that fired late
 // does not let the next ones bunch up), with a margin for the way to the
 // service, whose own clock counts arrivals.
+
+import type { Sleep } from './sleep.js';
 
 /** The constants of the AWS SDKs' adaptive mode. */
 export const SEND_RATE = {
@@ -125,9 +127,6 @@ export class SendRate {
 /** How much wider than a second the window a pacer keeps to is: room for the jitter on the way to the service. */
 export const PACE_MARGIN = 0.05;
 
-/** Waits `ms`, or rejects with the signal's own reason when it aborts first (retry.ts's sleep). */
-export type PaceSleep = (ms: number, signal?: AbortSignal) => Promise<void>;
-
 /**
  * When the next request may start, at `rate` requests a second (which may
  * change between requests: send-rate's cuts and climbs). Callers wait in
@@ -143,7 +142,7 @@ export class StartPacer {
 
   constructor(
     private readonly now: () => number,
-    private readonly wait: PaceSleep,
+    private readonly wait: Sleep,
   ) {}
 
   /** Waits until a request may start at `rate` a second; rejects (taking no turn) when `signal` aborts first. */

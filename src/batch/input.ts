@@ -18,12 +18,12 @@
 //   around an object are fine;
 // - JSON: an array of objects, or objects one after another (json-values.ts).
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
+import { makePrivateTempDirectory } from '../files/atomic-file.js';
 import { fileSystemProblem, UsageError } from '../process/errors.js';
 import { checkDelimiter, delimiterFlag, parseDelimiter } from './csv-dialect.js';
 import { inputError, shownPath, surveyText, textChunks, unixLineEnds } from './input-text.js';
@@ -91,7 +91,7 @@ export class BatchInput {
         if (info.size > MAX_BATCH_FILE_BYTES) throw tooLarge(path);
       } else {
         // Read once into a private copy: the passes over the rows each need the whole input.
-        spool = mkdtempSync(join(tmpdir(), 'aerial-batch-input-'));
+        spool = makePrivateTempDirectory('aerial-batch-input-');
         file = join(spool, 'input');
         await copyBounded(path === '-' ? (options.stdin ?? process.stdin) : createReadStream(path), file, path);
       }
@@ -273,7 +273,7 @@ function tooLarge(path: string): UsageError {
   return new UsageError(`batch file ${shownPath(path)} is larger than ${MAX_BATCH_FILE_BYTES / 1024 / 1024} MiB; split it into several batches`);
 }
 
-/** Copies a stream to `file` (mode 0600), refusing more than the limit. */
+/** Copies a stream to the new file `file` (created exclusively, mode 0600), refusing more than the limit. */
 async function copyBounded(stream: NodeJS.ReadableStream, file: string, path: string): Promise<void> {
   let bytes = 0;
   const limit = new Transform({
@@ -282,7 +282,7 @@ async function copyBounded(stream: NodeJS.ReadableStream, file: string, path: st
       done(bytes > MAX_BATCH_FILE_BYTES ? tooLarge(path) : null, chunk);
     },
   });
-  await pipeline(stream, limit, createWriteStream(file, { mode: 0o600 }));
+  await pipeline(stream, limit, createWriteStream(file, { flags: 'wx', mode: 0o600 }));
 }
 
 /** The start of the file, for telling the format and the separator. */

@@ -2,9 +2,9 @@
 // memory: each row's result is written to a private spool file the moment it
 // is known, with its place noted in a few bytes per row. The summary then
 // reads them back in row order, however many there are.
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { makePrivateTempDirectory } from '../files/atomic-file.js';
 import type { Shard } from './shard.js';
 import type { OutcomeStatus, RowOutcome } from './summary.js';
 
@@ -48,8 +48,8 @@ export class OutcomeLog {
   ) {
     this.capacity = shard ? Math.ceil(rowsAtMost / shard.count) : rowsAtMost;
     this.total = this.capacity;
-    this.dir = mkdtempSync(join(tmpdir(), 'aerial-batch-outcomes-'));
-    this.fd = openSync(join(this.dir, 'outcomes.jsonl'), 'w+', 0o600);
+    this.dir = makePrivateTempDirectory('aerial-batch-outcomes-');
+    this.fd = openSync(join(this.dir, 'outcomes.jsonl'), 'wx+', 0o600);
     // The open descriptor is all the spool needs: removed now, it cannot be
     // left behind in the temp dir by a process killed with SIGKILL. Where an
     // open file cannot be removed, close() removes it.

@@ -3,7 +3,9 @@
 // one, never a torn write. Temp file, fsync, rename, fsync of the directory;
 // writers that rename in one directory at the same time share that last fsync.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { namingFile } from '../process/errors.js';
 
@@ -18,6 +20,18 @@ export const TEMP_SUFFIX = '.tmp';
  * export's report piled up 10 MB there as the page was written.
  */
 export const GATHERED_CHARS = 32 * 1024;
+
+/**
+ * A new directory in the OS temp directory (shared by every user on a login
+ * node) for files aerial keeps while it runs: made by mkdtemp, so its name
+ * ends in random characters, it is created exclusively (never one another
+ * user made first, nor a link), and its mode is 0700, so no other user can
+ * create, replace or link anything in it. Files in it are opened exclusively
+ * too ('wx', mode 0600). The caller removes it.
+ */
+export function makePrivateTempDirectory(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
 
 export async function writeFileAtomic(path: string, data: string | Buffer, mode = 0o600): Promise<void> {
   await replaceAtomically(path, mode, (handle) => handle.writeFile(data));

@@ -3,9 +3,8 @@
 // sandbox` and every `--sandbox` run start): in this process, on a free
 // loopback port, over a private temporary data directory unless one is given,
 // never the user's own sandbox directory. It writes nothing to a terminal.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { makePrivateTempDirectory } from '../files/atomic-file.js';
 import { startSandbox as startServer, type DeliveryAttempt, type FaultSettings, type RequestLogEntry, type ScriptAnswer, type ScriptMatch } from '../sandbox/server.js';
 
 export interface SandboxOptions {
@@ -208,7 +207,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   if (options === null || typeof options !== 'object') throw new TypeError(`startSandbox takes an object of options; got ${options === null ? 'null' : typeof options}`);
   const unknown = Object.keys(options).find((name) => !(OPTIONS as string[]).includes(name));
   if (unknown !== undefined) throw new TypeError(`${JSON.stringify(unknown)} is not an option of startSandbox; it takes ${OPTIONS.join(', ')}`);
-  const ownDir = options.dataDir === undefined ? await mkdtemp(join(tmpdir(), 'aerial-sandbox-')) : undefined;
+  const ownDir = options.dataDir === undefined ? makePrivateTempDirectory('aerial-sandbox-') : undefined;
   const dataDir = options.dataDir ?? ownDir!;
   let server;
   try {

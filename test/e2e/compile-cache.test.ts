@@ -1,9 +1,15 @@
 // bin/aerial.js imports the bundle with Node's compile cache on (Node 22.1 and
-// later), so a command compiles the bundle once, not at every run.
-import { readdirSync } from 'node:fs';
+// later), so a command compiles the bundle once, not at every run. That is the
+// only cache: aerial writes none of its own, in the temp directory or beside
+// Node's, and nothing in dist/ runs code through node:vm.
+import { readdirSync, readFileSync } from 'node:fs';
 import module from 'node:module';
+import { join, relative } from 'node:path';
+import { execa } from 'execa';
+import { globSync } from 'tinyglobby';
 import { describe, expect, it } from 'vitest';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { nodeLines } from '../../scripts/node-lines.mjs';
+import { BIN, cliEnv, ROOT, runCli, tempDir } from '../helpers/cli.js';
 import { useSandboxPerFile, type TestSandbox } from '../helpers/sandbox.js';
 
 const hasCompileCache = typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function';
@@ -50,5 +56,52 @@ describe('Node’s compile cache', () => {
     } finally {
       cacheDir.remove();
     }
+  });
+});
+
+/** This machine's Node (20: no compile cache of its own), and Node 24 (scripts/node-lines.mjs). */
+const NODES = [
+  { node: process.execPath, compileCache: hasCompileCache },
+  { node: nodeLines(['24'])[0]!.node, compileCache: true },
+];
+
+describe.each(NODES)('no cache of aerial’s own, on $node', ({ node, compileCache }) => {
+  it('list --json with a temp directory and a compile-cache directory of its own leaves the first empty and only Node’s files in the second', async () => {
+    const [tmp, cache] = [tempDir('aerial-own-cache-tmp-'), tempDir('aerial-own-cache-cc-')];
+    try {
+      const result = await execa(node, [BIN, 'list', '--json'], {
+        env: cliEnv(home.path, { ...sandbox.env(), TMPDIR: tmp.path, NODE_COMPILE_CACHE: cache.path, NODE_DISABLE_COMPILE_CACHE: undefined }),
+        extendEnv: false,
+        reject: false,
+        timeout: 30_000,
+      });
+      expect(result.exitCode).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ content: expect.any(Array) });
+      expect(readdirSync(tmp.path, { recursive: true })).toEqual([]);
+      // Node's own layout: one directory per version, architecture and user, files named by a hash (none on Node 20).
+      const files = cacheFiles(cache.path).map((entry) => relative(cache.path, join(entry.parentPath ?? entry.path, entry.name)));
+      expect(files.filter((file) => !/^v\d+\.\d+\.\d+-[^/]+\/[0-9a-f]{8}$/.test(file))).toEqual([]);
+      if (!compileCache) expect(files).toEqual([]);
+      else expect(files.length).toBeGreaterThanOrEqual(5);
+    } finally {
+      tmp.remove();
+      cache.remove();
+    }
+  });
+});
+
+describe('dist/', () => {
+  const scripts = globSync('dist/**/*.{js,cjs,mjs}', { cwd: ROOT, absolute: true });
+
+  it('runs nothing through node:vm and makes no code cache of its own', () => {
+    expect(scripts.length).toBeGreaterThan(10);
+    const found = scripts.filter((file) => /\bnode:vm\b|["']vm["']|createCachedData|cachedData/.test(readFileSync(file, 'utf8'))).map((file) => relative(ROOT, file));
+    expect(found).toEqual([]);
+  });
+
+  it('has lines a stack trace can point into: none of dist/cli.js longer than 2,000 characters', () => {
+    const lines = readFileSync(join(ROOT, 'dist', 'cli.js'), 'utf8').split('\n');
+    expect(lines.length).toBeGreaterThan(1000);
+    expect(Math.max(...lines.map((line) => line.length))).toBeLessThanOrEqual(2000);
   });
 });

@@ -2,7 +2,7 @@
 // or --json. Both are written as they are read, row by row, so a batch of any
 // length prints whole through a pipe of any speed.
 import { displayPath } from '../../files/file-names.js';
-import type { WireStats } from '../../api/retry.js';
+import type { WireStats } from '../../api/wire-limiter.js';
 import { ExitCode, UsageError } from '../../process/errors.js';
 import type { Context } from '../../cli/context.js';
 import { formatDuration } from '../../input/duration.js';

@@ -11,7 +11,8 @@
 import { setMaxListeners } from 'node:events';
 import { basename, resolve } from 'node:path';
 import { CliError, ExitCode, fileSystemProblem, InterruptedError, UsageError } from '../../process/errors.js';
-import { PERSISTENT_RETRIES, persistentPolicy, WireLimiter, type Attempt } from '../../api/retry.js';
+import { PERSISTENT_RETRIES, persistentPolicy, type Attempt } from '../../api/retry.js';
+import { WireLimiter } from '../../api/wire-limiter.js';
 import type { Context } from '../../cli/context.js';
 import { formatDuration } from '../../input/duration.js';
 import { parseCount, parseRate } from '../../input/flags.js';

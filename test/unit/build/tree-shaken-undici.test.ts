@@ -1,41 +1,57 @@
 // The build bundles undici's entry point tree-shaken down to what aerial
-// imports (scripts/build.mjs, scripts/tree-shake.mjs), as the program's vendor
-// script dist/vendor/undici-<hash>.cjs. These tests hold it, as it ships, to
+// imports (scripts/bundle-plugins.mjs, scripts/tree-shake.mjs) into the
+// program and the library. These tests bundle src/api/undici.ts with the
+// build's own plugins (as CommonJS, to load it here) and hold the result to
 // the real 'undici': the same dispatchers with the same methods (the request,
 // stream and pipeline the entry point puts on every dispatcher among them), the
 // same errors, requests that work, and none of the parts aerial does not use,
-// loaded or even bundled.
+// loaded or even bundled. This is the check to run when undici is upgraded
+// (docs/development.md).
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build, type Plugin } from 'esbuild';
 import * as undici from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../helpers/cli.js';
 
-const VENDOR = join(ROOT, 'dist', 'vendor');
+const plugins = (await import(pathToFileURL(join(ROOT, 'scripts', 'bundle-plugins.mjs')).href)) as { builtinShims: Plugin; treeShakenUndici: () => Promise<Plugin> };
+const work = mkdtempSync(join(tmpdir(), 'aerial-tree-shaken-undici-'));
+const SCRIPT = join(work, 'undici.cjs');
+await build({
+  entryPoints: [join(ROOT, 'src', 'api', 'undici.ts')],
+  outfile: SCRIPT,
+  plugins: [await plugins.treeShakenUndici(), plugins.builtinShims],
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: 'external',
+  logLevel: 'warning',
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** The vendor script that holds undici, and the files its source map names. */
+/** The script that holds undici, and the files its source map names. */
 function undiciScript(): { file: string; sources: string[] } {
-  const found = readdirSync(VENDOR).filter((name) => /^undici-[0-9a-f]{8}\.cjs$/.test(name));
-  expect(found).toHaveLength(1);
-  const file = join(VENDOR, found[0]!);
-  const { sources } = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
+  const { sources } = JSON.parse(readFileSync(`${SCRIPT}.map`, 'utf8')) as { sources: string[] };
   expect(sources.some((source) => source.endsWith('node_modules/undici/index.js'))).toBe(true);
-  return { file, sources };
+  return { file: SCRIPT, sources };
 }
 
 /** undici's files (relative to its directory) that went into the script. */
-const undiciFiles = (sources: string[]) => sources.filter((s) => s.startsWith('../../node_modules/undici/')).map((s) => s.slice('../../node_modules/undici/'.length));
+const undiciFiles = (sources: string[]) => sources.flatMap((s) => /node_modules\/undici\/(.*)$/.exec(s)?.[1] ?? []);
 
 type Bundled = { Agent: typeof undici.Agent; EnvHttpProxyAgent: typeof undici.EnvHttpProxyAgent; Pool: typeof undici.Pool; errors: typeof undici.errors };
 
 /** The name a class was declared with (Rollup numbers the ones it renames apart: `Agent$3`). */
 const declaredName = (value: { name: string }) => value.name.replace(/\$\d+$/, '');
 
-/** The script's exports, as the program's loader hands them on (src/bundle/vendor-script.ts runs it as require() would). */
+/** The script's exports: what src/api/undici.ts hands on in the bundle. */
 function bundled(): Bundled {
   const exports = createRequire(import.meta.url)(undiciScript().file) as Record<string, unknown>;
   expect(Object.keys(exports).sort()).toEqual(['Agent', 'EnvHttpProxyAgent', 'Pool', 'errors']);
@@ -52,6 +68,16 @@ function methodsAlong(prototype: object | null): string[] {
   }
   return names;
 }
+
+describe('undici’s version', () => {
+  it('is one exact version in package.json and the lockfile, the one installed: the build rewrites its entry point, so an upgrade is a change of its own', () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; devDependencies?: Record<string, string> }> };
+    const installed = (createRequire(import.meta.url)('undici/package.json') as { version: string }).version;
+    expect(manifest.devDependencies.undici).toMatch(/^\d+\.\d+\.\d+$/);
+    expect([manifest.devDependencies.undici, lock.packages['']!.devDependencies!.undici, lock.packages['node_modules/undici']!.version]).toEqual([installed, installed, installed]);
+  });
+});
 
 describe('undici as bundled, tree-shaken', () => {
   let server: Server;

@@ -3,12 +3,13 @@
 // directory's fsync, each still getting one that started after its rename.
 // FileHandle.prototype.sync is wrapped (the real fsync still runs) to see the
 // directory fsyncs, and to make them slow enough for writers to pile up.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { globSync } from 'tinyglobby';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { writeFileAtomic, writeFileAtomicStream } from '../../../src/files/atomic-file.js';
+import { makePrivateTempDirectory, writeFileAtomic, writeFileAtomicStream } from '../../../src/files/atomic-file.js';
 import { fileSystemFailure } from '../../../src/process/errors.js';
 
 interface DirectorySync {
@@ -108,5 +109,40 @@ describe('writeFileAtomic', () => {
     }).catch((error: unknown) => error);
     expect(fileSystemFailure(failure)?.message).toBe(`cannot write ${target}: no space left on the device`);
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('makePrivateTempDirectory', () => {
+  it('makes a new directory in the OS temp directory, with a random suffix, the user’s own, mode 0700, never one planted before it', () => {
+    const shared = mkdtempSync(join(tmpdir(), 'aerial-shared-tmp-'));
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = shared;
+    try {
+      // Another user's guesses at the name: a directory and a link, where a fixed name would have gone.
+      symlinkSync(tmpdir(), join(shared, 'aerial-probe-'));
+      const made = [makePrivateTempDirectory('aerial-probe-'), makePrivateTempDirectory('aerial-probe-')];
+      expect(new Set(made).size).toBe(2);
+      for (const dir of made) {
+        expect(dir.startsWith(join(shared, 'aerial-probe-'))).toBe(true);
+        expect(dir.length).toBe(join(shared, 'aerial-probe-').length + 6);
+        const info = lstatSync(dir);
+        expect([info.isDirectory(), info.mode & 0o777, info.uid]).toEqual([true, 0o700, process.getuid!()]);
+        expect(readdirSync(dir)).toEqual([]);
+      }
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+      rmSync(shared, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the shared temp directory', () => {
+  it('is used by atomic-file.ts alone (makePrivateTempDirectory), and nothing in src/ writes a file with writeFileSync', () => {
+    const root = join(import.meta.dirname, '..', '..', '..');
+    const found = globSync('src/**/*.ts', { cwd: root, absolute: true })
+      .filter((file) => /\btmpdir\(|\bmkdtemp(Sync)?\(|\bwriteFileSync\(/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(root, file));
+    expect(found).toEqual(['src/files/atomic-file.ts']);
   });
 });
