@@ -34,6 +34,31 @@ function answer(text) {
   process.stdout.write(text);
 }
 
+/**
+ * <temp>/aerial-node-compile-cache-<uid>, made 0700 if it is not there; undefined (no cache at all)
+ * when what is there is not a directory of this user's that no one else may write, such as a link
+ * or a directory another user made first. Where there are no user ids (Windows), the temp
+ * directory is the user's own and Node's default is kept.
+ */
+function privateCompileCacheDirectory() {
+  const { lstatSync, mkdirSync } = require('node:fs');
+  const { tmpdir } = require('node:os');
+  if (typeof process.getuid !== 'function') return join(tmpdir(), 'node-compile-cache');
+  const uid = process.getuid();
+  const directory = join(tmpdir(), `aerial-node-compile-cache-${uid}`);
+  try {
+    mkdirSync(directory, { mode: 0o700 });
+  } catch (error) {
+    if (error.code !== 'EEXIST') return undefined;
+  }
+  try {
+    const found = lstatSync(directory);
+    return found.isDirectory() && found.uid === uid && (found.mode & 0o077) === 0 ? directory : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const help = precomputedHelp();
 const isVersionFlag = (arg) => arg === '--version' || arg === '-V';
 // `--version`, and `--version --json` in either order (`aerial version` is a command of the bundle).
@@ -43,10 +68,18 @@ if (args.some(isVersionFlag) && args.length <= 2 && args.every((arg) => isVersio
 } else if (typeof help === 'string') {
   answer(help);
 } else {
-  // Where the cache lives and whether it is used at all follow Node's own
-  // NODE_COMPILE_CACHE and NODE_DISABLE_COMPILE_CACHE.
+  // Node's compile cache, kept where only this user can write. Left to itself Node keeps it in
+  // <temp>/node-compile-cache, which every user of a shared machine (an HPC login node) can
+  // write to first, and V8 checks cached code for consistency, not for who wrote it. Node's own
+  // NODE_COMPILE_CACHE and NODE_DISABLE_COMPILE_CACHE still decide when set.
   const { enableCompileCache } = require('node:module');
-  if (enableCompileCache) enableCompileCache();
+  if (enableCompileCache) {
+    if (process.env.NODE_COMPILE_CACHE || process.env.NODE_DISABLE_COMPILE_CACHE) enableCompileCache();
+    else {
+      const directory = privateCompileCacheDirectory();
+      if (directory) enableCompileCache(directory);
+    }
+  }
   // Node ends a process whose event loop has emptied with exit 0, even while a command still
   // awaits something that can no longer happen (an event that fired before it was listened
   // for): such a command did not finish, and must never pass for one that succeeded.

@@ -1,8 +1,9 @@
 // bin/aerial.js imports the bundle with Node's compile cache on (Node 22.1 and
 // later), so a command compiles the bundle once, not at every run. That is the
 // only cache: aerial writes none of its own, in the temp directory or beside
-// Node's, and nothing in dist/ runs code through node:vm.
-import { readdirSync, readFileSync } from 'node:fs';
+// Node's, and nothing in dist/ runs code through node:vm. Its place is one only
+// the user can write, never the temp directory every user shares.
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import module from 'node:module';
 import { join, relative } from 'node:path';
 import { execa } from 'execa';
@@ -86,6 +87,63 @@ describe.each(NODES)('no cache of aerial’s own, on $node', ({ node, compileCac
     } finally {
       tmp.remove();
       cache.remove();
+    }
+  });
+});
+
+/** Node 24 runs the CLI with no compile-cache variable set: the cache's place is aerial's choice. */
+const node24 = nodeLines(['24'])[0]!.node;
+const uid = process.getuid!();
+
+describe('the compile cache’s own place, where only this user can write', () => {
+  const run = (tmp: string) =>
+    execa(node24, [BIN, 'list', '--json'], {
+      env: cliEnv(home.path, { ...sandbox.env(), TMPDIR: tmp, NODE_COMPILE_CACHE: undefined, NODE_DISABLE_COMPILE_CACHE: undefined }),
+      extendEnv: false,
+      reject: false,
+      timeout: 30_000,
+    });
+
+  it('is <temp>/aerial-node-compile-cache-<uid>, made 0700, never the shared <temp>/node-compile-cache', async () => {
+    const tmp = tempDir('aerial-cc-place-');
+    try {
+      const result = await run(tmp.path);
+      expect(result.exitCode).toBe(0);
+      expect(readdirSync(tmp.path)).toEqual([`aerial-node-compile-cache-${uid}`]);
+      const place = join(tmp.path, `aerial-node-compile-cache-${uid}`);
+      expect(lstatSync(place).mode & 0o777).toBe(0o700);
+      expect(cacheFiles(place).length).toBeGreaterThanOrEqual(5);
+    } finally {
+      tmp.remove();
+    }
+  });
+
+  it('is not used when another has put a link there: nothing is written through it, and the command works', async () => {
+    const [tmp, elsewhere] = [tempDir('aerial-cc-link-'), tempDir('aerial-cc-target-')];
+    try {
+      symlinkSync(elsewhere.path, join(tmp.path, `aerial-node-compile-cache-${uid}`));
+      const result = await run(tmp.path);
+      expect(result.exitCode).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ content: expect.any(Array) });
+      expect(readdirSync(elsewhere.path)).toEqual([]);
+      expect(lstatSync(join(tmp.path, `aerial-node-compile-cache-${uid}`)).isSymbolicLink()).toBe(true);
+    } finally {
+      tmp.remove();
+      elsewhere.remove();
+    }
+  });
+
+  it('is not used when the directory there lets others write to it', async () => {
+    const tmp = tempDir('aerial-cc-open-');
+    try {
+      const place = join(tmp.path, `aerial-node-compile-cache-${uid}`);
+      mkdirSync(place);
+      chmodSync(place, 0o777);
+      const result = await run(tmp.path);
+      expect(result.exitCode).toBe(0);
+      expect(readdirSync(place)).toEqual([]);
+    } finally {
+      tmp.remove();
     }
   });
 });
