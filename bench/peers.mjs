@@ -6,8 +6,8 @@
 //   - `export` of `exportImages` 1280×720 JPEGs (about 200 KB each), with its
 //     report and with --no-report, beside a bare Node script that lists every
 //     page and downloads 16 at a time into files;
-//   - optionally (`batch`), batch.mjs's batch of 2,000 rows at 128 beside its
-//     undici script.
+//   - optionally (`batch`), batch.mjs's batch of 2,000 rows at 128 against its
+//     stub that waits 100 ms, beside its undici script (first request to exit).
 // Every child runs with NODE_EXTRA_CA_CERTS unset, as users run it. The load
 // average is recorded before and after: the figures are only as quiet as the
 // machine was.
@@ -58,6 +58,11 @@ const worker = async () => {
 await Promise.all(Array.from({ length: 16 }, worker));
 await writeFile(join(dir, 'index.jsonl'), records.map((r) => JSON.stringify(r)).join('\\n') + '\\n');
 `;
+
+/** Loaded into each peer: at its exit, its CPU time and peak RSS, as instrumented-cli.mjs records the CLI's. */
+const PEER_STATS = `data:text/javascript,${encodeURIComponent(
+  "import { writeFileSync } from 'node:fs'; process.on('exit', () => { const c = process.cpuUsage(); writeFileSync(process.env.AERIAL_BENCH_STATS, JSON.stringify({ cpuUserMs: c.user / 1000, cpuSystemMs: c.system / 1000, maxRssMb: process.resourceUsage().maxRSS / 1024 })); });",
+)}`;
 
 function childEnv(extra) {
   const env = { ...process.env, ...extra };
@@ -142,7 +147,7 @@ export async function benchPeers({ listImages = 200_000, exportImages = 1000, ru
             const figures =
               who === 'aerial'
                 ? await run([INSTRUMENTED, 'list', '--all', '--json', '--sort', 'createdAt,asc'], env, { onStdout: counter.onStdout, statsFile: join(work, 'list.json') })
-                : await run(['--input-type=module', '-e', FETCH_LOOP, server.url, KEY], env, { onStdout: counter.onStdout });
+                : await run(['--import', PEER_STATS, '--input-type=module', '-e', FETCH_LOOP, server.url, KEY], env, { onStdout: counter.onStdout, statsFile: join(work, 'list.json') });
             if (counter.count() !== listImages) throw new Error(`${who} listed ${counter.count()} of ${listImages}`);
             (who === 'aerial' ? aerial : peer).push(figures);
           }
@@ -156,9 +161,11 @@ export async function benchPeers({ listImages = 200_000, exportImages = 1000, ru
         aerialCpuSeconds: median(aerial.map((r) => r.cpuSeconds)),
         aerialPeakRssMb: median(aerial.map((r) => r.peakRssMb)),
         peerSeconds: median(peer.map((r) => r.seconds)),
+        peerCpuSeconds: median(peer.map((r) => r.cpuSeconds)),
         all: { aerial: aerial.map((r) => r.seconds), peer: peer.map((r) => r.seconds) },
       };
       result.list.ratio = result.list.aerialSeconds / result.list.peerSeconds;
+      result.list.cpuRatio = result.list.aerialCpuSeconds / result.list.peerCpuSeconds;
     }
     if (parts.includes('export')) {
       const image = await photoJpeg();
@@ -175,9 +182,9 @@ export async function benchPeers({ listImages = 200_000, exportImages = 1000, ru
             server.reset();
             const args =
               who === 'peer'
-                ? ['--input-type=module', '-e', `await (await import('node:fs/promises')).mkdir(${JSON.stringify(dir)}, { recursive: true });\n${DOWNLOAD_SCRIPT}`, server.url, KEY, dir]
+                ? ['--import', PEER_STATS, '--input-type=module', '-e', `await (await import('node:fs/promises')).mkdir(${JSON.stringify(dir)}, { recursive: true });\n${DOWNLOAD_SCRIPT}`, server.url, KEY, dir]
                 : [INSTRUMENTED, 'export', dir, '--concurrency', '16', '--progress-interval', '1h', ...(who === 'noReport' ? ['--no-report'] : [])];
-            const figures = await run(args, env, who === 'peer' ? {} : { statsFile: join(work, 'export.json') });
+            const figures = await run(args, env, { statsFile: join(work, 'export.json') });
             if (server.imageRequests() !== exportImages) throw new Error(`${who} downloaded ${server.imageRequests()} of ${exportImages}`);
             const files = readdirSync(dir);
             if (files.filter((name) => name.endsWith('.jpg')).length !== exportImages) throw new Error(`${who} left ${files.length} files`);
@@ -197,6 +204,8 @@ export async function benchPeers({ listImages = 200_000, exportImages = 1000, ru
         noReportSeconds: m('noReport'),
         peerSeconds: m('peer'),
         aerialCpuSeconds: median(times.aerial.map((r) => r.cpuSeconds)),
+        noReportCpuSeconds: median(times.noReport.map((r) => r.cpuSeconds)),
+        peerCpuSeconds: median(times.peer.map((r) => r.cpuSeconds)),
         aerialPeakRssMb: median(times.aerial.map((r) => r.peakRssMb)),
         ratio: m('aerial') / m('peer'),
         noReportRatio: m('noReport') / m('peer'),
@@ -205,7 +214,7 @@ export async function benchPeers({ listImages = 200_000, exportImages = 1000, ru
     }
     if (parts.includes('batch')) {
       const { benchBatch } = await import('./batch.mjs');
-      const b = await benchBatch({ rows: 2000, concurrency: 128, runs });
+      const b = await benchBatch({ rows: 2000, concurrency: 128, runs, stubImage: await photoJpeg() });
       result.batch = { rows: b.rows, concurrency: b.concurrency, aerialRunSeconds: b.stubRunSeconds, undiciRunSeconds: b.stubBareRunSeconds, ratio: b.stubRunSeconds / b.stubBareRunSeconds };
     }
   } finally {

@@ -38,7 +38,8 @@ const hostileRecord = fc.oneof(
     for (const [key, value, inCoordinates] of changes) {
       const target = inCoordinates && record.coordinates && typeof record.coordinates === 'object' ? (record.coordinates as Record<string, unknown>) : record;
       if (value === undefined) delete target[key];
-      else target[key] = value;
+      // A copy: the constants are shared between runs, and one set inside itself would be a cycle.
+      else target[key] = structuredClone(value);
     }
     return record;
   }) },

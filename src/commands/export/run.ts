@@ -291,6 +291,9 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     const stopped = ctx.stopSignal.aborted || ctx.signal.aborted;
     if (failure !== undefined && !stopped) {
       progress.stop();
+      // The thumbnails under way are finished, not cut off half-written as the process ends.
+      thumbnailsAhead?.stop();
+      await thumbnailsAhead?.drain();
       await indexWhatIsThere();
       throw failure;
     }
