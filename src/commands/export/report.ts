@@ -68,7 +68,7 @@ export async function runReportOnly(
   io.success(`${REPORT_NAME} and ${GEOJSON_NAME} of ${made.images} image${made.images === 1 ? '' : 's'} in ${dirArg}: ${made.made} thumbnails made, ${made.reused} reused (${formatDuration(Date.now() - started, 100)})`);
 }
 
-/** What was made: the report's path and its thumbnails' tally. */
+/** What was made: how many images the report shows, and its thumbnails' tally. */
 export interface ExportReport {
   images: number;
   made: number;
