@@ -39,14 +39,13 @@ export function historyRecord(base, index) {
 }
 
 /**
- * Listens on a free loopback port; resolves with { url, count, listRequests(),
+ * Listens on a free loopback port (`image`: the JPEG every download gets, smallJpeg() unless given); resolves with { url, count, listRequests(),
  * imageRequests(), sizesAsked(), reset(), close() }.
  */
-export function startHistoryServer({ count, maxPageSize = 1000 } = {}) {
+export function startHistoryServer({ count, maxPageSize = 1000, image = smallJpeg() } = {}) {
   let listRequests = 0;
   let imageRequests = 0;
   const sizesAsked = new Set();
-  const image = smallJpeg();
   let base = '';
   const server = createServer((req, res) => {
     req.resume();

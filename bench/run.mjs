@@ -9,6 +9,7 @@ import { benchStartup, benchStreamingMemory } from './startup.mjs';
 // in DIR (its bin/ and dist/, such as a copy of the previous release) timed in the same
 // interleaved runs, 41 of them. `npm run bench -- scale --full`: the batch-scale figures at full size.
 // `npm run bench -- history`: list --all over a million images, and export's memory at two sizes.
+// `npm run bench -- peers`: list --all, export and batch beside the scripts a user would write (peers.mjs).
 const args = process.argv.slice(2);
 const full = args.includes('--full');
 const VALUED = ['--against', '--runs'];
@@ -184,6 +185,27 @@ if (wanted('history')) {
     row(`export, ${large.images.toLocaleString('en')} images: peak RSS`, `${mb(large.peakRssMb)} (${large.seconds.toFixed(0)} s)`, 'flat: ≤ 1.2× the tenth', large.peakRssMb <= 1.2 * small.peakRssMb);
   } catch (error) {
     row('history', `not measured: ${error.message}`, '', false);
+  }
+}
+
+if (wanted('peers')) {
+  // Beside the scripts a user would write, on the Node running this (Node 24 for the goals:
+  // `node_modules/.cache/aerial-node-lines/node_modules/node24/bin/node bench/run.mjs peers`).
+  try {
+    const { benchPeers } = await import('./peers.mjs');
+    const p = await benchPeers({ parts: ['list', 'export', 'batch'] });
+    results.peers = p;
+    const s = (v) => `${v.toFixed(2)} s`;
+    row(`Node ${p.node}, load ${p.load.before[0]} → ${p.load.after[0]}: medians of ${p.runs} alternated runs`, '', '');
+    const l = p.list;
+    row(`  list --all --json, ${l.images.toLocaleString('en')} records, against a bare fetch loop`, `${s(l.aerialSeconds)} / ${s(l.peerSeconds)} = ${x(l.ratio)} (CPU ${x(l.cpuRatio)})`, '≤ 1.25×', l.ratio <= 1.25);
+    const e = p.export;
+    row(`  export of ${e.images.toLocaleString('en')} JPEGs (${e.imageKb} KB) with its report, against a download script`, `${s(e.aerialSeconds)} / ${s(e.peerSeconds)} = ${x(e.ratio)}`, '≤ 2.0×', e.ratio <= 2);
+    row('  export --no-report, against the same script', `${s(e.noReportSeconds)} / ${s(e.peerSeconds)} = ${x(e.noReportRatio)}`, '≤ 1.3×', e.noReportRatio <= 1.3);
+    const b = p.batch;
+    row(`  batch ${b.rows} rows at ${b.concurrency}, against an undici script: first request to exit`, `${s(b.aerialRunSeconds)} / ${s(b.undiciRunSeconds)} = ${x(b.ratio)}`, '≤ 1.1×', b.ratio <= 1.1);
+  } catch (error) {
+    row('peers', `not measured: ${error.message}`, '', false);
   }
 }
 

@@ -85,7 +85,7 @@ _aerial_options() {
     "aerial batch help") echo "--api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial list") echo "--page --size --sort --all --since --until --resolution --near --within --limit -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial get") echo "-o --output -f --force --no-metadata -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
-    "aerial export") echo "--concurrency --max-retries --retry-delay --page-size --progress-interval --wait-for-lock --no-metadata -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
+    "aerial export") echo "--concurrency --max-retries --retry-delay --page-size --progress-interval --wait-for-lock --no-metadata --no-report --report-only -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial view") echo "--protocol --width -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial delete") echo "-y --yes -h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;
     "aerial init") echo "-h --help --api-key --base-url --profile --json -q --quiet -v --verbose --sandbox --no-color" ;;

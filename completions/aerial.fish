@@ -287,6 +287,8 @@ complete -c aerial -n '__aerial_is \'aerial export\'' -l page-size -x -d 'images
 complete -c aerial -n '__aerial_is \'aerial export\'' -l progress-interval -x -d 'time between progress lines when stderr is not a terminal: 10s, 1m; a bare number is seconds (default 5s)'
 complete -c aerial -n '__aerial_is \'aerial export\'' -l wait-for-lock -d 'when another export into <dir> is under way, wait for it to end instead of refusing'
 complete -c aerial -n '__aerial_is \'aerial export\'' -l no-metadata -d 'save the bytes exactly as served: no GPS EXIF, no AI-generated note'
+complete -c aerial -n '__aerial_is \'aerial export\'' -l no-report -d 'write the images and index.jsonl only: no index.html, thumbnails or index.geojson'
+complete -c aerial -n '__aerial_is \'aerial export\'' -l report-only -d 'download nothing: make index.html, its thumbnails and index.geojson from the index.jsonl already in <dir>'
 complete -c aerial -n '__aerial_is \'aerial export\'' -s h -l help -d 'display help for command'
 complete -c aerial -n '__aerial_is \'aerial view\'' -l protocol -x -a 'auto kitty iterm sixel blocks' -d 'auto, kitty, iterm, sixel or blocks (half-block characters); default auto, from the environment'
 complete -c aerial -n '__aerial_is \'aerial view\'' -l width -x -d 'width in terminal columns (default: the terminal\'s width, and no taller than it)'

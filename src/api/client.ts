@@ -1,5 +1,6 @@
 // The HTTP layer: one method per GenAerial v1 endpoint, typed results, typed
 // errors. It knows nothing of terminals; `onTrace` is how callers observe it.
+import { isAscii } from 'node:buffer';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
@@ -20,6 +21,7 @@ import { CallBudget, DEFAULT_TIMEOUTS, timeoutMessage, type CallKind, type Timeo
 import {
   asyncAcceptedSchema,
   errorBodySchema,
+  isPage,
   pageSchema,
   type AsyncAccepted,
   type GenerationRequest,
@@ -197,6 +199,9 @@ function discard(body: Readable | Dispatcher.ResponseData['body']): void {
   body.destroy();
 }
 
+/** Strict UTF-8: bad bytes are an error, not U+FFFD. Without a stream, a decode keeps no state between calls. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /** A whole body, within its size limit and its deadline. */
 async function readBytes(res: Answer, maxBytes: number, deadlineMs = res.exchange.responseMs): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -289,7 +294,7 @@ export class GenAerialClient {
     if (query.size !== undefined) params.set('size', String(query.size));
     for (const sort of query.sort ?? []) params.append('sort', sort);
     const qs = params.toString();
-    return this.request('GET', `${API_PATH}${qs ? `?${qs}` : ''}`, { kind: 'lookup', withKey: true }, call, (res) => this.jsonFrom(res, pageSchema(), 'page of images'));
+    return this.request('GET', `${API_PATH}${qs ? `?${qs}` : ''}`, { kind: 'lookup', withKey: true }, call, (res) => this.jsonFrom(res, pageSchema(), 'page of images', isPage));
   }
 
   async delete(id: string, call: CallOptions = {}): Promise<void> {
@@ -551,12 +556,18 @@ export class GenAerialClient {
     return apiErrorFor(statusCode, code, message, retryAfter);
   }
 
-  private async jsonFrom<S extends z.ZodTypeAny>(res: Answer, schema: S, what: string): Promise<z.infer<S>> {
+  /**
+   * The body as `schema` takes it. `accepts`, when given, is the schema compiled
+   * (it accepts exactly what the schema does): what it accepts is handed back
+   * as parsed, and only what it refuses goes to zod, to say why.
+   */
+  private async jsonFrom<S extends z.ZodTypeAny>(res: Answer, schema: S, what: string, accepts?: (value: unknown) => value is z.infer<S>): Promise<z.infer<S>> {
     const bytes = await readBytes(res, MAX_JSON_BYTES);
     let text: string;
     try {
       // JSON is UTF-8 (RFC 8259); turning bad bytes into U+FFFD would hand scripts ids that match nothing.
-      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+      // ASCII (a listing, mostly) is its own decoding: read as Latin-1, in one pass, to a one-byte string.
+      text = isAscii(bytes) ? bytes.toString('latin1') : UTF8.decode(bytes);
     } catch {
       throw new BadResponseError(`server sent an unreadable ${what} (invalid UTF-8)`, 'UnexpectedResponse', res.statusCode);
     }
@@ -566,6 +577,7 @@ export class GenAerialClient {
     } catch {
       throw new BadResponseError(`server sent an unreadable ${what} (not JSON)`, 'UnexpectedResponse', res.statusCode);
     }
+    if (accepts?.(parsed)) return parsed;
     const result = schema.safeParse(parsed);
     if (!result.success) {
       const issue = result.error.issues[0];

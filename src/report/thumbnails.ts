@@ -85,6 +85,117 @@ function tagOf(name: string): number | undefined {
   return match ? parseInt(match[1]!, 16) : undefined;
 }
 
+/** What became of one image's thumbnail. */
+type Made = { made: true } | { reused: true } | { without: true } | { failed: string };
+
+/**
+ * libvips works one image on one thread (sharp.concurrency(1)) and as many
+ * images at once as there are cores: a thumbnail is too small a task to split,
+ * and most of its time is the JPEG's entropy decoding, which one thread does
+ * anyway. The image is decoded at an eighth, a quarter or a half of its size
+ * (JPEG shrink-on-load: the DCT scaled down rather than the pixels afterwards).
+ */
+const THUMBNAIL_WORKERS = Math.max(2, availableParallelism());
+
+type Sharp = (typeof import('sharp'))['default'];
+let loaded: Promise<Sharp> | undefined;
+/** sharp, set up once: no cache (each image is read once: libvips' cache of recent operations would only fill up and hold it), a thread an image. */
+function loadSharp(): Promise<Sharp> {
+  return (loaded ??= import('sharp').then(({ default: sharp }) => {
+    sharp.cache(false);
+    sharp.concurrency(1);
+    return sharp;
+  }));
+}
+
+/** Makes or reuses the thumbnail of one image at a time, into `dir`, for a report in `reportDir`. */
+class Thumbnailer {
+  constructor(
+    private readonly sharp: Sharp,
+    private readonly reportDir: string,
+    private readonly dir: string,
+  ) {}
+
+  async make(file: string, name = thumbnailName(this.reportDir, file)): Promise<Made> {
+    const target = join(this.dir, name);
+    const source = await stat(file).catch(() => undefined);
+    if (!source?.isFile()) return { without: true };
+    const existing = await stat(target).catch(() => undefined);
+    if (existing && existing.size > 0 && existing.mtimeMs >= source.mtimeMs) return { reused: true };
+    const temp = join(this.dir, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+    try {
+      // libvips writes the thumbnail to its file itself. Handed back as a Buffer to be written, each one was native
+      // memory V8 does not count, freed only as its collections came round: on Node 26, a 30,000-image export's
+      // thumbnails took its peak RSS from 184 MiB to 234. Read once, front to back (sequentialRead); shrunk on load
+      // (fastShrinkOnLoad); written without the extra pass optimised Huffman tables take.
+      await this.sharp(file, { failOn: 'error', sequentialRead: true })
+        .autoOrient()
+        .resize(THUMBNAIL_SIZE.width, THUMBNAIL_SIZE.height, { fit: 'inside', withoutEnlargement: true, fastShrinkOnLoad: true })
+        .jpeg({ quality: THUMBNAIL_QUALITY, optimiseCoding: false })
+        .toFile(temp);
+    } catch (error) {
+      await unlink(temp).catch(() => {});
+      return { failed: (error as Error).message };
+    }
+    try {
+      await rename(temp, target);
+    } catch (error) {
+      await unlink(temp).catch(() => {});
+      throw error;
+    }
+    return { made: true };
+  }
+}
+
+/**
+ * Thumbnails made while an export's downloads go on, rather than all after
+ * them: each image is handed over as it is saved, and made on a core the
+ * downloads leave idle. At most a few at once: push() waits for room, so
+ * the downloads never run ahead of the thumbnails by more than that (and no
+ * queue grows with the history). What it makes the report finds made
+ * (makeThumbnails reuses a thumbnail newer than its image); an image it could
+ * not read is left to makeThumbnails, which says why.
+ */
+export class ThumbnailsAhead {
+  private active = 0;
+  private readonly room: Array<() => void> = [];
+  private readonly idle: Array<() => void> = [];
+  private ready: Promise<Thumbnailer> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly reportDir: string,
+    private readonly dir: string,
+  ) {}
+
+  /** Starts the thumbnail of `file`; resolves once another may be pushed. */
+  async push(file: string): Promise<void> {
+    if (this.stopped) return;
+    while (this.active >= THUMBNAIL_WORKERS) await new Promise<void>((resolve) => this.room.push(resolve));
+    this.active++;
+    this.ready ??= Promise.all([loadSharp(), makeDirectories(this.dir)]).then(([sharp]) => new Thumbnailer(sharp, this.reportDir, this.dir));
+    void this.ready
+      .then((thumbnailer) => thumbnailer.make(file))
+      // Whatever went wrong here, makeThumbnails meets again and reports.
+      .catch(() => undefined)
+      .finally(() => {
+        this.active--;
+        this.room.shift()?.();
+        if (this.active === 0) for (const wake of this.idle.splice(0)) wake();
+      });
+  }
+
+  /** No further thumbnail is started. */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** Resolves once none is being made. */
+  async drain(): Promise<void> {
+    while (this.active > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+  }
+}
+
 /**
  * Makes (or reuses) a thumbnail for each of `files` in `dir`, taking them as
  * they come (an export's index read from disk: no list of every file is
@@ -94,52 +205,25 @@ function tagOf(name: string): number | undefined {
  * left without a thumbnail are kept by name.
  */
 export async function makeThumbnails(files: Iterable<string> | AsyncIterable<string>, reportDir: string, dir: string, signal?: AbortSignal): Promise<ThumbnailResult> {
-  const { default: sharp } = await import('sharp');
-  // Each image is read once: libvips' cache of recent operations (50 MB by default) would only fill up, more as
-  // the report has more images, and hold it.
-  sharp.cache(false);
+  const sharp = await loadSharp();
   await makeDirectories(dir);
   const without = new Set<string>();
   const result: ThumbnailResult = { of: (file) => (without.has(file) ? undefined : join(dir, thumbnailName(reportDir, file))), made: 0, reused: 0, failed: [] };
   const wanted = new WantedTags();
-  // sharp runs each on libvips' threads; a few at once keep every core busy. A few workers take the files
-  // in turn: a promise per thumbnail under way, not one per image of a large export.
+  const thumbnailer = new Thumbnailer(sharp, reportDir, dir);
+  // A few workers take the files in turn: a promise per thumbnail under way, not one per image of a large export.
   const one = async (file: string): Promise<void> => {
     const name = thumbnailName(reportDir, file);
-    const target = join(dir, name);
     wanted.add(name);
     // No report is written once aborted: the files passed over need no record.
     if (signal?.aborted) return;
-    const source = await stat(file).catch(() => undefined);
-    if (!source?.isFile()) return void without.add(file);
-    const existing = await stat(target).catch(() => undefined);
-    if (existing && existing.size > 0 && existing.mtimeMs >= source.mtimeMs) {
-      result.reused++;
-      return;
-    }
-    const temp = join(dir, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-    try {
-      // libvips writes the thumbnail to its file itself. Handed back as a Buffer to be written, each one was native
-      // memory V8 does not count, freed only as its collections came round: on Node 26, a 30,000-image export's
-      // thumbnails took its peak RSS from 184 MiB to 234.
-      await sharp(file, { failOn: 'error' })
-        .autoOrient()
-        .resize(THUMBNAIL_SIZE.width, THUMBNAIL_SIZE.height, { fit: 'inside', withoutEnlargement: true })
-        .jpeg({ quality: THUMBNAIL_QUALITY })
-        .toFile(temp);
-    } catch (error) {
-      await unlink(temp).catch(() => {});
+    const made = await thumbnailer.make(file, name);
+    if ('made' in made) result.made++;
+    else if ('reused' in made) result.reused++;
+    else {
       without.add(file);
-      result.failed.push({ file, reason: (error as Error).message });
-      return;
+      if ('failed' in made) result.failed.push({ file, reason: made.failed });
     }
-    try {
-      await rename(temp, target);
-    } catch (error) {
-      await unlink(temp).catch(() => {});
-      throw error;
-    }
-    result.made++;
   };
   // One iterator shared by the workers: an async generator answers their calls to next() in turn.
   const queue = (async function* () {
@@ -148,7 +232,7 @@ export async function makeThumbnails(files: Iterable<string> | AsyncIterable<str
   const worker = async (): Promise<void> => {
     for (let next = await queue.next(); !next.done; next = await queue.next()) await one(next.value);
   };
-  await Promise.all(Array.from({ length: Math.max(2, availableParallelism()) }, worker));
+  await Promise.all(Array.from({ length: THUMBNAIL_WORKERS }, worker));
   if (signal?.aborted) return result;
   // Thumbnails of images gone from the report, and temp files a killed run left.
   const entries = await opendir(dir, { bufferSize: 256 }).catch(() => undefined);

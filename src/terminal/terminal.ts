@@ -131,41 +131,66 @@ export class Terminal {
    * (its reader went away): write nothing more.
    */
   async outPart(text: string): Promise<boolean> {
+    return this.outRedacted(this.redact(text));
+  }
+
+  /** outPart for text already redacted. */
+  private async outRedacted(text: string): Promise<boolean> {
     if (this.stdout.destroyed) return false;
-    if (!this.stdout.write(this.redact(text))) await drained(this.stdout);
+    if (!this.stdout.write(text)) await drained(this.stdout);
     return !this.stdout.destroyed;
   }
 
   /**
    * One JSON document, as outJson would write `{...head, [key]: items, ...tail()}`,
-   * whose array `key` is too long to hold: `items` are the JSON texts of its
-   * elements, written as they come; `tail` gives the members that follow the
-   * array, known only once it has been written (counts of it).
+   * whose array `key` is too long to hold, written as its elements come:
+   * an item that is a string is the JSON text of one element; an item that is
+   * an array is several elements as values (a page of a listing), written
+   * with one JSON.stringify, searched for secrets once as a whole text and
+   * redacted as data only when one is there, escaped in one pass. `tail`
+   * gives the members that follow the array, known only once it has been
+   * written (counts of it).
    */
   async outJsonStream(
     head: Record<string, unknown>,
     key: string,
-    items: Iterable<string> | AsyncIterable<string>,
+    items: Iterable<string | readonly unknown[]> | AsyncIterable<string | readonly unknown[]>,
     tail: () => Record<string, unknown> = () => ({}),
   ): Promise<void> {
     const indent = this.stdoutIsTTY ? 2 : undefined;
     // The document with a marker for the array, cut at the marker once the tail is known.
     const marker = `\u0001${key}\u0001`;
-    const around = (rest: Record<string, unknown>) => terminalSafeJson({ ...head, [key]: marker, ...rest }, indent).split(JSON.stringify(marker));
+    const around = (rest: Record<string, unknown>) => terminalSafeJson(redactValue({ ...head, [key]: marker, ...rest }, this.redact), indent).split(JSON.stringify(marker));
     const [before] = around({});
-    let chunk = `${before}[`;
+    let chunk = `${this.redact(before!)}[`;
     let first = true;
+    const element = (text: string) => (indent ? terminalSafeJson(JSON.parse(text), indent).replace(/^/gm, ' '.repeat(indent * 2)) : terminalSafeJsonText(text));
     for await (const item of items) {
-      const text = indent ? terminalSafeJson(JSON.parse(item), indent).replace(/^/gm, ' '.repeat(indent * 2)) : terminalSafeJsonText(item);
+      let text: string;
+      if (typeof item === 'string') text = this.redact(element(item));
+      else if (item.length === 0) continue;
+      else if (indent) text = item.map((value) => this.redact(element(JSON.stringify(redactValue(value, this.redact))))).join(',\n');
+      else {
+        // The elements' text without the array's brackets. A string holding a secret in any form shows one in
+        // this text too (JSON.stringify writes a string as it is but for quotes, backslashes and controls, and a
+        // secret with those is looked for JSON-escaped as well): where none is here, none is in the values.
+        const whole = JSON.stringify(item).slice(1, -1);
+        const found = this.redact(whole) !== whole;
+        // Redacted as data first: a secret the service sent already JSON-escaped would be escaped again by the text.
+        const plain = found ? this.redact(JSON.stringify(redactValue(item, this.redact)).slice(1, -1)) : whole;
+        // Escapes change the text only where a terminal could act on a character (rare): then it is searched again.
+        const escaped = terminalSafeJsonText(plain);
+        text = escaped === plain ? plain : this.redact(escaped);
+      }
       chunk += `${first ? '' : ','}${indent ? '\n' : ''}${text}`;
       first = false;
       if (chunk.length >= 16 * 1024) {
-        if (!(await this.outPart(chunk))) return;
+        if (!(await this.outRedacted(chunk))) return;
         chunk = '';
       }
     }
     const [, after] = around(tail());
-    await this.outPart(`${chunk}${first || !indent ? ']' : `\n${' '.repeat(indent)}]`}${after}\n`);
+    await this.outRedacted(`${chunk}${first || !indent ? ']' : `\n${' '.repeat(indent)}]`}${this.redact(after!)}\n`);
   }
 
   /** Human messages: stderr, silenced by --quiet. */

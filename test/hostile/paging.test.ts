@@ -162,7 +162,9 @@ describe('export against pages that never end', () => {
       { ...record('img_1'), file: 'img_1.jpg' },
       { ...record('img_2'), file: 'img_2.jpg' },
     ]);
-    expect(readdirSync(dir).sort()).toEqual(['img_1.jpg', 'img_2.jpg', 'index.jsonl']);
+    expect(readdirSync(dir).sort()).toEqual(['img_1.jpg', 'img_2.jpg', 'index.jsonl', 'index.thumbnails']);
+    // Thumbnails made while the downloads went on are kept for the next report; none is left half-written.
+    expect(readdirSync(join(dir, 'index.thumbnails')).filter((name) => !/^img_[12]~[0-9a-f]{10}\.jpg$/.test(name))).toEqual([]);
   });
 
   it('a re-listing that never ends stops the export, and what did download stays indexed', async () => {

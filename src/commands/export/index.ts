@@ -19,6 +19,8 @@ function register(command: Command, action: ActionFactory): void {
     .option('--progress-interval <duration>', PROGRESS_INTERVAL_HELP)
     .option('--wait-for-lock', 'when another export into <dir> is under way, wait for it to end instead of refusing')
     .option('--no-metadata', 'save the bytes exactly as served: no GPS EXIF, no AI-generated note')
+    .option('--no-report', 'write the images and index.jsonl only: no index.html, thumbnails or index.geojson')
+    .option('--report-only', 'download nothing: make index.html, its thumbnails and index.geojson from the index.jsonl already in <dir>')
     .addHelpText(
       'after',
       `
@@ -33,6 +35,10 @@ index.html is a report to open in a browser, offline: a world map with a marker 
 image, a card per image (thumbnail, location, scene, tags, time) and filters;
 its thumbnails are kept in index.thumbnails/ and reused by the next export.
 index.geojson holds one point per image (RFC 7946) for QGIS, geojson.io or kepler.gl.
+Thumbnails are made while the downloads go on. --no-report writes the images and
+index.jsonl only (a report an earlier export wrote is left as it was);
+--report-only makes the report and the GeoJSON later, from index.jsonl alone,
+sending nothing.
 
 It ends with a check: the history is listed again and any image that listing shows
 and <dir> lacks (added meanwhile, or passed over by pages that shifted as images
@@ -49,12 +55,18 @@ way finish and be indexed (for up to 30s); a second one aborts them. Exit 130.
 
 Examples:
   $ aerial export backup/
-  $ aerial export backup/ --concurrency 8 --json | jq '.failed'`,
+  $ aerial export backup/ --concurrency 8 --json | jq '.failed'
+  $ aerial export backup/ --no-report && aerial export --report-only backup/`,
     )
     .action(action<ExportOptions>(runExportCommand));
 }
 
-async function runExportCommand(ctx: Context, options: ExportOptions, args: string[]): Promise<void> {
+async function runExportCommand(ctx: Context, options: ExportOptions & { reportOnly?: boolean }, args: string[]): Promise<void> {
+  if (options.reportOnly) {
+    const { runReportOnly } = await import('./report.js');
+    await runReportOnly(ctx, args[0]!, options);
+    return;
+  }
   const { runExport } = await import('./run.js');
   await runExport(ctx, args[0]!, options);
 }

@@ -22,7 +22,8 @@ import type { Context } from '../../cli/context.js';
 import { formatDuration } from '../../input/duration.js';
 import { MESSAGE_MAX, printable } from '../../text/printable.js';
 import { redactValue } from '../../text/secrets.js';
-import { GEOJSON_NAME, INDEX_NAME, readIndexRecords, REPORT_NAME, removeStaleIndexTemps, StalePartFiles, writeIndex } from './index-file.js';
+import { GEOJSON_NAME, INDEX_NAME, REPORT_NAME, removeStaleIndexTemps, StalePartFiles, writeIndex } from './index-file.js';
+import { thumbnailDirFor, ThumbnailsAhead } from '../../report/thumbnails.js';
 import { isCompleteJpeg } from '../../batch/files.js';
 import { parseCount } from '../../input/flags.js';
 import { parseProgressInterval, parseRetryDelay } from '../shared/batch-options.js';
@@ -46,6 +47,8 @@ export interface ExportOptions {
   waitForLock?: boolean;
   /** false with --no-metadata. */
   metadata?: boolean;
+  /** false with --no-report: no index.html, thumbnails or index.geojson. */
+  report?: boolean;
 }
 
 /**
@@ -120,6 +123,11 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const staleParts = await StalePartFiles.find(dir);
   await removeStaleIndexTemps(dir);
 
+  // --no-report: the index and the images only (the report can be made later with --report-only).
+  const report = options.report !== false;
+  const thumbnailsAhead = report ? new ThumbnailsAhead(dir, thumbnailDirFor(join(dir, REPORT_NAME))) : undefined;
+  ctx.stopSignal.addEventListener('abort', () => thumbnailsAhead?.stop(), { once: true });
+
   const ledger = ExportLedger.create(dir);
   ctx.onCleanup(() => ledger.remove());
   const names = ExportNames.create(dir, io.redact);
@@ -144,23 +152,12 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
    * making thumbnails can take a while, and a signal asks for an end.
    */
   const writeIndexes = async (report: boolean): Promise<number> => {
+    // The thumbnails made during the downloads are all in before the report looks for them.
+    await thumbnailsAhead?.drain();
     const count = await writeIndex(indexPath, dir, indexLines(saved), (id) => ledger.has(id), (file) => names.taken(file), io.redact);
     if (!report) return count;
-    // Both read back from the index just written, a record at a time, rather than from records held in memory.
-    const { exportReportImage } = await import('../../report/export-images.js');
-    const indexImages = async function* () {
-      for await (const record of readIndexRecords(indexPath)) {
-        const image = exportReportImage(dir, record);
-        yield { ...redactValue(image, io.redact), file: image.file };
-      }
-    };
-    const { writeGeoJsonStream } = await import('../../report/geojson.js');
-    await writeGeoJsonStream(indexImages(), join(dir, GEOJSON_NAME));
-    const { describeThumbnails } = await import('../../report/outputs.js');
-    const { writeReportStream } = await import('../../report/report.js');
-    const written = await writeReportStream(indexImages, join(dir, REPORT_NAME), { title: 'aerial export', subtitle: dir, signal: ctx.stopSignal });
-    io.debug(`report: ${written.path}: ${written.thumbnails.made} thumbnails made, ${written.thumbnails.reused} reused`);
-    if (written.thumbnails.failed.length > 0) io.warn(`${REPORT_NAME}${describeThumbnails(written)}`);
+    const { writeExportReport } = await import('./report.js');
+    await writeExportReport(ctx, dir, indexPath);
     return count;
   };
 
@@ -207,6 +204,8 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
       if (outcome.status === 'done') {
         ledger.set(ordinal, Saved.Downloaded, outcome.attempts, outcome.bytes);
         counts.done++;
+        // Its thumbnail now, on a core the downloads leave idle, rather than after every download.
+        await thumbnailsAhead?.push(file);
       } else if (outcome.status === 'failed') {
         ledger.set(ordinal, Saved.Failed, outcome.attempts, 0, { id, error: outcome.error ?? 'failed', exitCode: outcome.exitCode, attempts: outcome.attempts });
         counts.failed++;
@@ -260,6 +259,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
         const onDisk = await isCompleteJpeg(file);
         if (onDisk.ok) {
           ledger.found(ordinal, onDisk.bytes);
+          await thumbnailsAhead?.push(file);
           continue;
         }
         missing++;
@@ -291,6 +291,9 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
     const stopped = ctx.stopSignal.aborted || ctx.signal.aborted;
     if (failure !== undefined && !stopped) {
       progress.stop();
+      // The thumbnails under way are finished, not cut off half-written as the process ends.
+      thumbnailsAhead?.stop();
+      await thumbnailsAhead?.drain();
       await indexWhatIsThere();
       throw failure;
     }
@@ -337,7 +340,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   progress.stop();
   // The index lists what is on disk: every image listed during this export plus earlier records
   // of images since deleted from the account (a backup keeps them). Rewritten whole, atomically.
-  const indexed = await writeIndexes(!interrupted);
+  const indexed = await writeIndexes(report && !interrupted);
 
   const tally = ledger.tally();
   const failed = [...ledger.failures.values()];
@@ -380,8 +383,9 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
         existing: tally[Saved.Existing],
         directory: dir,
         index: indexPath,
-        report: join(dir, REPORT_NAME),
-        geojson: join(dir, GEOJSON_NAME),
+        // None written with --no-report.
+        report: report ? join(dir, REPORT_NAME) : null,
+        geojson: report ? join(dir, GEOJSON_NAME) : null,
         indexed,
         check: { listings: checkListings, missed, confirmed },
       },

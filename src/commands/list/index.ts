@@ -182,9 +182,10 @@ async function listAll(ctx: Context, fetchPage: (page: number, size: number) => 
       holdYoungGeneration();
       pages++;
       io.debug(`fetched page ${index + 1} of ${page.totalPages} (${page.size} a page)`);
-      const kept: typeof fresh = [];
+      // Unfiltered, a page's new records are all kept, as they are.
+      const kept: typeof fresh = filter.active ? [] : fresh;
       let ended = false;
-      for (const record of fresh) {
+      for (const record of filter.active ? fresh : []) {
         if (filter.endsAt(record)) {
           ended = true;
           break;
@@ -197,19 +198,16 @@ async function listAll(ctx: Context, fetchPage: (page: number, size: number) => 
         }
       }
       count += kept.length;
-      // Redacted before cells are cut to fit: a cut must not leave half a key behind (secrets.ts).
-      if (kept.length > 0) yield redactValue(kept, io.redact);
+      if (kept.length > 0) yield kept;
       // Leaving the walk sends no further request.
       if (ended) return;
     }
   }
 
   if (io.json) {
-    async function* jsonTexts() {
-      for await (const fresh of records()) for (const record of fresh) yield JSON.stringify(record);
-    }
-    // The page object's own members after `content`, in the order of the service's page.
-    await io.outJsonStream({}, 'content', jsonTexts(), () => {
+    // A page's records at a time: the terminal searches each page's text for the key once, and redacts the
+    // records as data only when it is there (terminal.ts).
+    await io.outJsonStream({}, 'content', records(), () => {
       const { content: _, ...rest } = first ?? { content: [] };
       // Filtered, the listing is what was kept; an empty history may give no first page at all.
       const totalElements = filter.active ? count : Math.max(first?.totalElements ?? 0, count);
@@ -220,7 +218,9 @@ async function listAll(ctx: Context, fetchPage: (page: number, size: number) => 
   const { renderTsv, StreamingTable } = await import('./table.js');
   const table = io.stdoutIsTTY ? new StreamingTable({ width: io.stdout.columns || DEFAULT_COLUMNS, style: io.style, retrievedAt: Date.now() }) : undefined;
   for await (const fresh of records()) {
-    if (!(await io.outPart(table ? table.render(fresh) : renderTsv(fresh)))) return;
+    // Redacted before cells are cut to fit: a cut must not leave half a key behind (secrets.ts).
+    const shown = redactValue(fresh, io.redact);
+    if (!(await io.outPart(table ? table.render(shown) : renderTsv(shown)))) return;
   }
   if (count === 0) io.info(filter.active ? 'No images match.' : NO_IMAGES);
   else io.info(io.style.dim(`${count} image${count === 1 ? '' : 's'}`));
