@@ -63,7 +63,12 @@ describe('generate', () => {
   });
 });
 
-describe('exit codes from the service', () => {
+describe('exit codes as the shell sees them', () => {
+  it('2 for a usage error: one line naming the flag and the help, nothing on stdout', async () => {
+    const result = await cli(['list', '--sizee', '3']);
+    expect(result).toEqual({ exitCode: 2, stdout: '', stderr: "error: unknown option '--sizee' (did you mean --size?); see 'aerial list --help'\n" });
+  });
+
   it('3 for a wrong key', async () => {
     const wrongKey = 'sbx_wrong_key_for_test_0001';
     registerSecret(wrongKey);
@@ -75,16 +80,19 @@ describe('exit codes from the service', () => {
 
 describe('list, delete and config (smoke: in-process tests in test/unit/commands/)', () => {
   it('list --json prints the page of the images generated, and delete --yes removes one', async () => {
-    const listed = await cli(['list', '--json']);
+    const account = await sandbox.createAccount({ credits: 10 });
+    registerSecret(account.key);
+    const as = { env: { AERIAL_API_KEY: account.key } };
+    expect((await cli(['generate', '--lat', '10', '--lng', '20', '--resolution', 'HD', '-o', join(home.path, 'listed.jpg')], as)).exitCode).toBe(0);
+    const listed = await cli(['list', '--json'], as);
     expect(listed.exitCode).toBe(0);
     expect(listed.stderr).toBe('');
     const page = pageSchema().parse(JSON.parse(listed.stdout));
-    expect(page.content.length).toBeGreaterThanOrEqual(2);
-    const [first, ...rest] = page.content.map((record) => record.id);
-    const deleted = await cli(['delete', first!, '--yes']);
+    expect(page.content.map((record) => record.coordinates)).toEqual([{ latitude: 10, longitude: 20 }]);
+    const deleted = await cli(['delete', page.content[0]!.id, '--yes'], as);
     expect(deleted.exitCode).toBe(0);
-    expect(deleted.stdout).toBe(`${first}\n`);
-    expect(pageSchema().parse(JSON.parse((await cli(['list', '--json'])).stdout)).content.map((record) => record.id)).toEqual(rest);
+    expect(deleted.stdout).toBe(`${page.content[0]!.id}\n`);
+    expect(JSON.parse((await cli(['list', '--json'], as)).stdout)).toMatchObject({ totalElements: 0, content: [] });
   });
 
   it('config set stores a value that config get and a plain command read back', async () => {
