@@ -4,7 +4,8 @@
 // or refused with exit 2 in one line naming the file and the line, with
 // nothing sent. Small files matter most: a reader that waited for parser
 // events a small file had already fired once let such a batch exit 0 with
-// nothing done.
+// nothing done (those tiny files are refused in-process:
+// test/unit/commands/batch-input.test.ts).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -57,40 +58,6 @@ function expectRefused(result: { exitCode: number; stdout: string; stderr: strin
 }
 
 describe('batch input as real programs write it', () => {
-  // The three files that once exited 0 having done nothing, each tiny.
-  const tiny: Array<[string, string, RegExp]> = [
-    [
-      'places.csv',
-      '\uFEFFlat;lng;zoom\r\n48,8584;2,2945;High\r\n51,5;-0,12;Low\r\n',
-      /^error: .*places\.csv line 1: looks like a ';'-separated file with decimal commas: save it as CSV \(comma-delimited\) or pass --delimiter ';'$/,
-    ],
-    ['extra.csv', 'lat,lng\n48.85,2.29,High\n', /^error: .*extra\.csv line 2: 3 cells where the header row names 2 columns \(a value 'High' in column 3\)/],
-    ['quote.csv', 'lat,lng,prompt\n48.85,2.29,5 "tall"\n', /^error: .*quote\.csv line 2: a quote inside a cell that is not quoted/],
-    ['latin1.csv', 'lat,lng,prompt\n48.85,2.29,caf\u00e9\n', /^error: .*latin1\.csv line 2: not UTF-8 \(Windows-1252 or Latin-1\?\): re-save the file as UTF-8/],
-    ['empty.csv', '', /^error: .*empty\.csv is empty: nothing to generate/],
-    ['header.csv', 'lat,lng\r\n,\r\n', /^error: .*header\.csv has no rows under its header row: nothing to generate$/],
-    ['zooom.csv', 'lat,lng,zooom\n48.85,2.29,High\n', /^error: .*zooom\.csv line 1: column 'zooom' sets no scene field; did you mean 'zoom'\?/],
-    ['typo.jsonl', '{"lat":48.85,"lng":2.29}\n\n{"lat":48.85,"lng":2.3,"wheather":"Snow"}\n', /^error: .*typo\.jsonl line 3: key 'wheather' sets no scene field; did you mean 'weather'\?/],
-  ];
-  for (const [name, content, pattern] of tiny) {
-    it(`refuses ${name} with exit 2 and nothing sent, with and without --dry-run, --json or --verbose`, async () => {
-      const sandbox = await sandboxFor();
-      const path = file(name, name === 'latin1.csv' ? Buffer.from(content, 'latin1') : content);
-      for (const flags of [[], ['--dry-run'], ['--json'], ['--verbose', '--dry-run']]) {
-        const result = await cli(sandbox, [path, ...CHEAP, ...flags]);
-        // --json reports the error as JSON on stderr; the message is the same.
-        if (flags.includes('--json')) {
-          expect(result.exitCode, result.stderr).toBe(2);
-          expect(JSON.parse(result.stderr.trim()).message).toMatch(new RegExp(pattern.source.replace('^error: ', '^')));
-        } else if (flags.includes('--verbose')) {
-          expect(result.exitCode).toBe(2);
-          expect(result.stderr.trim().split('\n').pop()).toMatch(pattern);
-        } else expectRefused(result, sandbox, pattern);
-      }
-      expect(sent(sandbox)).toEqual([]);
-    });
-  }
-
   it('reads a European export with --delimiter \';\' and an old Mac (CR) file, sending each row once', async () => {
     const sandbox = await sandboxFor();
     const european = file('eu.csv', '\uFEFFLatitude;Longitude;Zoom;;\r\n48,8584;2,2945;High;;\r\n;;;;\r\n51,5;-0,12;low;;\r\n');

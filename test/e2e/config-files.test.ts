@@ -2,9 +2,10 @@
 // dotfiles manager is kept and the file behind it written; a file mounted on
 // its own (`docker run -v …/config.json:…`) is written in place; anything but
 // a regular file is refused before it is opened; read-only and full file
-// systems are one line with exit 2 and leave no lock behind; an empty profile
-// name and an API key no HTTP header can carry are refused where they are
-// given. Mounts are made in a private mount namespace (helpers/private-mounts):
+// systems are one line with exit 2 and leave no lock behind; an API key no
+// HTTP header can carry is refused at the hidden prompt (the other places it
+// is refused, and empty profile names: test/unit/commands/config-refusals.test.ts).
+// Mounts are made in a private mount namespace (helpers/private-mounts):
 // those cases need root and are skipped where the tests do not run as root.
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -314,26 +315,7 @@ aerial config get defaults.zoom
   });
 });
 
-describe('profile names', () => {
-  it("--profile '' and AERIAL_PROFILE='' are refused, not taken as the default profile", async () => {
-    const configDir = fresh('empty-profile');
-    writeFileSync(join(configDir, 'config.json'), '{"profiles":{"default":{"defaults":{"zoom":"Low"}}}}');
-    const before = readFileSync(join(configDir, 'config.json'), 'utf8');
-    const cases: Array<[string[], Record<string, string>, RegExp]> = [
-      [['config', 'set', 'defaults.zoom', 'High', '--profile', ''], {}, /^error: --profile is empty; name a profile, or leave --profile out for the default one\n$/],
-      [['config', 'set', 'defaults.zoom', 'High', '--profile='], {}, /--profile is empty/],
-      [['config', 'get', 'defaults.zoom', '--profile', ''], {}, /--profile is empty/],
-      [['list', '--profile', ''], sandbox.env(), /--profile is empty/],
-      [['config', 'set', 'defaults.zoom', 'High'], { AERIAL_PROFILE: '' }, /^error: AERIAL_PROFILE is empty; name a profile, or unset AERIAL_PROFILE for the default one\n$/],
-      [['list'], { ...sandbox.env(), AERIAL_PROFILE: '' }, /AERIAL_PROFILE is empty/],
-    ];
-    for (const [args, env, message] of cases) expectOneLine(await aerial(configDir, args, { env }), 2, message);
-    expect(readFileSync(join(configDir, 'config.json'), 'utf8')).toBe(before);
-    expect(sandbox.requests()).toEqual([]);
-  });
-});
-
-describe('an API key with characters no HTTP header can carry', () => {
+describe('an API key with characters no HTTP header can carry (the rest: test/unit/commands/config-refusals.test.ts)', () => {
   // Two halves that would each give the key away: neither may appear in any output.
   const FRONT = 'Zq7Xk2Lp9';
   const BACK = 'Wm4Rt8Yn3Bv6';
@@ -346,43 +328,6 @@ describe('an API key with characters no HTTP header can carry', () => {
     ['a control character', 'U+0007', `${FRONT}\u0007${BACK}`, 10],
     ['a tab', 'U+0009', `${FRONT}\t${BACK}`, 10],
   ];
-
-  it('is refused when it is set, from stdin or the command line, naming what was found; nothing is saved', async () => {
-    const configDir = fresh('bad-keys');
-    for (const [name, codePoint, key, at] of BAD) {
-      const found = `${name} \\(${codePoint.replace('+', '\\+')}\\) at character ${at} of ${[...key].length}`;
-      const message = new RegExp(`^error: api-key contains ${found}; a key is printable ASCII without spaces: paste it again without that\\n$`);
-      expectOneLine(await aerial(configDir, ['config', 'set', 'api-key'], { input: `${key}\n` }), 2, message);
-      expectOneLine(await aerial(configDir, ['config', 'set', 'api-key', key]), 2, message);
-    }
-    expect(readdirSync(configDir)).toEqual([]);
-  }, 60_000);
-
-  it('is refused from AERIAL_API_KEY, --api-key and a hand-edited config file, before anything is sent', async () => {
-    const configDir = fresh('bad-keys-env');
-    for (const [name, codePoint, key, at] of BAD.slice(0, 3)) {
-      const found = `${name} \\(${codePoint.replace('+', '\\+')}\\) at character ${at} of ${[...key].length}`;
-      expectOneLine(
-        await aerial(configDir, ['list'], { env: { AERIAL_BASE_URL: sandbox.url, AERIAL_API_KEY: key } }),
-        2,
-        new RegExp(`^error: the API key in AERIAL_API_KEY contains ${found}; a key is printable ASCII without spaces: set it again without that\\n$`),
-      );
-      expectOneLine(
-        await aerial(configDir, ['list', '--api-key', key], { env: { AERIAL_BASE_URL: sandbox.url } }),
-        2,
-        new RegExp(`^error: the API key in --api-key contains ${found}; a key is printable ASCII without spaces: pass it again without that\\n$`),
-      );
-    }
-    // Edited by hand, and kept private (a file others can read would add its warning line).
-    writeFileSync(join(configDir, 'config.json'), JSON.stringify({ profiles: { work: { apiKey: BAD[0]![2], baseUrl: sandbox.url } } }));
-    chmodSync(join(configDir, 'config.json'), 0o600);
-    expectOneLine(
-      await aerial(configDir, ['list', '--profile', 'work']),
-      2,
-      /^error: the API key in the config file \(profile work\) contains a zero-width space \(U\+200B\) at character 10 of 22; a key is printable ASCII without spaces: set it again with 'aerial config set api-key --profile work'\n$/,
-    );
-    expect(sandbox.requests()).toEqual([]);
-  }, 60_000);
 
   it.skipIf(!ptyAvailable())('typed at the hidden prompt of config set and of init: refused, naming what was found', async () => {
     const configDir = fresh('bad-keys-pty');

@@ -1,10 +1,10 @@
 // `aerial view` on a real pseudo-terminal (util-linux script), for each
 // protocol: the escape sequences are parsed back and must be well formed and
 // of the size asked; half-block lines are measured once their colours are
-// taken out. Without a terminal the command refuses; an id is looked up in the
-// sandbox and its image downloaded without the key.
+// taken out; an id is looked up in the sandbox and its image downloaded
+// without the key. Without a terminal: test/unit/commands/view.test.ts.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -265,49 +265,5 @@ describe.skipIf(!ptyAvailable() || !tmuxAvailable())('aerial view inside tmux', 
     const output = viewInTmux([photo, '--width', '20'], 'off', { KITTY_WINDOW_ID: '1' });
     expect(parseKitty(output)).toEqual([]);
     expect(output).toContain('\u2580');
-  });
-});
-
-describe('aerial view without a terminal', () => {
-  it('refuses with exit 2 unless --protocol names one, and sends nothing', async () => {
-    sandbox.clearRequests();
-    const refused = await runCli(['view', photo], { configDir: home.path, env: sandbox.env() });
-    expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toMatch(/^error: stdout is not a terminal.*--protocol kitty\|iterm\|sixel\|blocks/m);
-    expect(refused.stdout).toBe('');
-    const auto = await runCli(['view', 'some-id', '--protocol', 'auto'], { configDir: home.path, env: sandbox.env() });
-    expect(auto.exitCode).toBe(2);
-    expect(sandbox.requests()).toEqual([]);
-
-    const forced = await runCli(['view', photo, '--protocol', 'blocks', '--width', '12'], { configDir: home.path });
-    expect(forced.exitCode).toBe(0);
-    expect(blockLines(forced.stdout)).toEqual(Array(3).fill('\u2580'.repeat(12)));
-  });
-
-  it('bad flags and inputs are one line with the documented exit code', async () => {
-    const typo = await runCli(['view', photo, '--protocol', 'kity'], { configDir: home.path });
-    expect(typo.exitCode).toBe(2);
-    expect(typo.stderr).toBe("error: --protocol must be one of auto, kitty, iterm, sixel, blocks; got 'kity' (did you mean kitty?)\n");
-    const width = await runCli(['view', photo, '--protocol', 'blocks', '--width', '0'], { configDir: home.path });
-    expect(width.exitCode).toBe(2);
-    expect(width.stderr).toMatch(/--width must be a whole number from 1 to 1000; got '0'/);
-    const missing = await runCli(['view', 'nowhere/photo.jpg', '--protocol', 'blocks'], { configDir: home.path });
-    expect(missing.exitCode).toBe(2);
-    expect(missing.stderr).toBe('error: no such file: nowhere/photo.jpg\n');
-    const notImage = join(home.path, 'notes.txt');
-    writeFileSync(notImage, 'not an image');
-    const unreadable = await runCli(['view', notImage, '--protocol', 'kitty'], { configDir: home.path });
-    expect(unreadable.exitCode).toBe(2);
-    expect(unreadable.stderr).toMatch(/notes\.txt is not an image aerial can read/);
-    const unknown = await runCli(['view', 'no-such-image-id', '--protocol', 'blocks'], { configDir: home.path, env: sandbox.env() });
-    expect(unknown.exitCode).toBe(5);
-    expect(unknown.stderr).toMatch(/^error: NotFound — image no-such-image-id not found in your history/);
-  });
-
-  it('reads standard input with "-"', async () => {
-    const result = await runCli(['view', '-', '--protocol', 'iterm', '--width', '10'], { configDir: home.path, input: readFileSync(photo) });
-    expect(result.exitCode).toBe(0);
-    const [image] = parseIterm(result.stdout);
-    expect(jpegInfo(image!.data)).toMatchObject({ width: 100, height: 56 });
   });
 });

@@ -229,3 +229,26 @@ export function acceptAndCallBack(server: HostileServer, payload: (requestId: st
     return (otherwise ?? answerJson(404, { error: 'NotFound', message: 'no' }))(res, received, req);
   });
 }
+
+/** Every spelling of a metadata or link-local destination the URL parser and the kernel would take. */
+export const FORBIDDEN_URLS = [
+  'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+  'http://169.254.170.2/v2/credentials',
+  'http://169.254.169.254./latest',
+  'http://2852039166/latest',
+  'http://0xA9FEA9FE/latest',
+  'http://0251.0376.0251.0376/latest',
+  'http://169.254.43518/latest',
+  'http://[::ffff:169.254.169.254]/latest',
+  'http://[::ffff:a9fe:a9fe]/latest',
+  'http://[fe80::1]/latest',
+  'http://[febf:ffff::1]/latest',
+  'http://[fd00:ec2::254]/latest/meta-data/',
+  'http://100.100.100.200/latest/meta-data/',
+  'http://metadata.google.internal/computeMetadata/v1/',
+  'http://METADATA.google.internal./computeMetadata/v1/',
+  'http://metadata/computeMetadata/v1/',
+  'https://instance-data/latest/',
+];
+/** Image URLs that are no plain http(s). */
+export const NOT_HTTP = ['file:///etc/passwd', 'ftp://images.example/x.jpg', 'data:image/jpeg;base64,/9j/2Q==', 'javascript:alert(1)', 'gopher://169.254.169.254/'];

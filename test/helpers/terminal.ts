@@ -149,3 +149,21 @@ export async function runInProcess(args: string[], terminal = new TestTerminal()
   assertNoSecrets(result.stderr, `stderr of aerial ${args.join(' ')} (in-process)`);
   return result;
 }
+
+export interface InProcessRunOptions extends Omit<TestTerminalOptions, 'env'> {
+  /** The config directory (AERIAL_CONFIG_DIR), as runCli's `configDir`; the sandbox's data goes in its data/. */
+  configDir: string;
+  /** Variables besides it: the command sees these and nothing of this process's own environment. */
+  env?: Record<string, string | undefined>;
+}
+
+/**
+ * runCli (helpers/cli.ts) without the process: `aerial <args>` run in this
+ * process in a terminal of `options`, for tests that only need to reach a
+ * command. Paths the command is given should be absolute: it runs in this
+ * process's working directory.
+ */
+export function runCommand(args: string[], options: InProcessRunOptions): Promise<CliResult> {
+  const { configDir, env, ...terminal } = options;
+  return runInProcess(args, new TestTerminal({ ...terminal, env: { AERIAL_CONFIG_DIR: configDir, XDG_DATA_HOME: join(configDir, 'data'), ...env } }));
+}

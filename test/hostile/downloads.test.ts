@@ -1,8 +1,10 @@
 // Image downloads whose URLs a hostile service chose (webhook signedUrl, list
 // record url): only plain http(s), never a link-local or cloud metadata
 // address in any spelling, nor a name that resolves to one when the socket
-// connects; and the API key never travels with a download.
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+// connects; and the API key never travels with a download. generate-async
+// --listen with each such signedUrl is tested in-process:
+// test/unit/commands/download-destinations.test.ts.
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -11,7 +13,7 @@ import { ForbiddenDestinationError, guardedLookup, guardLookup, isForbiddenAddre
 import { cliErrorOf } from '../../src/process/errors.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { memorySink } from '../helpers/client.js';
-import { acceptAndCallBack, answerJson, headerNames, startHostileServer, tinyJpeg, type HostileServer } from '../helpers/hostile-server.js';
+import { acceptAndCallBack, answerJson, FORBIDDEN_URLS, headerNames, NOT_HTTP, startHostileServer, tinyJpeg, type HostileServer } from '../helpers/hostile-server.js';
 
 const KEY = 'sk_test_hostile_downloads_0c7d3a';
 registerSecret(KEY);
@@ -42,43 +44,6 @@ beforeEach(() => {
 function aerial(args: string[], cwd = home.path) {
   return runCli(args, { configDir: home.path, cwd, env: { AERIAL_API_KEY: KEY, AERIAL_BASE_URL: service.url }, timeout: 60_000 });
 }
-
-/** Every spelling of a metadata or link-local destination the URL parser and the kernel would take. */
-const FORBIDDEN_URLS = [
-  'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
-  'http://169.254.170.2/v2/credentials',
-  'http://169.254.169.254./latest',
-  'http://2852039166/latest',
-  'http://0xA9FEA9FE/latest',
-  'http://0251.0376.0251.0376/latest',
-  'http://169.254.43518/latest',
-  'http://[::ffff:169.254.169.254]/latest',
-  'http://[::ffff:a9fe:a9fe]/latest',
-  'http://[fe80::1]/latest',
-  'http://[febf:ffff::1]/latest',
-  'http://[fd00:ec2::254]/latest/meta-data/',
-  'http://100.100.100.200/latest/meta-data/',
-  'http://metadata.google.internal/computeMetadata/v1/',
-  'http://METADATA.google.internal./computeMetadata/v1/',
-  'http://metadata/computeMetadata/v1/',
-  'https://instance-data/latest/',
-];
-const NOT_HTTP = ['file:///etc/passwd', 'ftp://images.example/x.jpg', 'data:image/jpeg;base64,/9j/2Q==', 'javascript:alert(1)', 'gopher://169.254.169.254/'];
-
-describe('generate-async --listen with a hostile signedUrl', () => {
-  for (const signedUrl of [...FORBIDDEN_URLS, ...NOT_HTTP]) {
-    it(`refuses ${signedUrl}: exit 6, one line, nothing written`, async () => {
-      acceptAndCallBack(service, (requestId) => ({ signedUrl, generatedImageId: `img-${requestId}`, creditsUsed: 1 }));
-      const out = join(home.path, 'never.jpg');
-      const result = await aerial(['generate-async', '--lat', '1', '--lng', '2', '--listen', '--timeout', '20s', '-o', out, '--quiet']);
-      expect(result.exitCode).toBe(6);
-      const lines = result.stderr.split('\n').filter(Boolean);
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(signedUrl.startsWith('http') ? /^error: ForbiddenDestination — refused to download from \S+: a link-local or cloud metadata address$/ : /^error: BadImageUrl — image URL must be http\(s\)/);
-      expect(existsSync(out)).toBe(false);
-    });
-  }
-});
 
 describe('batch --async and export with hostile URLs', () => {
   it('batch --async: rows whose signedUrl is forbidden fail alone; the good one downloads without the key', async () => {

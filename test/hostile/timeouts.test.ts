@@ -3,7 +3,8 @@
 // proxy that never answers CONNECT. Each gives exit 7 and one line naming the
 // host, the stage that ran out and the attempts made. The CLI runs with short
 // limits through AERIAL_TIMEOUT_MS; the default limits and the lookup's budget
-// are exercised on the client itself with small values.
+// are exercised on the client itself with small values. The knobs refused
+// before anything is sent: test/unit/cli/timeout-knobs.test.ts.
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -111,27 +112,6 @@ describe('each stage names itself, the host and the attempts (the CLI, AERIAL_TI
     expect(dripped.exitCode).toBe(ExitCode.Network);
     expectOneLine(dripped, `timed out receiving the response body from 127.0.0.1:${server.port}: it did not finish within 0.3s (1 attempt)`);
   });
-});
-
-describe('the environment knobs are checked before anything is sent (exit 2, naming the variable)', () => {
-  for (const [variable, value, message] of [
-    ['AERIAL_TIMEOUT_MS', 'abc', "AERIAL_TIMEOUT_MS must be a whole number of milliseconds from 1 to 2147483647; got 'abc'"],
-    ['AERIAL_TIMEOUT_MS', '0', "AERIAL_TIMEOUT_MS must be a whole number of milliseconds from 1 to 2147483647; got '0'"],
-    ['AERIAL_TIMEOUT_MS', '1.5', "AERIAL_TIMEOUT_MS must be a whole number of milliseconds from 1 to 2147483647; got '1.5'"],
-    ['AERIAL_TIMEOUT_MS', '30s', "AERIAL_TIMEOUT_MS must be a whole number of milliseconds from 1 to 2147483647; got '30s'"],
-    ['AERIAL_MAX_RETRY_AFTER', '-1', "AERIAL_MAX_RETRY_AFTER must be a number of seconds from 0 to 2147483; got '-1'"],
-    ['AERIAL_MAX_RETRY_AFTER', 'soon', "AERIAL_MAX_RETRY_AFTER must be a number of seconds from 0 to 2147483; got 'soon'"],
-  ] as const) {
-    it(`${variable}=${value}`, async () => {
-      server.respond(answerJpeg);
-      for (const args of [['list'], ['generate', '--lat', '1', '--lng', '2', '-o', 'x.jpg'], ['list', '--sandbox']]) {
-        const result = await aerial(args, { [variable]: value });
-        expect(result.exitCode).toBe(ExitCode.Usage);
-        expectOneLine(result, message);
-      }
-      expect(server.requests).toEqual([]);
-    });
-  }
 });
 
 describe('the limits of each kind of call, on the client (real sockets, small limits)', () => {

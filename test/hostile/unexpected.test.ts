@@ -1,8 +1,8 @@
 // Exit 1 "unexpected" is for bugs only: every condition the CLI can name
-// gets its own line and documented code. Answers the spec does not describe,
-// and files that are not what they should be (a directory or a device where a
-// manifest, an index, a config file or an image must go; a batch file that
-// never ends; a full disk).
+// gets its own line and documented code. Files that are not what they should
+// be (a directory or a device where a manifest, an index, a config file or an
+// image must go; a batch file that never ends; a full disk). Answers the spec does not describe are tested
+// in-process: test/unit/cli/unexpected-answers.test.ts.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -11,7 +11,7 @@ import { ExitCode } from '../../src/process/errors.js';
 import { judge, persistentPolicy } from '../../src/api/retry.js';
 import { rowFailure, stopsTheBatch } from '../../src/batch/row-runner.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
-import { answer, answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
+import { startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 
 const KEY = 'sk_test_hostile_unexpected_94b1e2';
 registerSecret(KEY);
@@ -52,39 +52,6 @@ function expectNamed(result: { exitCode: number; stderr: string }, code: number,
 function aerial(args: string[], configDir = home.path) {
   return runCli(args, { configDir, cwd: work, env: { AERIAL_API_KEY: KEY, AERIAL_BASE_URL: server.url }, timeout: 60_000 });
 }
-
-describe('answers the spec does not describe', () => {
-
-  for (const [status, exit] of [
-    [405, 2],
-    [409, 2],
-    [410, 5],
-    [413, 2],
-    [418, 2],
-    [431, 2],
-    [451, 2],
-    [501, 6],
-    [505, 6],
-    [599, 6],
-  ] as const) {
-    it(`HTTP ${status}: exit ${exit} for list, generate and delete, with the status named`, async () => {
-      server.respond(answer(status, `status ${status} from a hostile server`, 'text/plain'));
-      for (const args of [['list'], ['generate', '--lat', '1', '--lng', '2', '-o', 'x.jpg'], ['delete', 'img_1', '--yes']]) {
-        expectNamed(await aerial(args), exit, new RegExp(`status ${status} from a hostile server$`));
-      }
-    });
-  }
-
-  it('a 204 where a page of images belongs: exit 6', async () => {
-    server.respond(answer(204));
-    expectNamed(await aerial(['list']), 6, /UnexpectedResponse — server sent an unreadable page of images/);
-  });
-
-  it('a 200 with an empty JSON body to an async request: exit 6', async () => {
-    server.respond(answerJson(202, {}));
-    expectNamed(await aerial(['generate-async', '--lat', '1', '--lng', '2', '--callback-url', 'https://hooks.example/x']), 6, /UnexpectedResponse/);
-  });
-});
 
 // Each of these is found before anything is sent: the server must see no request.
 describe('files that are not what they should be', () => {

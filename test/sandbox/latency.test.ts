@@ -1,8 +1,9 @@
 // --latency as a floor, over real sockets: no API answer (error answers
 // included) comes sooner than the latency after its request, the sandbox's
 // own work happens while it runs, and work whose answer never goes out is
-// undone. Timing checks are lower bounds, or compare against an injected step
-// with a wide margin, so a busy machine cannot make them fail.
+// undone. Timing checks are lower bounds only; what must happen during the wait
+// is shown under a latency longer than the test, so a busy machine cannot make
+// them fail.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -102,27 +103,25 @@ describe('--latency is a floor under every API answer', () => {
   });
 
   it('still resets dropped connections at once', async () => {
-    sb = await startTestSandbox({ latencyMs: 5_000, dropRate: 1 });
-    const started = performance.now();
+    // A drop that waited for the latency would outlast this test's timeout.
+    sb = await startTestSandbox({ latencyMs: 600_000, dropRate: 1 });
     await expect(fetch(sb.api(), { headers: { 'x-api-key': sb.key } })).rejects.toThrow();
-    expect(performance.now() - started).toBeLessThan(2_500);
   });
 
-  it('renders and persists while the latency runs: a step shorter than it adds nothing', async () => {
-    const latency = 1_500;
-    const renderMs = 500;
-    // A stand-in render thread that takes renderMs per image: the injected slow step.
-    sb = await startTestSandbox({ latencyMs: latency, renderThreads: 1, renderWorker: writeStandInWorker(work, renderMs) });
+  it('renders and persists while the latency runs, not after it', async () => {
+    // A latency far longer than the test: work waiting for it to pass would never be seen.
+    sb = await startTestSandbox({ latencyMs: 600_000, renderThreads: 1, renderWorker: writeStandInWorker(work, 500) });
     const before = (await sb.credits(sb.key))!;
+    const client = new AbortController();
     let answered = false;
-    const answer = timed(sb.api(), generation(sb, freshScene())).finally(() => (answered = true));
-    // The charge (made after the render, with the image record) is visible before the answer is sent.
+    const answer = fetch(sb.api(), generation(sb, freshScene(), sb.key, client.signal)).finally(() => (answered = true));
+    answer.catch(() => {});
+    // The charge (made after the render, with the image record) is visible while the answer waits for the latency.
     await until(async () => (await sb!.credits(sb!.key)) === before - 1, 'the charge');
+    expect(imageFiles(sb)).toHaveLength(1);
     expect(answered).toBe(false);
-    const { status, ms } = await answer;
-    expect(status).toBe(200);
-    expect(ms).toBeGreaterThanOrEqual(latency);
-    expect(ms).toBeLessThan(latency + renderMs);
+    client.abort();
+    await expect(answer).rejects.toThrow();
   });
 });
 

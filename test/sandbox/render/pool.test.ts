@@ -38,23 +38,16 @@ function freshScene(overrides: Partial<GenerationRequest> = {}): GenerationReque
   return generationRequest({ tags: [`render-pool-${process.pid}-${++unique}`], ...overrides });
 }
 
-/** The longest the event loop went without running a timer while `work` ran. */
-async function longestStall(work: () => Promise<unknown>): Promise<{ stallMs: number; totalMs: number }> {
-  let last = performance.now();
-  let stallMs = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    stallMs = Math.max(stallMs, now - last);
-    last = now;
-  }, 2);
-  const started = performance.now();
+/** How often a 2 ms timer ran while `work` ran: a render holding the main thread lets it run only around the render. */
+async function timerTicksDuring(work: () => Promise<unknown>): Promise<number> {
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 2);
   try {
     await work();
   } finally {
     clearInterval(timer);
   }
-  stallMs = Math.max(stallMs, performance.now() - last);
-  return { stallMs, totalMs: performance.now() - started };
+  return ticks;
 }
 
 describe('the render worker pool', () => {
@@ -67,10 +60,12 @@ describe('the render worker pool', () => {
   it('keeps the main thread free while it renders, where rendering in-thread stalls it for the whole render', async () => {
     const workers = new SceneRenderer(pool(renderWorker));
     await workers.render(freshScene()); // the worker thread is started and warm
-    const offThread = await longestStall(() => workers.render(freshScene({ resolution: 'FHD' })));
-    const inThread = await longestStall(() => new SceneRenderer(undefined).render(freshScene({ resolution: 'FHD' })));
-    expect(inThread.stallMs).toBeGreaterThan(inThread.totalMs * 0.8);
-    expect(offThread.stallMs).toBeLessThan(offThread.totalMs / 3);
+    const offThread = await timerTicksDuring(() => workers.render(freshScene({ resolution: 'FHD' })));
+    const inThread = await timerTicksDuring(() => new SceneRenderer(undefined).render(freshScene({ resolution: 'FHD' })));
+    // Counts, not durations: the timer ran all through the off-thread render (about 140 times here), and in-thread
+    // only while the painted frame was encoded (about 10); a busy machine slows both alike.
+    expect(offThread).toBeGreaterThanOrEqual(20);
+    expect(offThread).toBeGreaterThanOrEqual(3 * inThread);
   });
 
   it('runs at most `size` jobs at once, one per thread, and queues the rest', async () => {

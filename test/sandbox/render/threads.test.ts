@@ -14,7 +14,7 @@ import { renderAerialJpeg } from '../../../src/sandbox/render/aerial-image.js';
 import { startSandbox } from '../../../src/sandbox/server.js';
 import { BIN, cliEnv, registerSecret, runCli, spawnCli } from '../../helpers/cli.js';
 import { API_PATH, generationRequest, startTestSandbox, type TestSandbox } from '../../helpers/sandbox.js';
-import { useRenderWorkerPerFile } from '../worker-scripts.js';
+import { useRenderWorkerPerFile, writeStandInWorker } from '../worker-scripts.js';
 
 const EXPECTED_THREADS = Math.min(2, availableParallelism());
 let work: string;
@@ -40,35 +40,36 @@ function postGeneration(url: string, key: string, request: GenerationRequest): P
 }
 
 interface Responsiveness {
-  /** The longest the server went without answering a health check while the generation was made. */
-  longestSilenceMs: number;
-  /** How long the generation took. */
-  totalMs: number;
+  /** Health checks, sent one after another, that were answered while the generation waited for its answer. */
+  answeredMeanwhile: number;
   jpeg: Buffer;
 }
 
-/** Sends a generation and, one after another until it is answered, health checks. */
+/**
+ * Sends a generation and, one after another until it is answered, health
+ * checks: counts, not durations, so a busy machine cannot blur them. A server
+ * that renders on its main thread answers only those around the painting.
+ */
 async function healthChecksDuring(url: string, key: string, request: GenerationRequest): Promise<Responsiveness> {
   let done = false;
-  const started = performance.now();
   const generation = postGeneration(url, key, request).then(async (res) => {
     expect(res.status).toBe(200);
     const body = Buffer.from(await res.arrayBuffer());
     done = true;
     return body;
   });
-  let lastAnswer = started;
-  let longestSilenceMs = 0;
+  let answeredMeanwhile = 0;
   while (!done) {
     const health = await fetch(`${url}/__sandbox/health`);
     await health.arrayBuffer();
-    longestSilenceMs = Math.max(longestSilenceMs, performance.now() - lastAnswer);
-    lastAnswer = performance.now();
+    if (!done) answeredMeanwhile++;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-  const jpeg = await generation;
-  return { longestSilenceMs, totalMs: performance.now() - started, jpeg };
+  return { answeredMeanwhile, jpeg: await generation };
 }
+
+/** Fewer than this while an FHD frame renders on a thread (about 220 ms of CPU; here about 125 are answered) is a stalled server. */
+const RESPONSIVE = 20;
 
 describe('rendering on worker threads (in-process)', () => {
   let withThreads: TestSandbox;
@@ -86,13 +87,14 @@ describe('rendering on worker threads (in-process)', () => {
     const request = freshScene({ resolution: 'FHD' });
     const threaded = await healthChecksDuring(withThreads.url, withThreads.key, request);
     expect(threaded.jpeg.equals(await renderAerialJpeg(request))).toBe(true);
-    expect(threaded.longestSilenceMs).toBeLessThan(threaded.totalMs / 3);
+    expect(threaded.answeredMeanwhile).toBeGreaterThanOrEqual(RESPONSIVE);
 
     const mainThread = await startTestSandbox({ renderThreads: 0 });
     try {
       expect(await (await fetch(`${mainThread.url}/__sandbox/health`)).json()).toEqual({ status: 'ok', renderThreads: 0 });
       const stalled = await healthChecksDuring(mainThread.url, mainThread.key, freshScene({ resolution: 'FHD' }));
-      expect(stalled.longestSilenceMs).toBeGreaterThan(stalled.totalMs / 2);
+      // Here about 125 against 5 to 9 (those around the painting: the body read, the encoding); a busy machine slows both alike.
+      expect(threaded.answeredMeanwhile).toBeGreaterThanOrEqual(4 * stalled.answeredMeanwhile);
     } finally {
       await mainThread.close();
     }
@@ -100,16 +102,14 @@ describe('rendering on worker threads (in-process)', () => {
 
   it('closes at once with a render in flight, without charging for it', async () => {
     const dataDir = join(work, 'closed-mid-render');
-    const sb = await startTestSandbox({ renderWorker, dataDir });
-    const generation = postGeneration(sb.url, sb.key, freshScene({ resolution: 'UHD' })).then(
+    // A stand-in render thread that never answers a scene tagged "silent": a close that waited for it would never end.
+    const sb = await startTestSandbox({ renderWorker: writeStandInWorker(work), dataDir });
+    const generation = postGeneration(sb.url, sb.key, freshScene({ tags: ['silent'] })).then(
       (res) => `HTTP ${res.status}`,
       () => 'cut off',
     );
     await new Promise((resolve) => setTimeout(resolve, 150));
-    const started = performance.now();
     await sb.close();
-    // A UHD frame takes about a second of CPU; close() terminates the thread rendering it.
-    expect(performance.now() - started).toBeLessThan(500);
     expect(await generation).toBe('cut off');
     const state = JSON.parse(readFileSync(join(dataDir, 'state.json'), 'utf8')) as { accounts: Array<{ credits: number }>; images: unknown[] };
     expect(state.accounts.map((account) => account.credits)).toEqual([1000]);
@@ -182,20 +182,19 @@ describe('rendering on worker threads (built CLI)', () => {
     try {
       expect(await (await fetch(`${url}/__sandbox/health`)).json()).toEqual({ status: 'ok', renderThreads: EXPECTED_THREADS });
       const request = freshScene({ resolution: 'FHD' });
-      const { longestSilenceMs, totalMs, jpeg: bytes } = await healthChecksDuring(url, key, request);
+      const { answeredMeanwhile, jpeg: bytes } = await healthChecksDuring(url, key, request);
       expect(bytes.equals(await renderAerialJpeg(request))).toBe(true);
-      expect(longestSilenceMs).toBeLessThan(totalMs / 3);
+      expect(answeredMeanwhile).toBeGreaterThanOrEqual(RESPONSIVE);
       expect(jpeg.decode(bytes, { useTArray: true })).toMatchObject({ width: 1920, height: 1080 });
 
-      // Ctrl-C while a UHD frame renders: the command stops without waiting for it.
-      const pending = postGeneration(url, key, freshScene({ resolution: 'UHD' })).catch(() => undefined);
+      // Ctrl-C while UHD frames render and more wait their turn: the command stops without waiting for them.
+      // 80 frames of about 0.8 s of CPU each on two threads: a command that waited would outlast this test's timeout.
+      const pending = Array.from({ length: 80 }, () => postGeneration(url, key, freshScene({ resolution: 'UHD' })).catch(() => undefined));
       await new Promise((resolve) => setTimeout(resolve, 150));
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-      const interrupted = performance.now();
       child.kill('SIGINT');
       expect(await exited).toBe(130);
-      expect(performance.now() - interrupted).toBeLessThan(500);
-      await pending;
+      await Promise.all(pending);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }

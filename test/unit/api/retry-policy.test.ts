@@ -1,7 +1,7 @@
 // The one retry engine (src/api/retry.ts): which failures each policy retries,
 // after how long, how many times, and how a unit of work's hooks (a slot on
 // the wire, a stop, a pause shared by every caller) take part.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ApiError, GenerationFailedError, NetworkError } from '../../../src/api/errors.js';
 import { cliErrorOf, CliError, ExitCode, FileSystemError, UsageError } from '../../../src/process/errors.js';
 import { CorruptImageError } from '../../../src/api/jpeg-verifier.js';
@@ -16,7 +16,8 @@ import {
   type Attempt,
   type RetryPolicy,
 } from '../../../src/api/retry.js';
-import { WireLimiter } from '../../../src/api/wire-limiter.js';
+import { PauseGate, WireLimiter } from '../../../src/api/wire-limiter.js';
+import { onFakeClock, sleepOnTimers } from '../../helpers/fake-clock.js';
 import { CallBudget, DEFAULT_TIMEOUTS } from '../../../src/api/timeouts.js';
 
 const half = () => 0.5;
@@ -182,26 +183,32 @@ describe('withRetries', () => {
     expect(wire.inFlight).toBe(0);
   });
 
-  it('a 429 pauses every caller under the policy, and the wait is left out of the call\'s budget', async () => {
-    const policy = batch();
-    const starts: Array<[string, number]> = [];
-    let refused = false;
-    const work = (name: string) => async () => {
-      starts.push([name, Date.now()]);
-      if (name === 'a' && !refused) {
-        refused = true;
-        throw new ApiError(429, 'RateLimited', 'slow', 0.15);
-      }
-    };
-    const budget = new CallBudget(DEFAULT_TIMEOUTS.calls.lookup);
-    const first = withRetries(policy, { kind: 'generation', budget }, work('a'));
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    const pausedAt = Date.now();
-    await Promise.all([first, withRetries(policy, { kind: 'generation' }, work('b'))]);
-    const b = starts.find(([name]) => name === 'b')![1];
-    expect(b - pausedAt).toBeGreaterThanOrEqual(100);
-    expect(budget.elapsedMs()).toBeLessThan(100);
-  });
+  it('a 429 pauses every caller under the policy, and the wait is left out of the call\'s budget', () =>
+    onFakeClock(async () => {
+      const policy: RetryPolicy = { ...batch(), pause: new PauseGate(undefined, Date.now, sleepOnTimers), sleep: sleepOnTimers };
+      const t0 = Date.now();
+      const starts: Array<[string, number]> = [];
+      let refused = false;
+      const work = (name: string) => async () => {
+        starts.push([name, Date.now() - t0]);
+        if (name === 'a' && !refused) {
+          refused = true;
+          throw new ApiError(429, 'RateLimited', 'slow', 0.15);
+        }
+      };
+      const budget = new CallBudget(DEFAULT_TIMEOUTS.calls.lookup, Date.now);
+      const first = withRetries(policy, { kind: 'generation', budget }, work('a'));
+      await vi.advanceTimersByTimeAsync(10);
+      // Called 10 ms into the 150 ms pause: held until it is over.
+      const second = withRetries(policy, { kind: 'generation' }, work('b'));
+      await vi.runAllTimersAsync();
+      await Promise.all([first, second]);
+      expect(starts.filter(([name]) => name === 'a').map(([, at]) => at)).toEqual([0, 150]);
+      expect(starts.filter(([name]) => name === 'b').map(([, at]) => at)).toEqual([150]);
+      // 150 ms went by, all of them the wait the service asked for.
+      expect(Date.now() - t0).toBe(150);
+      expect(budget.elapsedMs()).toBe(0);
+    }));
 
   it('a stop before the next attempt sends nothing more: NotRetriedError with the attempts made', async () => {
     const stop = new AbortController();

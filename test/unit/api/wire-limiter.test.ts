@@ -1,25 +1,30 @@
 // Room on the wire for a batch's requests and the pause every caller honours
 // after a 429 (src/api/wire-limiter.ts), on clocks the tests move; the last
 // test runs them under the retry engine, as a batch does.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { persistentPolicy, withRetries, type RetryPolicy } from '../../../src/api/retry.js';
 import { PauseGate, WireLimiter, type WireTicket } from '../../../src/api/wire-limiter.js';
+import { onFakeClock, sleepOnTimers } from '../../helpers/fake-clock.js';
 
 const batch = (overrides: Partial<Parameters<typeof persistentPolicy>[0]> = {}): RetryPolicy =>
   persistentPolicy({ maxRetries: 5, firstDelayMs: 100, retryUnsafe: false, ...overrides });
 
 describe('PauseGate', () => {
-  it('holds every waiter until the longest pause has passed, telling only when a pause starts', async () => {
-    const told: number[] = [];
-    const gate = new PauseGate((ms) => told.push(ms));
-    gate.pause(40);
-    gate.pause(10);
-    const started = Date.now();
-    await Promise.all([gate.wait(), gate.wait()]);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(38);
-    expect(gate.remaining()).toBe(0);
-    expect(told).toEqual([40]);
-  });
+  it('holds every waiter until the longest pause has passed, telling only when a pause starts', () =>
+    onFakeClock(async () => {
+      const told: number[] = [];
+      const gate = new PauseGate((ms) => told.push(ms), Date.now, sleepOnTimers);
+      gate.pause(40);
+      gate.pause(10);
+      const started = Date.now();
+      const released: number[] = [];
+      const waiting = Promise.all([gate.wait(), gate.wait()].map((wait) => wait.then(() => released.push(Date.now() - started))));
+      await vi.runAllTimersAsync();
+      await waiting;
+      expect(released).toEqual([40, 40]);
+      expect(gate.remaining()).toBe(0);
+      expect(told).toEqual([40]);
+    }));
 
   it('stops waiting when the signal aborts', async () => {
     const gate = new PauseGate();

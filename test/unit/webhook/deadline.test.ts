@@ -26,10 +26,11 @@ describe('startDeadline', () => {
     for (let round = 0; round < 3; round++) {
       // Nothing but the signal is kept: the listener waitFor() adds is all a caller holds while it waits.
       const { signal } = startDeadline(300, parent.signal);
-      const fired = await abortUnderGc(signal, 3000);
+      // A deadline the collector dropped never fires at all: the wait gives up long after 300 ms,
+      // so a busy machine's late timer is not mistaken for it.
+      const fired = await abortUnderGc(signal, 10_000);
       expect(fired, `round ${round}: the deadline never fired`).toBeDefined();
       expect(fired!.afterMs).toBeGreaterThanOrEqual(290);
-      expect(fired!.afterMs).toBeLessThan(1500);
       expect((fired!.reason as Error).name).toBe('TimeoutError');
     }
     // Each expired deadline let go of the parent.

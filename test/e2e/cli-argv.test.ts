@@ -1,4 +1,4 @@
-// The same property as request.test.ts, end to end: real command lines run
+// The same property as test/property/request.test.ts, end to end: real command lines run
 // through bin/aerial.js against a server that records what it receives. A
 // refused command line exits 2 with the in-process builder's message and sends
 // nothing; an accepted one sends exactly the body the builder (and the model)
@@ -12,7 +12,7 @@ import { resolveSettings } from '../../src/config/config.js';
 import { buildGenerationRequest } from '../../src/input/scene-request.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { answerJpeg, leftovers, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
-import { expectedBody, invalidFlags, sceneArgv, sceneCase, sceneInput, type SceneCase } from './scene-model.js';
+import { expectedBody, invalidFlags, sceneArgv, sceneCase, sceneInput, type SceneCase } from '../property/scene-model.js';
 import { MESSAGE_MAX, printable } from '../../src/text/printable.js';
 
 const KEY = 'sk_test_property_argv_31f9aa';

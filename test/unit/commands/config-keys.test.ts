@@ -1,10 +1,11 @@
-// End-to-end: config keys as people mistype them get the key they meant, and a
+// In-process: config keys as people mistype them get the key they meant, and a
 // profile that does not exist is refused by `config get` and `config list` as
 // every other command refuses it (exit 2, the known profiles, how to create it).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { tempDir } from '../../helpers/cli.js';
+import { runCommand } from '../../helpers/terminal.js';
 
 let home: ReturnType<typeof tempDir>;
 beforeAll(() => {
@@ -13,7 +14,7 @@ beforeAll(() => {
 });
 afterAll(() => home.remove());
 
-const aerial = (args: string[]) => runCli(args, { configDir: home.path });
+const aerial = (args: string[]) => runCommand(args, { configDir: home.path });
 const KEYS =
   'api-key, base-url, defaults.resolution, defaults.zoom, defaults.bearing, defaults.angle, defaults.weather, defaults.daytime, defaults.aspect-ratio, defaults.epoch, defaults.include-context, defaults.include-surroundings, defaults.improve-output, defaults.save-image, defaults.preview';
 

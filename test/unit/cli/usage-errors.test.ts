@@ -1,9 +1,11 @@
-// End-to-end: every usage error of the argument parser (commander) keeps the
+// In-process: every usage error of the argument parser (commander) keeps the
 // error contract: exit 2, nothing on stdout, one line on stderr naming the
 // command's help, and with --json exactly one JSON line
-// {"status":null,"error":"UsageError","message":…,"exitCode":2}.
+// {"status":null,"error":"UsageError","message":…,"exitCode":2}. As the
+// shell sees it: test/e2e/core.test.ts.
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { tempDir } from '../../helpers/cli.js';
+import { runCommand } from '../../helpers/terminal.js';
 
 const home = tempDir('aerial-usage-errors-');
 afterAll(() => home.remove());
@@ -25,7 +27,7 @@ const PARSER_ERRORS: Array<[what: string, args: string[], message: string]> = [
 ];
 
 function aerial(args: string[]) {
-  return runCli(args, { configDir: home.path });
+  return runCommand(args, { configDir: home.path });
 }
 
 describe('usage errors of the argument parser', () => {

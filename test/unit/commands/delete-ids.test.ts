@@ -1,11 +1,12 @@
-// `aerial delete` with ids that try to leave their path segment, against a
-// server that records every request line exactly as it arrived: each id is
+// `aerial delete` in-process with ids that try to leave their path segment,
+// against a server that records every request line exactly as it arrived: each id is
 // refused before anything is sent, or arrives as one encoded segment under
 // the image-generation path.
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
-import { answer, listingOf, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
+import { registerSecret, tempDir } from '../../helpers/cli.js';
+import { answer, listingOf, startHostileServer, type HostileServer } from '../../helpers/hostile-server.js';
+import { runCommand } from '../../helpers/terminal.js';
 
 const KEY = 'sk_test_hostile_ids_7e41b0';
 registerSecret(KEY);
@@ -28,7 +29,7 @@ beforeEach(() => {
 });
 
 function aerial(args: string[]) {
-  return runCli(args, { configDir: home.path, env: { AERIAL_API_KEY: KEY, AERIAL_BASE_URL: server.url } });
+  return runCommand(args, { configDir: home.path, env: { AERIAL_API_KEY: KEY, AERIAL_BASE_URL: server.url } });
 }
 
 describe('delete with ids shaped like paths', () => {

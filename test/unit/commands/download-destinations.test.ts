@@ -1,0 +1,46 @@
+// Image URLs a hostile service chose for generate-async --listen's download
+// (the webhook's signedUrl), in-process: never a link-local or cloud metadata
+// address in any spelling, only plain http(s); exit 6 in one line, nothing
+// written. Batch and export with such URLs, names resolving to them, and the
+// key never travelling with a download: test/hostile/downloads.test.ts.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { registerSecret, tempDir } from '../../helpers/cli.js';
+import { acceptAndCallBack, FORBIDDEN_URLS, NOT_HTTP, startHostileServer, type HostileServer } from '../../helpers/hostile-server.js';
+import { runCommand } from '../../helpers/terminal.js';
+
+const KEY = 'sk_test_hostile_downloads_0c7d3a';
+registerSecret(KEY);
+
+let service: HostileServer;
+let home: ReturnType<typeof tempDir>;
+
+beforeAll(async () => {
+  service = await startHostileServer();
+  home = tempDir('aerial-downloads-');
+});
+afterAll(async () => {
+  await service.close();
+  home.remove();
+});
+beforeEach(() => service.reset());
+
+function aerial(args: string[]) {
+  return runCommand(args, { configDir: home.path, env: { AERIAL_API_KEY: KEY, AERIAL_BASE_URL: service.url } });
+}
+
+describe('generate-async --listen with a hostile signedUrl', () => {
+  for (const signedUrl of [...FORBIDDEN_URLS, ...NOT_HTTP]) {
+    it(`refuses ${signedUrl}: exit 6, one line, nothing written`, async () => {
+      acceptAndCallBack(service, (requestId) => ({ signedUrl, generatedImageId: `img-${requestId}`, creditsUsed: 1 }));
+      const out = join(home.path, 'never.jpg');
+      const result = await aerial(['generate-async', '--lat', '1', '--lng', '2', '--listen', '--timeout', '20s', '-o', out, '--quiet']);
+      expect(result.exitCode).toBe(6);
+      const lines = result.stderr.split('\n').filter(Boolean);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(signedUrl.startsWith('http') ? /^error: ForbiddenDestination — refused to download from \S+: a link-local or cloud metadata address$/ : /^error: BadImageUrl — image URL must be http\(s\)/);
+      expect(existsSync(out)).toBe(false);
+    });
+  }
+});
