@@ -64,10 +64,13 @@ export function placeKey(text: string): string {
 
 /**
  * Whether `text` is meant as coordinates ("48.8584,2.2945", a geo: URI) rather
- * than a name: it has no letter but an exponent's e.
+ * than a name: it has no letter but an exponent's e and the words a program
+ * prints for numbers it could not compute (`NaN`, `Infinity`, spelled so).
+ * Those are refused as coordinates, never looked up: "NaN,NaN" from a broken
+ * script is not Nan, Thailand.
  */
 export function looksLikeCoordinates(text: string): boolean {
-  return /^\s*geo:/i.test(text) || !/\p{L}/u.test(text.replace(/[eE]/g, ''));
+  return /^\s*geo:/i.test(text) || !/\p{L}/u.test(text.replace(/\b(?:NaN|Infinity)\b/g, '').replace(/[eE]/g, ''));
 }
 
 /** "Paris, Île-de-France, FR". */

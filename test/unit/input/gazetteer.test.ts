@@ -4,6 +4,8 @@
 import { statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { findBuiltFile } from '../../../src/bundle/built-files.js';
+import { resolveSettings } from '../../../src/config/config.js';
+import { buildGenerationRequest } from '../../../src/input/scene-request.js';
 import { describePlace, findPlace, Gazetteer, GAZETTEER_FILE, GAZETTEER_MAGIC, looksLikeCoordinates, placeKey } from '../../../src/input/gazetteer.js';
 import { UsageError } from '../../../src/process/errors.js';
 
@@ -84,6 +86,13 @@ describe('names and coordinates', () => {
   it('tells coordinates from names', () => {
     for (const text of ['48.8584,2.2945', '48.8584, 2.2945', '-33.9 151.2', 'geo:48.8584,2.2945;u=35', '1e1,2']) expect(looksLikeCoordinates(text)).toBe(true);
     for (const text of ['Paris', 'Paris, FR', 'Rome 2', 'Åre']) expect(looksLikeCoordinates(text)).toBe(false);
+  });
+
+  it('takes the words a program prints for numbers it could not compute as coordinates, never as a name: NaN is not Nan, Thailand', () => {
+    for (const text of ['NaN,NaN', '!,NaN', '48.8,Infinity', '-Infinity 2']) expect(looksLikeCoordinates(text)).toBe(true);
+    expect(() => buildGenerationRequest({ at: '!,NaN' }, resolveSettings({}, {}, {}).sceneDefaults)).toThrow(/--at/);
+    // The place itself, written as a name, is still a place.
+    for (const text of ['Nan', 'Nan, TH', 'Infinity Pool']) expect(looksLikeCoordinates(text)).toBe(false);
   });
 });
 
