@@ -24,7 +24,7 @@ const staging = new URL(`../dist.${process.pid}.tmp`, import.meta.url);
 const retired = new URL(`../dist.${process.pid}.old`, import.meta.url);
 
 /**
- * The program, and the scripts worker threads load (src/bundle/bundled-script.ts):
+ * The program, and the scripts worker threads load (src/build-outputs/bundled-script.ts):
  * the sandbox's renderers, and the file-size lookups of a resumed batch
  * (src/batch/file-sizes.ts).
  */

@@ -3,15 +3,15 @@
 // `--help` loads nothing but commander. Commands see only their Context
 // (cli/context.ts); main() runs them in a Process, Node's own or a test terminal.
 import { Command, CommanderError, Option, type OutputConfiguration } from 'commander';
-import { asCliError, BrokenPipeError, CliError, ExitCode, FileSystemError, fileSystemFailure, InterruptedError, UsageError } from './process/errors.js';
+import { asCliError, BrokenPipeError, CliError, ExitCode, FileSystemError, fileSystemFailure, InterruptedError, UsageError } from './lifecycle/errors.js';
 import { DEFAULT_BASE_URL } from './config/config.js';
 import { openContext, type ActionFactory, type CommandBody, type CommandRegistration, type Context, type GlobalOptions, type Process } from './cli/context.js';
 import { fitHelpText, formatItem } from './cli/help-layout.js';
 import { Terminal } from './terminal/terminal.js';
 import { registrations } from './commands/index.js';
-import { canReplaceProcess, exitNow, poolIsBusy, Shutdown, UNWIND_MS } from './process/shutdown.js';
+import { canReplaceProcess, exitNow, poolIsBusy, Shutdown, UNWIND_MS } from './lifecycle/shutdown.js';
 import { nearest } from './text/suggest.js';
-import { VERSION } from './bundle/version.js';
+import { VERSION } from './build-outputs/version.js';
 
 export { VERSION };
 

@@ -6,7 +6,7 @@
 // reported failed, input that could not be sent, a file the call could not
 // write, a call aborted or out of time. Each carries a machine `code`. None
 // knows terminals, exit codes or flags: each face says a failure in its own
-// words (the CLI's exit codes and lines in src/process/errors.ts, cliErrorOf;
+// words (the CLI's exit codes and lines in src/lifecycle/errors.ts, cliErrorOf;
 // the library's option names in src/library/errors.ts; the MCP server's in its
 // tools), including what the caller can do about it (`remedy`).
 

@@ -1,7 +1,7 @@
 // JPEG verification as the bytes pass: the signature at the start and the
 // end-of-image marker near the end (the spec's "magic bytes are checked"). The
 // image path checks every image it receives with it (image-download.ts), and
-// a resumed batch or export checks the files it finds (batch/files.ts).
+// a resumed batch or export checks the files it finds (bulk/files.ts).
 import { BadResponseError } from './errors.js';
 
 const SOI = [0xff, 0xd8, 0xff];

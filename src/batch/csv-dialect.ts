@@ -4,7 +4,7 @@
 // A header row that reads as one column but is plainly cut by ';', a tab or
 // '|' is a spreadsheet export in another locale, whose numbers may also have
 // decimal commas: refused with the flag that reads it, before a row is read.
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 import { inputError } from './input-text.js';
 
 /** The separators --delimiter takes, by the names it also accepts. */

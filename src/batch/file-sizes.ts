@@ -7,7 +7,7 @@
 // the thread cannot start, they are done here.
 import { lstatSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { bundledScript } from '../bundle/bundled-script.js';
+import { bundledScript } from '../build-outputs/bundled-script.js';
 
 /** fileSize's answer for a path with nothing at it (or that cannot be looked at). */
 export const NO_FILE = -1;

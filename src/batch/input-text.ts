@@ -5,7 +5,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { StringDecoder } from 'node:string_decoder';
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 
 /** How a batch file is named in messages. */
 export function shownPath(path: string): string {

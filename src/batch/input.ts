@@ -24,7 +24,7 @@ import { extname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { makePrivateTempDirectory } from '../files/atomic-file.js';
-import { fileSystemProblem, UsageError } from '../process/errors.js';
+import { fileSystemProblem, UsageError } from '../lifecycle/errors.js';
 import { checkDelimiter, delimiterFlag, parseDelimiter } from './csv-dialect.js';
 import { inputError, shownPath, surveyText, textChunks, unixLineEnds } from './input-text.js';
 import { JsonValues } from './json-values.js';

@@ -14,8 +14,8 @@ import { closeSync, createReadStream, fdatasync, fstatSync, openSync, readSync, 
 import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { GenerationRequest } from '../api/schema.js';
-import { hexKey, WordTable } from './compact.js';
-import { notRegular } from './files.js';
+import { hexKey, WordTable } from '../bulk/compact.js';
+import { notRegular } from '../bulk/files.js';
 import { makeDirectories } from '../files/directories.js';
 import { lines } from './input.js';
 import { scanLine } from './manifest-lines.js';

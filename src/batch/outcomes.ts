@@ -6,7 +6,7 @@ import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { makePrivateTempDirectory } from '../files/atomic-file.js';
 import type { Shard } from './shard.js';
-import type { OutcomeStatus, RowOutcome } from './summary.js';
+import type { OutcomeStatus, RowOutcome } from '../bulk/summary.js';
 
 const STATUS: OutcomeStatus[] = ['done', 'failed', 'skipped'];
 /** Beside a status: done by an earlier run. */

@@ -15,7 +15,7 @@
 import { flagName } from '../api/enums.js';
 import type { GenerationRequest } from '../api/schema.js';
 import { buildGenerationRequest, type SceneDefaults, type SceneInput } from '../input/scene-request.js';
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 import { DEFAULTABLE_FIELDS, SCENE_FIELD_NAMES, sceneSpec, wirePath, type SceneField } from '../scene/vocabulary.js';
 import type { BatchFormat } from './row-columns.js';
 import type { Shard } from './shard.js';

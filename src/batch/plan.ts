@@ -10,13 +10,13 @@
 import { hash } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { flagName, SANDBOX_PRICE, SCENE_ENUM_FIELDS } from '../api/enums.js';
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 import type { GenerationRequest } from '../api/schema.js';
 import { fitName, fitPath, foldName, MAX_PATH_BYTES, nameTag, separateNames, splitExtension, utf8Length } from '../files/file-names.js';
 import { buildGenerationRequest, type SceneDefaults, type SceneInput } from '../input/scene-request.js';
 import { LOCATION_FIELDS } from '../scene/vocabulary.js';
-import { VERSION } from '../bundle/version.js';
-import { RowArray, textKey, WordTable } from './compact.js';
+import { VERSION } from '../build-outputs/version.js';
+import { RowArray, textKey, WordTable } from '../bulk/compact.js';
 import { DEFAULT_MANIFEST_NAME, rowKey } from './manifest.js';
 import { inputError } from './input-text.js';
 import { ColumnMap, misspeltColumn, rowName, rowSceneInput, sceneFieldOf, type BatchRow } from './row-columns.js';

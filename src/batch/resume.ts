@@ -10,8 +10,8 @@
 //   conflict  — a file is in the way that this batch did not write
 //   blocked   — a directory is where the image must go: even --force cannot replace it
 import { lstatSync } from 'node:fs';
-import { RowArray } from './compact.js';
-import { isCompleteJpegSync } from './files.js';
+import { RowArray } from '../bulk/compact.js';
+import { isCompleteJpegSync } from '../bulk/files.js';
 import type { ManifestEntry } from './manifest.js';
 
 export type ResumeAction = 'done' | 'adopt' | 'pending' | 'conflict' | 'blocked';

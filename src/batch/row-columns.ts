@@ -6,7 +6,7 @@
 // away from a field's name (`zooom`), which is refused.
 import { extname } from 'node:path';
 import { closestMatch } from 'leven';
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 import { parseSwitch } from '../input/flags.js';
 import type { SceneInput } from '../input/scene-request.js';
 import { columnNames, SCENE_FIELD_NAMES, sceneSpec, type SceneField } from '../scene/vocabulary.js';

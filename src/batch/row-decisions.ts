@@ -8,9 +8,9 @@
 // its file's size is looked up on another thread and the row is decided when
 // the size comes back. Any other row is planned in full and decided at once.
 import { basename, dirname } from 'node:path';
-import { RowArray } from './compact.js';
+import { RowArray } from '../bulk/compact.js';
 import { FileSizes } from './file-sizes.js';
-import { StaleParts } from './files.js';
+import { StaleParts } from '../bulk/files.js';
 import type { ManifestIndex } from './manifest.js';
 import type { OutcomeLog } from './outcomes.js';
 import type { RowPlanner, Survey, SurveyOptions, ValidRow } from './plan.js';

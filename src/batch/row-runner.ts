@@ -10,14 +10,14 @@
 // row's request goes out while the previous one's file is finished.
 import { ApiError, ImageUrlRefusedError } from '../api/errors.js';
 import { isRateLimited, NotRetriedError, type RetryHooks } from '../api/retry.js';
-import { asCliError, CliError, ExitCode, fileSystemError, FileSystemError } from '../process/errors.js';
+import { asCliError, CliError, ExitCode, fileSystemError, FileSystemError } from '../lifecycle/errors.js';
 import type { WrittenJpeg } from '../files/jpeg-file.js';
 import type { ManifestWriter } from './manifest.js';
 import type { OutcomeLog } from './outcomes.js';
 import type { ValidRow } from './plan.js';
-import type { Progress, ProgressCounts } from './progress.js';
+import type { Progress, ProgressCounts } from '../bulk/progress.js';
 import type { ResumeEntry } from './resume.js';
-import type { RowOutcome } from './summary.js';
+import { describeFailure, type RowOutcome } from '../bulk/summary.js';
 
 export interface Job {
   plan: ValidRow;
@@ -54,12 +54,6 @@ export function rowFailure(error: unknown): CliError {
 export function stopsTheBatch(error: unknown): boolean {
   if (error instanceof ApiError) return !(error instanceof ImageUrlRefusedError) && [401, 402, 403].includes(error.status);
   return rowFailure(error) instanceof FileSystemError;
-}
-
-/** When a row gives up after retries, say so in its reason. */
-export function describeFailure(error: CliError, attempts: number): string {
-  const what = error.status !== undefined ? `${error.code}: ${error.message}` : error.message;
-  return attempts > 1 ? `${what} (after ${attempts} attempts)` : what;
 }
 
 export interface RunnerOptions {

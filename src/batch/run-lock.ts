@@ -14,7 +14,7 @@
 import { readdir, rmdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { makeDirectories } from '../files/directories.js';
-import { CliError, ExitCode, InterruptedError } from '../process/errors.js';
+import { CliError, ExitCode, InterruptedError } from '../lifecycle/errors.js';
 import { holdRunLock, RUN_LOCK_ABANDONED_MS, runLockHolder, type BusyLock, type RunLock } from '../files/file-lock.js';
 import { printable } from '../text/printable.js';
 import type { Shard } from './shard.js';

@@ -14,10 +14,10 @@
 // when two or more do, failed when none is done and one says failed, and
 // missing otherwise (no record, or only "started": in flight when its shard
 // stopped). The 429 answers are summed over every record that ended a row.
-import { ExitCode } from '../process/errors.js';
+import { ExitCode } from '../lifecycle/errors.js';
 import type { GenerationRequest } from '../api/schema.js';
 import { rowKey, type ManifestRecord } from './manifest.js';
-import { exitCodeOf } from './summary.js';
+import { exitCodeOf } from '../bulk/summary.js';
 
 /** What a manifest line says about a row, as status keeps it. */
 export interface StatusRecord {

@@ -10,7 +10,7 @@
 // array jobs) take the total from --shard auto/N. Partial or contradictory
 // information is refused, and so is a Slurm array with gaps (--array=1,3,7):
 // a wrong split would silently skip rows or do them twice.
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 
 export interface Shard {
   /** 1-based index of this runner. */

@@ -2,7 +2,7 @@
 // template's literal text is the user's own path; the values put into it come
 // from the batch file and are made safe (src/files/file-names.ts) so a cell can
 // never climb out of the directory, hide a file, or break a name.
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 import { MAX_NAME_BYTES, safeNamePart, utf8Length } from '../files/file-names.js';
 
 export type TemplatePart = { text: string } | { name: string };

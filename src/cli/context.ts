@@ -8,11 +8,11 @@ import type { Command } from 'commander';
 import type { GenAerialClient, Trace } from '../api/client.js';
 import type { Network, NetworkSetup } from '../api/network.js';
 import type { RetryPolicy } from '../api/retry.js';
-import { CliError, ExitCode, UsageError } from '../process/errors.js';
+import { CliError, ExitCode, UsageError } from '../lifecycle/errors.js';
 import { apiKeyProblem, DEFAULT_BASE_URL, DEFAULT_PROFILE, defaultSandboxDir, moveOldSandboxData, readConfig, resolveSettings, type Settings } from '../config/config.js';
 import { validateBaseUrl } from '../input/flags.js';
 import { colorEnabled, loadStyle, Terminal } from '../terminal/terminal.js';
-import type { InFlight, Shutdown, SignalTarget } from '../process/shutdown.js';
+import type { InFlight, Shutdown, SignalTarget } from '../lifecycle/shutdown.js';
 
 /**
  * What a command runs in: `process` for the CLI; tests pass a terminal of

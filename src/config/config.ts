@@ -4,7 +4,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, statSync, type
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import envPaths from 'env-paths';
-import { CliError, fileSystemProblem, UsageError } from '../process/errors.js';
+import { CliError, fileSystemProblem, UsageError } from '../lifecycle/errors.js';
 import {
   configKeyOf,
   DEFAULTABLE_FIELDS,

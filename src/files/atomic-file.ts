@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { namingFile } from '../process/errors.js';
+import { namingFile } from '../lifecycle/errors.js';
 
 /** Every temp file ends so; a sweep at start removes the ones a crash left behind. */
 export const TEMP_SUFFIX = '.tmp';

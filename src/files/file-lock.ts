@@ -28,7 +28,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, readlinkSync, type Stats } from 'node:fs';
 import { link, lstat, open, readFile, rename, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { namingFile } from '../process/errors.js';
+import { namingFile } from '../lifecycle/errors.js';
 
 export interface LockOptions {
   /** A lock older than this is considered abandoned. */

@@ -20,7 +20,7 @@ import { isatty } from 'node:tty';
 import { promisify } from 'node:util';
 import { AbortError, FileError, fileErrorOf } from '../api/errors.js';
 import type { ChunkEditor, ImageSink, ReceivedImage } from '../api/image-download.js';
-import { drained } from '../process/streams.js';
+import { drained } from '../lifecycle/streams.js';
 import { MAX_NAME_BYTES, partFileName, utf8Length } from './file-names.js';
 import { makeDirectories } from './directories.js';
 

@@ -2,7 +2,7 @@
 // them, for every flag. A bare number is seconds (`--timeout 30`), as
 // timeout(1), curl, gh and aws read it; other units are written out: 500ms,
 // 90s, 10m, 1h, or combined from the largest unit down (1m30s, 1h05m).
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 
 const UNIT_MS = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 } as const;
 type Unit = keyof typeof UNIT_MS;

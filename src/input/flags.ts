@@ -2,7 +2,7 @@
 // durations (src/input/duration.ts): whole numbers, ports, fractions and URLs. Each
 // refusal is a UsageError (exit 2) naming the flag, what it takes and what it
 // got, before anything is sent.
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 import { API_ROOT, DEFAULT_BASE_URL } from '../api/spec.js';
 
 /**

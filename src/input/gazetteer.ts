@@ -10,8 +10,8 @@
 // (Paris, London, Rome): a person who means Paris, Texas says so.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { findBuiltFile } from '../bundle/built-files.js';
-import { UsageError } from '../process/errors.js';
+import { findBuiltFile } from '../build-outputs/built-files.js';
+import { UsageError } from '../lifecycle/errors.js';
 
 export const GAZETTEER_FILE = 'gazetteer.tsv.gz';
 

@@ -2,7 +2,7 @@
 // configured defaults into a validated wire request. Every failure names the
 // flag (or column, or argument) and what is allowed, and nothing is sent until
 // this has succeeded.
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 import type { GenerationRequest } from '../api/schema.js';
 import { requestProblem } from '../scene/request-check.js';
 import { findPlace, looksLikeCoordinates, placeNote, type FoundPlace } from './gazetteer.js';

@@ -4,7 +4,7 @@
 // library's own words (its options, never the CLI's flags). An aborted call is
 // an AbortError, one out of time a TimeoutError, each with its cause.
 import { AbortError, FileError, fileErrorOf, InvalidInputError, RequestError, TimeoutError, type RemedyWords } from '../api/errors.js';
-import { CliError, FileSystemError } from '../process/errors.js';
+import { CliError, FileSystemError } from '../lifecycle/errors.js';
 
 /** What a library user can do about a failure, in options (api/errors.ts, Remedy). */
 export const LIBRARY_REMEDIES: RemedyWords = {

@@ -11,7 +11,7 @@ import type { Network, NetworkSetup } from '../api/network.js';
 import { walkPages } from '../api/pages.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../api/retry.js';
 import type { AsyncAccepted as WireAccepted, GenerationRequest, Page, WebhookSuccess } from '../api/schema.js';
-import { VERSION } from '../bundle/version.js';
+import { VERSION } from '../build-outputs/version.js';
 import { apiKeyProblem, checkProfileName, profileOf, readConfig, resolveSettings } from '../config/config.js';
 import { validateBaseUrl } from '../input/flags.js';
 import { validateRequest } from '../operations/request.js';

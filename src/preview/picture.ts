@@ -3,7 +3,7 @@
 // sharp (libvips) does the pixels: it decodes a UHD JPEG at a fraction of its
 // size (shrink-on-load), so a preview takes tens of milliseconds.
 import sharp, { type Sharp } from 'sharp';
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 import { printable } from '../text/printable.js';
 import { halfBlocks, itermSequence, kittySequence, sixelSequence, tmuxPassthrough } from './encoders.js';
 import type { CellPixels } from './cell-size.js';

@@ -2,7 +2,7 @@
 // protocol chosen (forced, or detected from the environment), the size worked
 // out from the terminal, and each image written to stdout. `generate --preview`
 // and `generate-async --listen --preview` show the image they saved the same way.
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 import type { Terminal } from '../terminal/terminal.js';
 import { parseWholeNumber } from '../input/flags.js';
 import { printable } from '../text/printable.js';

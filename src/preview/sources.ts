@@ -5,7 +5,7 @@
 // list endpoint (../image-lookup.ts) and its image received into memory through
 // the one image path, from its temporary URL, without the API key.
 import { stat } from 'node:fs/promises';
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 import { checkImageId } from '../api/image-id.js';
 import { printable } from '../text/printable.js';
 

@@ -3,7 +3,7 @@
 // checked before any work starts, then both files written at the end.
 import { lstat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 import { displayPath } from '../files/file-names.js';
 import { printable } from '../text/printable.js';
 import { redactValue, type Redact } from '../text/secrets.js';

@@ -2,9 +2,9 @@
 // (thumbnails.ts), then the page (html.ts), written to a temp file and renamed
 // into place, so a browser or a CI artifact upload never sees half a page.
 import { dirname } from 'node:path';
-import { InterruptedError } from '../process/errors.js';
+import { InterruptedError } from '../lifecycle/errors.js';
 import { writeFileAtomic, writeFileAtomicStream } from '../files/atomic-file.js';
-import { VERSION } from '../bundle/version.js';
+import { VERSION } from '../build-outputs/version.js';
 import { relativeFile } from './geojson.js';
 import { addToSummary, emptySummary, reportHtml, writeReportHtml } from './html.js';
 import type { ReportImage } from './images.js';

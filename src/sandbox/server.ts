@@ -7,7 +7,7 @@
 // faults.ts (the fault knobs, whose limits the `sandbox` command checks). Its
 // parts: server/ (the routes, the data directory, accounts, signed URLs,
 // webhooks and the logs), render/ (the pictures, on worker threads), world/
-// (the Earth's data the pictures are drawn from); bundle/built-files.ts finds
+// (the Earth's data the pictures are drawn from); build-outputs/built-files.ts finds
 // the files the build writes beside the bundle for server/ and world/.
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';

@@ -2,10 +2,10 @@
 // spinners and message levels. Commands talk only to this, never to `process`.
 import type { Readable, Writable } from 'node:stream';
 import { NetworkError } from '../api/errors.js';
-import { CliError, FileSystemError } from '../process/errors.js';
+import { CliError, FileSystemError } from '../lifecycle/errors.js';
 import { MESSAGE_MAX, printable, terminalSafeJson, terminalSafeJsonText } from '../text/printable.js';
 import { Redactor, redactValue } from '../text/secrets.js';
-import { drained } from '../process/shutdown.js';
+import { drained } from '../lifecycle/shutdown.js';
 
 export interface Style {
   bold(text: string): string;

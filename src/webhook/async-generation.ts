@@ -7,7 +7,7 @@
 // (client.downloadInto, jpeg-file.ts).
 import type { GenAerialClient } from '../api/client.js';
 import { GenerationFailedError, TimeoutError } from '../api/errors.js';
-import { UsageError } from '../process/errors.js';
+import { UsageError } from '../lifecycle/errors.js';
 import type { Redact } from '../text/secrets.js';
 import { withRetries, type RetryHooks } from '../api/retry.js';
 import type { GenerationRequest, WebhookSuccess } from '../api/schema.js';

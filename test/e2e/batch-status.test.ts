@@ -4,7 +4,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../src/process/errors.js';
+import { ExitCode } from '../../src/lifecycle/errors.js';
 import { registerSecret, runCli, runPiped, tempDir } from '../helpers/cli.js';
 import { API_PATH, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 

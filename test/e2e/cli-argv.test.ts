@@ -6,7 +6,7 @@
 // bulk of the cases run in-process and this file runs a few dozen.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CliError, ExitCode } from '../../src/process/errors.js';
+import { CliError, ExitCode } from '../../src/lifecycle/errors.js';
 import { generationRequestSchema } from '../../src/api/schema.js';
 import { resolveSettings } from '../../src/config/config.js';
 import { buildGenerationRequest } from '../../src/input/scene-request.js';

@@ -26,7 +26,7 @@ const IMAGES = Number(process.env.HISTORY_IMAGES ?? 1_000_000);
  * summed over a run, up to 32 MiB on Node 20 and 128 MiB on Node 24; a
  * page-at-a-time walk keeps enough alive at each collection to get there
  * within a few hundred thousand records, which took Node 24 to 234–253 MiB.
- * The command holds it at 16 MiB (src/process/young-generation.ts).
+ * The command holds it at 16 MiB (src/lifecycle/young-generation.ts).
  */
 const PEAK_RSS_MIB = 200;
 
@@ -214,7 +214,7 @@ const EXPORT_RSS_GROWTH_MB = 35;
 /**
  * --expose-gc for the held heap (instrumented-cli.mjs). The young generation
  * is left to the command, which holds it at 16 MiB as it walks
- * (src/process/young-generation.ts): without that, V8 grows it under a longer
+ * (src/lifecycle/young-generation.ts): without that, V8 grows it under a longer
  * run's allocation (the 20,000 run's peak RSS was then 96 MiB above the 2,000
  * run's on Node 24, the heap held 0.3 MiB).
  */

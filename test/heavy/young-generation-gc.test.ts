@@ -1,4 +1,4 @@
-// The cap of src/process/young-generation.ts put in place by the garbage
+// The cap of src/lifecycle/young-generation.ts put in place by the garbage
 // collections themselves, with no check called. Measured in a Node process of
 // its own, as a command runs: inside a test worker the worker's own heap adds
 // to the young generation and the figure says more about the suite's load than
@@ -8,7 +8,7 @@ import { expect, it } from 'vitest';
 import { inOwnNode } from '../helpers/own-node.js';
 
 const MiB = 1024 * 1024;
-const subject = fileURLToPath(new URL('../../src/process/young-generation.ts', import.meta.url));
+const subject = fileURLToPath(new URL('../../src/lifecycle/young-generation.ts', import.meta.url));
 
 it('caps the young generation after a collection reaches 16 MiB, when the work yields to the event loop as a walk does', () => {
   // The allocation that takes the young generation to 128 MiB on Node 24 (young-generation.test.ts), run in

@@ -1,14 +1,14 @@
 // The cap on V8's young generation that long walks put in place
-// (src/process/young-generation.ts). Each test file runs in a process of its
+// (src/lifecycle/young-generation.ts). Each test file runs in a process of its
 // own, so the flag set here stays here. That it keeps a walk of a million
 // images under 200 MiB is shown end to end (test/heavy/history-scale.test.ts).
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { capYoungGeneration } from '../../src/process/young-generation.js';
+import { capYoungGeneration } from '../../src/lifecycle/young-generation.js';
 import { inOwnNode } from '../helpers/own-node.js';
 
-const subject = fileURLToPath(new URL('../../src/process/young-generation.ts', import.meta.url));
+const subject = fileURLToPath(new URL('../../src/lifecycle/young-generation.ts', import.meta.url));
 
 const MiB = 1024 * 1024;
 

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { expect } from 'vitest';
 import { GenAerialClient, type ClientOptions } from '../../src/api/client.js';
 import type { RequestError } from '../../src/api/errors.js';
-import { asCliError, type CliError } from '../../src/process/errors.js';
+import { asCliError, type CliError } from '../../src/lifecycle/errors.js';
 import type { ImageSink } from '../../src/api/image-download.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../src/api/retry.js';
 import { DEFAULT_TIMEOUTS, type CallKind, type CallLimits, type Timeouts } from '../../src/api/timeouts.js';

@@ -14,7 +14,7 @@ import { PassThrough, Writable } from 'node:stream';
 import { afterAll } from 'vitest';
 import { main } from '../../src/main.js';
 import { openContext, type Context, type GlobalOptions, type Process } from '../../src/cli/context.js';
-import { Shutdown } from '../../src/process/shutdown.js';
+import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { assertNoSecrets, type CliResult } from './cli.js';
 
 /** Standard output or error: what was written, and what it claims to be. */

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { UsageError } from '../../src/process/errors.js';
+import { UsageError } from '../../src/lifecycle/errors.js';
 
 /** The message of the UsageError `fn` throws; fails the test when it throws nothing or something else. */
 export function usageMessage(fn: () => unknown): string {

@@ -11,7 +11,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GenAerialClient, type ClientOptions } from '../../src/api/client.js';
 import { ApiError, ImageUrlRefusedError, NetworkError } from '../../src/api/errors.js';
-import { asCliError, CliError, ExitCode } from '../../src/process/errors.js';
+import { asCliError, CliError, ExitCode } from '../../src/lifecycle/errors.js';
 import { DEFAULT_RETRY_POLICY, persistentPolicy } from '../../src/api/retry.js';
 import { resolveSettings } from '../../src/config/config.js';
 import { JpegFileDestination, saveImage, StreamDestination, TempJpegFile } from '../../src/files/jpeg-file.js';

@@ -10,7 +10,7 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GenAerialClient } from '../../src/api/client.js';
 import { ForbiddenDestinationError, guardedLookup, guardLookup, isForbiddenAddress } from '../../src/api/download-guard.js';
-import { cliErrorOf } from '../../src/process/errors.js';
+import { cliErrorOf } from '../../src/lifecycle/errors.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { memorySink } from '../helpers/client.js';
 import { acceptAndCallBack, answerJson, FORBIDDEN_URLS, headerNames, NOT_HTTP, startHostileServer, tinyJpeg, type HostileServer } from '../helpers/hostile-server.js';

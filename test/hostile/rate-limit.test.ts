@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { GenAerialClient } from '../../src/api/client.js';
 import { ApiError } from '../../src/api/errors.js';
-import { cliErrorOf, ExitCode } from '../../src/process/errors.js';
+import { cliErrorOf, ExitCode } from '../../src/lifecycle/errors.js';
 import { registerSecret, runCli, spawnCli, tempDir, assertNoSecrets } from '../helpers/cli.js';
 import { answerJson, useHostileServerPerFile, type HostileServer } from '../helpers/hostile-server.js';
 

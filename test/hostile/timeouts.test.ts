@@ -9,7 +9,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { NetworkError } from '../../src/api/errors.js';
-import { ExitCode } from '../../src/process/errors.js';
+import { ExitCode } from '../../src/lifecycle/errors.js';
 import { resolveSettings } from '../../src/config/config.js';
 import { buildGenerationRequest } from '../../src/input/scene-request.js';
 import { registerSecret, runCli, tempDir, type CliResult } from '../helpers/cli.js';

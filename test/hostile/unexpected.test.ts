@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../src/process/errors.js';
+import { ExitCode } from '../../src/lifecycle/errors.js';
 import { judge, persistentPolicy } from '../../src/api/retry.js';
 import { rowFailure, stopsTheBatch } from '../../src/batch/row-runner.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';

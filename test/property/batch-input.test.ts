@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/process/errors.js';
+import { UsageError } from '../../src/lifecycle/errors.js';
 import { BatchInput } from '../../src/batch/input.js';
 import { mapColumns, rowSceneInput, type BatchRow } from '../../src/batch/row-columns.js';
 import { resolveSettings } from '../../src/config/config.js';

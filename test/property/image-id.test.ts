@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/api/errors.js';
-import { cliErrorOf, type CliError, ExitCode } from '../../src/process/errors.js';
+import { cliErrorOf, type CliError, ExitCode } from '../../src/lifecycle/errors.js';
 import { checkImageId, imageIdSegment } from '../../src/api/image-id.js';
 
 const PREFIX = '/api/external/v1/image-generation';

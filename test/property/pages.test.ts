@@ -7,7 +7,7 @@
 // PagingError. It asks for large pages and follows the size granted.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cliErrorOf, ExitCode } from '../../src/process/errors.js';
+import { cliErrorOf, ExitCode } from '../../src/lifecycle/errors.js';
 import { ApiError } from '../../src/api/errors.js';
 import { PagingError, WALK_LIMITS, WALK_PAGE_SIZES, walkPages, type WalkLimits, type WalkOptions } from '../../src/api/pages.js';
 import type { ImageRecord, Page } from '../../src/api/schema.js';

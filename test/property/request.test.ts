@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseSceneEnum, SCENE_ENUMS, type SceneEnumField } from '../../src/api/enums.js';
-import { CliError, ExitCode } from '../../src/process/errors.js';
+import { CliError, ExitCode } from '../../src/lifecycle/errors.js';
 import { generationRequestSchema } from '../../src/api/schema.js';
 import { resolveSettings } from '../../src/config/config.js';
 import { buildGenerationRequest, parseLocation } from '../../src/input/scene-request.js';

@@ -53,19 +53,20 @@ const folderOf = (file: string) => (file.includes('/') ? file.slice(0, file.inde
  * the scene vocabulary know nothing else; the HTTP layer knows them alone; the
  * CLI's errors and signals sit on it; files, input parsing and the config
  * above; then the terminal and webhooks, the operations every face calls,
- * previews and reports, the batch engine and the sandbox, the library's public
+ * previews, reports and the machinery batch and export share (bulk/), the
+ * batch engine and the sandbox, the library's public
  * face over them, the seam commands run in, the commands, and the program.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['text', 'bundle'],
+  ['text', 'build-outputs'],
   ['scene'],
   ['api'],
-  ['process'],
+  ['lifecycle'],
   ['files', 'input'],
   ['config'],
   ['terminal', 'webhook'],
   ['operations'],
-  ['preview', 'report'],
+  ['preview', 'report', 'bulk'],
   ['batch', 'sandbox'],
   ['library'],
   ['cli'],
@@ -184,6 +185,13 @@ describe('the batch engine and the reports', () => {
   it('the engine runs rows without knowing what they are for: batch/ imports neither report/ nor commands/ nor the seam', () => {
     expect(importsInto('batch', ['report', 'commands', 'cli'])).toEqual([]);
   });
+
+  it('what batch and export share is their own: bulk/ imports neither batch/ nor report/ nor commands/', () => {
+    expect(importsInto('bulk', ['batch', 'report', 'commands', 'cli'])).toEqual([]);
+    // The rule is not empty: both sides use it.
+    expect(importsInto('batch', ['bulk']).length).toBeGreaterThan(0);
+    expect([...importGraph()].some(([file, imports]) => file.startsWith('commands/export/') && imports.some((target) => target.startsWith('bulk/')))).toBe(true);
+  });
 });
 
 describe('the sandbox', () => {
@@ -196,7 +204,7 @@ describe('the sandbox', () => {
    */
   const shared = (target: string) =>
     ['api/spec.ts', 'api/schema.ts', 'api/enums.ts', 'api/undici.ts', 'files/atomic-file.ts', 'files/directories.ts', 'files/file-lock.ts', 'input/duration.ts', 'webhook/deadline.ts'].includes(target) ||
-    ['scene', 'text', 'bundle', 'sandbox'].includes(folderOf(target));
+    ['scene', 'text', 'build-outputs', 'sandbox'].includes(folderOf(target));
 
   it('imports only the interface facts it shares with the client, and plain helpers', () => {
     const beyond = [...graph].flatMap(([file, imports]) => (file.startsWith('sandbox/') ? imports.filter((target) => !shared(target)).map((target) => `${file} → ${target}`) : []));
@@ -226,7 +234,7 @@ describe('the operations', () => {
   const graph = importGraph();
   const operations = [...graph.keys()].filter((file) => file.startsWith('operations/'));
   /** What only the CLI has: the terminal, the seam, the commands, the program, the config file, the CLI's errors, exit codes and signals. */
-  const cliOnly = (file: string) => ['terminal', 'cli', 'commands', 'config', '.'].includes(folderOf(file)) || ['process/errors.ts', 'process/shutdown.ts'].includes(file);
+  const cliOnly = (file: string) => ['terminal', 'cli', 'commands', 'config', '.'].includes(folderOf(file)) || ['lifecycle/errors.ts', 'lifecycle/shutdown.ts'].includes(file);
 
   it('reach nothing only the CLI has, through any import: the library and the MCP server call them as the CLI does', () => {
     expect(operations.length).toBeGreaterThanOrEqual(2);

@@ -4,7 +4,7 @@
 // `generate-async --listen`).
 import type { GenAerialClient } from '../../api/client.js';
 import { FileError, RequestError } from '../../api/errors.js';
-import { CliError, FileSystemError, GeneratedImageDownloadError, UsageError } from '../../process/errors.js';
+import { CliError, FileSystemError, GeneratedImageDownloadError, UsageError } from '../../lifecycle/errors.js';
 import type { ListenPlan } from '../../webhook/async-generation.js';
 import type { Context } from '../../cli/context.js';
 import type { JpegFileOptions } from '../../files/jpeg-file.js';

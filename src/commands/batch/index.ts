@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import type { BatchOptions } from './run.js';
 import type { BatchStatusOptions } from './status.js';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
-import { UsageError } from '../../process/errors.js';
+import { UsageError } from '../../lifecycle/errors.js';
 import { DEFAULT_LISTEN_HOST } from '../../input/flags.js';
 import { CALLBACK_WAIT_HELP, PROGRESS_INTERVAL_HELP, RETRY_DELAY_HELP } from '../shared/help.js';
 import { addSceneOptions, sceneColumnsHelp, sceneInputFrom } from '../shared/scene-options.js';

@@ -3,7 +3,7 @@
 // length prints whole through a pipe of any speed.
 import { displayPath } from '../../files/file-names.js';
 import type { WireStats } from '../../api/wire-limiter.js';
-import { ExitCode, UsageError } from '../../process/errors.js';
+import { ExitCode, UsageError } from '../../lifecycle/errors.js';
 import type { Context } from '../../cli/context.js';
 import { formatDuration } from '../../input/duration.js';
 import { MESSAGE_MAX, printable } from '../../text/printable.js';

@@ -6,7 +6,7 @@
 // run; anything else that knows a batch's rows and their states can too.
 import { stat } from 'node:fs/promises';
 import type { PlannedRow } from '../../batch/plan.js';
-import type { RowOutcome } from '../../batch/summary.js';
+import type { RowOutcome } from '../../bulk/summary.js';
 import { sceneOf, type ReportImage } from '../../report/images.js';
 import { writeImageOutputs, type ImageOutputs, type WrittenOutputs } from '../../report/outputs.js';
 

@@ -10,7 +10,7 @@
 // stays flat from a hundred rows to millions.
 import { setMaxListeners } from 'node:events';
 import { basename, resolve } from 'node:path';
-import { CliError, ExitCode, fileSystemProblem, InterruptedError, UsageError } from '../../process/errors.js';
+import { CliError, ExitCode, fileSystemProblem, InterruptedError, UsageError } from '../../lifecycle/errors.js';
 import { PERSISTENT_RETRIES, persistentPolicy, type Attempt } from '../../api/retry.js';
 import { WireLimiter } from '../../api/wire-limiter.js';
 import type { Context } from '../../cli/context.js';
@@ -26,16 +26,16 @@ import { ManifestIndex, ManifestWriter } from '../../batch/manifest.js';
 import { parseProgressInterval, parseRetryDelay } from '../shared/batch-options.js';
 import { OutcomeLog } from '../../batch/outcomes.js';
 import { parsePlanRecord, planRecord, samePlan } from '../../batch/plan-record.js';
-import { VERSION } from '../../bundle/version.js';
+import { VERSION } from '../../build-outputs/version.js';
 import { plannedRows, RowPlanner, surveyBatch, type PlannedRow, type Survey, type ValidRow } from '../../batch/plan.js';
-import { createProgress, type Progress } from '../../batch/progress.js';
+import { createProgress, type Progress } from '../../bulk/progress.js';
 import { displayPath } from '../../files/file-names.js';
 import { printDryRun, printJsonSummary, printSummary } from './print.js';
 import type { ResumeTable } from '../../batch/resume.js';
 import { RowDecisions } from '../../batch/row-decisions.js';
 import { RowRunner, type Job, type RowProducer } from '../../batch/row-runner.js';
 import { resolveShard, type Shard } from '../../batch/shard.js';
-import { exitCodeOf } from '../../batch/summary.js';
+import { exitCodeOf } from '../../bulk/summary.js';
 import { compileTemplate } from '../../batch/template.js';
 
 export const DEFAULT_TEMPLATE = 'aerial-batch/{row}-{lat}_{lng}.jpg';

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import { CliError, UsageError } from '../../process/errors.js';
+import { CliError, UsageError } from '../../lifecycle/errors.js';
 import type { Context } from '../../cli/context.js';
 import type { BatchRowState } from './report-images.js';
 import { MESSAGE_MAX, printable } from '../../text/printable.js';

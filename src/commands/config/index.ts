@@ -1,7 +1,7 @@
 // `aerial config`: set, get, unset, list and path, per profile. The API key is
 // only ever shown masked, and can be entered on a hidden prompt or stdin.
 import type { Command } from 'commander';
-import { UsageError } from '../../process/errors.js';
+import { UsageError } from '../../lifecycle/errors.js';
 import {
   configKeys,
   configPath,

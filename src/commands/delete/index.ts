@@ -1,7 +1,7 @@
 // `aerial delete <id...>`: permanent deletion, confirmed on a terminal, of
 // images found in the history first (by whole id or a unique start of one).
 import type { Command } from 'commander';
-import { asCliError, CliError, ExitCode, UsageError } from '../../process/errors.js';
+import { asCliError, CliError, ExitCode, UsageError } from '../../lifecycle/errors.js';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
 import { printable } from '../../text/printable.js';
 

@@ -3,15 +3,15 @@
 // saved through the image path with its metadata, and fresh URLs for the
 // images whose URL expired or was refused.
 import { ImageUrlRefusedError } from '../../api/errors.js';
-import { asCliError, CliError, ExitCode } from '../../process/errors.js';
+import { asCliError, CliError, ExitCode } from '../../lifecycle/errors.js';
 import type { GenAerialClient } from '../../api/client.js';
 import type { ImageSink, ReceivedImage } from '../../api/image-download.js';
 import { NotRetriedError, type RetryHooks } from '../../api/retry.js';
 import type { ImageRecord } from '../../api/schema.js';
 import { URL_LIFETIME_MS } from '../../api/spec.js';
 import type { WrittenJpeg } from '../../files/jpeg-file.js';
-import type { Progress, ProgressCounts } from '../../batch/progress.js';
-import { describeFailure } from '../../batch/row-runner.js';
+import type { Progress, ProgressCounts } from '../../bulk/progress.js';
+import { describeFailure } from '../../bulk/summary.js';
 
 /** A URL this close to expiry is refreshed first: a download started just before the deadline could be cut off. */
 const EXPIRY_MARGIN_MS = 5 * 60 * 1000;

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { TEMP_SUFFIX, writeFileAtomicStream } from '../../files/atomic-file.js';
 import { partFilePrefix, partFilePrefixOf, safeNamePart } from '../../files/file-names.js';
 import { redactValue, type Redact } from '../../text/secrets.js';
-import { isCompleteJpeg } from '../../batch/files.js';
-import { textKey, WordTable } from '../../batch/compact.js';
+import { isCompleteJpeg } from '../../bulk/files.js';
+import { textKey, WordTable } from '../../bulk/compact.js';
 
 export const INDEX_NAME = 'index.jsonl';
 /** The report of the export (its thumbnails in index.thumbnails/) and its GeoJSON, rewritten with the index. */

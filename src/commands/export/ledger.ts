@@ -3,7 +3,7 @@
 // images are numbered in the order they were first listed (the line of their
 // record in the spool), found again by a 64-bit hash of their id in a hash
 // table on disk, and each number has a record on disk of its state, the last
-// walk that listed it, its attempts and its size (batch/disk-table.ts). Only
+// walk that listed it, its attempts and its size (bulk/disk-table.ts). Only
 // failures keep their text in memory.
 //
 // Disk: 16 bytes a slot of the hash table (at most 3/4 full: 21 to 43 bytes
@@ -14,8 +14,8 @@
 // counts, and, listed twice in one walk by the reckoning of that walk, not
 // downloaded. The check compares walks by these hashes too.
 import { join } from 'node:path';
-import { textKey } from '../../batch/compact.js';
-import { DiskHashTable, DiskRecords } from '../../batch/disk-table.js';
+import { textKey } from '../../bulk/compact.js';
+import { DiskHashTable, DiskRecords } from '../../bulk/disk-table.js';
 
 /** The ledger's files in the export directory (under its run lock; removed when the export ends). */
 export const LEDGER_IDS_NAME = '.aerial-export.ids';

@@ -3,10 +3,10 @@
 // whose name would be one file with an earlier id's where case does not count
 // (macOS, Windows) is told apart by a tag too. A large history is named as it
 // is listed, so the names given are remembered as 64-bit hashes of their
-// folded form in a hash table on disk (batch/disk-table.ts), not in memory.
+// folded form in a hash table on disk (bulk/disk-table.ts), not in memory.
 import { join } from 'node:path';
-import { textKey } from '../../batch/compact.js';
-import { DiskHashTable } from '../../batch/disk-table.js';
+import { textKey } from '../../bulk/compact.js';
+import { DiskHashTable } from '../../bulk/disk-table.js';
 import { fitName, foldName, MAX_NAME_BYTES, nameTag, safeNamePart, utf8Length } from '../../files/file-names.js';
 import type { Redact } from '../../text/secrets.js';
 

@@ -6,7 +6,7 @@ import { lstat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Context } from '../../cli/context.js';
 import { formatDuration } from '../../input/duration.js';
-import { UsageError } from '../../process/errors.js';
+import { UsageError } from '../../lifecycle/errors.js';
 import { redactValue } from '../../text/secrets.js';
 import { GEOJSON_NAME, INDEX_NAME, readIndexRecords, REPORT_NAME, removeStaleIndexTemps } from './index-file.js';
 

@@ -12,11 +12,11 @@
 import { setMaxListeners } from 'node:events';
 import { lstat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { CliError, ExitCode, InterruptedError, UsageError } from '../../process/errors.js';
+import { CliError, ExitCode, InterruptedError, UsageError } from '../../lifecycle/errors.js';
 import type { GenAerialClient } from '../../api/client.js';
 import { persistentPolicy, PERSISTENT_RETRIES } from '../../api/retry.js';
 import { walkPages } from '../../api/pages.js';
-import { capYoungGeneration } from '../../process/young-generation.js';
+import { capYoungGeneration } from '../../lifecycle/young-generation.js';
 import type { ImageRecord } from '../../api/schema.js';
 import type { Context } from '../../cli/context.js';
 import { formatDuration } from '../../input/duration.js';
@@ -24,11 +24,11 @@ import { MESSAGE_MAX, printable } from '../../text/printable.js';
 import { redactValue } from '../../text/secrets.js';
 import { GEOJSON_NAME, INDEX_NAME, REPORT_NAME, removeStaleIndexTemps, StalePartFiles, writeIndex } from './index-file.js';
 import { thumbnailDirFor, ThumbnailsAhead } from '../../report/thumbnails.js';
-import { isCompleteJpeg } from '../../batch/files.js';
+import { isCompleteJpeg } from '../../bulk/files.js';
 import { parseCount } from '../../input/flags.js';
 import { parseProgressInterval, parseRetryDelay } from '../shared/batch-options.js';
-import { createProgress, type ProgressCounts } from '../../batch/progress.js';
-import { batchExitCode } from '../../batch/summary.js';
+import { createProgress, type ProgressCounts } from '../../bulk/progress.js';
+import { batchExitCode } from '../../bulk/summary.js';
 import { DownloadQueue, downloadOne, UrlRefresher, type Listed, type SaveImage } from './downloads.js';
 import { ExportNames } from './names.js';
 import { ExportLedger, Saved } from './ledger.js';
@@ -181,7 +181,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const counts: ProgressCounts = { total: 0, done: 0, failed: 0, retrying: 0 };
   const { JpegFileDestination, saveImage } = await import('../../files/jpeg-file.js');
   const metadata = options.metadata === false ? undefined : await import('../../files/image-metadata.js');
-  const { VERSION } = await import('../../bundle/version.js');
+  const { VERSION } = await import('../../build-outputs/version.js');
   // The same GPS EXIF and AI-generated note as `aerial generate` writes, from what the listing says of the image.
   const editorFor = (record: ImageRecord) => {
     const scene = metadata?.sceneOfRecord(record);
@@ -225,7 +225,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
    * to the spool), looked for on disk, and queued for download when the
    * directory lacks them. The walk waits while a page's worth is queued.
    */
-  // A long run's steady allocation would grow V8's young generation to its largest (process/young-generation.ts).
+  // A long run's steady allocation would grow V8's young generation to its largest (lifecycle/young-generation.ts).
   const holdYoungGeneration = capYoungGeneration();
   const walkHistory = async (walk: number, signal: AbortSignal): Promise<Walked> => {
     let listedAt = 0;

@@ -2,7 +2,7 @@
 // result goes to the caller's own --callback-url, or --listen catches it with a
 // temporary local listener (src/webhook/listener.ts) and downloads the signed image.
 import type { Command } from 'commander';
-import { UsageError } from '../../process/errors.js';
+import { UsageError } from '../../lifecycle/errors.js';
 import type { GenerationRequest } from '../../api/schema.js';
 import type { ListenPlan } from '../../webhook/async-generation.js';
 import { formatBytes } from '../../text/bytes.js';
@@ -10,7 +10,7 @@ import type { ActionFactory, CommandRegistration, Context } from '../../cli/cont
 import { DEFAULT_LISTEN_HOST } from '../../input/flags.js';
 import type { Spinner } from '../../terminal/terminal.js';
 import { printable } from '../../text/printable.js';
-import { VERSION } from '../../bundle/version.js';
+import { VERSION } from '../../build-outputs/version.js';
 import { CALLBACK_WAIT_HELP, PREVIEW_HELP } from '../shared/help.js';
 import { defaultOutputName, wantsPreview } from '../shared/saved-image.js';
 import { addLocationOptions, addSceneOptions, sceneInputFrom } from '../shared/scene-options.js';

@@ -1,9 +1,9 @@
 // `aerial generate`: one synchronous generation, streamed to a JPEG on disk.
 import type { Command } from 'commander';
-import { asCliError, BrokenPipeError, UsageError } from '../../process/errors.js';
+import { asCliError, BrokenPipeError, UsageError } from '../../lifecycle/errors.js';
 import { formatBytes } from '../../text/bytes.js';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
-import { VERSION } from '../../bundle/version.js';
+import { VERSION } from '../../build-outputs/version.js';
 import { addLocationOptions, addSceneOptions, sceneInputFrom } from '../shared/scene-options.js';
 import { PREVIEW_HELP } from '../shared/help.js';
 import { defaultOutputName, wantsPreview } from '../shared/saved-image.js';

@@ -1,7 +1,7 @@
 // `aerial get <id>`: saves one image of the history as a JPEG, found by its id
 // or the first characters of one, as `delete` and `view` find them.
 import type { Command } from 'commander';
-import { UsageError } from '../../process/errors.js';
+import { UsageError } from '../../lifecycle/errors.js';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
 
 interface GetOptions {
@@ -55,7 +55,7 @@ async function runGet(ctx: Context, options: GetOptions, args: string[]): Promis
     import('../../operations/save-image.js'),
     import('../shared/image-lookup.js'),
     import('../../text/bytes.js'),
-    import('../../bundle/version.js'),
+    import('../../build-outputs/version.js'),
   ]);
   checkImageId(word);
   const rules = { overwrite: Boolean(options.force), label: '--output' };

@@ -4,7 +4,7 @@
 // together at the end. Scripts use `aerial config set`.
 import type { Command } from 'commander';
 import { ApiError } from '../../api/errors.js';
-import { asCliError, CliError, ExitCode } from '../../process/errors.js';
+import { asCliError, CliError, ExitCode } from '../../lifecycle/errors.js';
 import type { Network } from '../../api/network.js';
 import { formatTrace, type ActionFactory, type CommandRegistration, type Context } from '../../cli/context.js';
 

@@ -6,7 +6,7 @@
 // listing sorted by createdAt that has kept its order so far, an image past
 // the --since or --until bound.
 import type { ImageRecord } from '../../api/schema.js';
-import { UsageError } from '../../process/errors.js';
+import { UsageError } from '../../lifecycle/errors.js';
 import { parseWholeNumber } from '../../input/flags.js';
 import { readDuration } from '../../input/duration.js';
 import { parseSceneEnum } from '../../scene/vocabulary.js';

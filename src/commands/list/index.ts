@@ -1,6 +1,6 @@
 // `aerial list`: the account's image history, as a table or the API's page object.
 import type { Command } from 'commander';
-import { UsageError } from '../../process/errors.js';
+import { UsageError } from '../../lifecycle/errors.js';
 import type { Page } from '../../api/schema.js';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
 import { parseWholeNumber } from '../../input/flags.js';
@@ -170,8 +170,8 @@ async function listAll(ctx: Context, fetchPage: (page: number, size: number) => 
   let first: Page | undefined;
   let count = 0;
   let pages = 0;
-  // A walk of millions would otherwise grow V8's young generation to its largest (process/young-generation.ts).
-  const { capYoungGeneration } = await import('../../process/young-generation.js');
+  // A walk of millions would otherwise grow V8's young generation to its largest (lifecycle/young-generation.ts).
+  const { capYoungGeneration } = await import('../../lifecycle/young-generation.js');
   const holdYoungGeneration = capYoungGeneration();
   /** The records of every page as they come; `first` once the first page is in. */
   async function* records() {

@@ -20,7 +20,7 @@ import {
 import { checkImageId } from '../../api/client.js';
 import { ApiError, ImageUrlRefusedError, RequestError, type RemedyWords } from '../../api/errors.js';
 import { MemorySink } from '../../api/memory-sink.js';
-import { CliError } from '../../process/errors.js';
+import { CliError } from '../../lifecycle/errors.js';
 import { findImages } from '../shared/image-lookup.js';
 import { pictureForAssistant } from './picture.js';
 import { IMAGE_URI_TEMPLATE, imageUri, NEWEST_LOOKED_AT, safeValue, toolError, type ToolScope } from './tools.js';

@@ -20,13 +20,13 @@ import { ApiError, FileError, InvalidInputError, NetworkError, RequestError, wit
 import type { GenerationRequest, ImageRecord, Page } from '../../api/schema.js';
 import type { Context } from '../../cli/context.js';
 import { buildGenerationRequest, type SceneInput } from '../../input/scene-request.js';
-import { asCliError, CliError, ExitCode, fileSystemFailure, UsageError } from '../../process/errors.js';
+import { asCliError, CliError, ExitCode, fileSystemFailure, UsageError } from '../../lifecycle/errors.js';
 import { flagName, isSceneField, SCENE_FIELD_NAMES, sceneSpec, type SceneField } from '../../scene/vocabulary.js';
 import { formatBytes } from '../../text/bytes.js';
 import { foreign, harmlessValue, harmlessString, type ForeignText } from '../../text/foreign-text.js';
 import { printable, terminalSafeJson } from '../../text/printable.js';
 import { redactValue } from '../../text/secrets.js';
-import { VERSION } from '../../bundle/version.js';
+import { VERSION } from '../../build-outputs/version.js';
 import { findImages, MIN_ID_PREFIX } from '../shared/image-lookup.js';
 import { parseSort, SORT_CRITERION } from '../shared/list-sort.js';
 import { defaultOutputName } from '../shared/saved-image.js';

@@ -2,7 +2,7 @@
 // foreground until Ctrl-C. Loaded at every CLI start, so the server itself is
 // imported only when the command runs.
 import type { Command } from 'commander';
-import { UsageError } from '../../process/errors.js';
+import { UsageError } from '../../lifecycle/errors.js';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
 import { parseFraction, parseWholeNumber } from '../../input/flags.js';
 import type { SandboxOptions } from '../../sandbox/server.js';

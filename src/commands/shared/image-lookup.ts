@@ -9,7 +9,7 @@
 import type { GenAerialClient } from '../../api/client.js';
 import { walkPages, WALK_PAGE_SIZES } from '../../api/pages.js';
 import type { ImageRecord } from '../../api/schema.js';
-import { CliError, ExitCode, UsageError } from '../../process/errors.js';
+import { CliError, ExitCode, UsageError } from '../../lifecycle/errors.js';
 import { printable } from '../../text/printable.js';
 
 /** Shortest start of an id taken as a prefix (git's shortest abbreviation); shorter words must be whole ids. */

@@ -1,7 +1,7 @@
 // The sort criteria of a listing, as `list --sort` and the MCP server's
 // list_images take them: `property` or `property,asc|desc`, sent as the
 // service's `sort` query parameter.
-import { UsageError } from '../../process/errors.js';
+import { UsageError } from '../../lifecycle/errors.js';
 
 /** One criterion as the service takes it (createdAt,desc); what `parseSort` accepts. */
 export const SORT_CRITERION = /^\s*([A-Za-z][A-Za-z0-9_.]*)\s*(?:,\s*(asc|desc)\s*)?$/i;

@@ -4,7 +4,7 @@
 // exit-2 error for them. inquirer itself is loaded only when a prompt shows.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { UsageError } from '../../process/errors.js';
+import { UsageError } from '../../lifecycle/errors.js';
 import { apiKeyProblem, type Settings } from '../../config/config.js';
 import type { Context } from '../../cli/context.js';
 import { checkCoordinates, parseLocation, type SceneInput } from '../../input/scene-request.js';

@@ -3,7 +3,7 @@
 // answers `--version` itself, without loading the bundle, in the same words.
 import type { Command } from 'commander';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
-import { VERSION } from '../../bundle/version.js';
+import { VERSION } from '../../build-outputs/version.js';
 
 export const registration: CommandRegistration = { name: 'version', register };
 

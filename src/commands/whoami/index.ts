@@ -3,7 +3,7 @@
 // single image, which also gives the size of the history). The v1 API has no
 // credit balance to show.
 import type { Command } from 'commander';
-import { asCliError, CliError, ExitCode } from '../../process/errors.js';
+import { asCliError, CliError, ExitCode } from '../../lifecycle/errors.js';
 import type { ActionFactory, CommandRegistration, Context } from '../../cli/context.js';
 
 export const registration: CommandRegistration = { name: 'whoami', register };

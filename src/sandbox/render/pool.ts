@@ -6,12 +6,12 @@
 // and hold the event loop open only while they render: an idle pool never
 // keeps a process alive. close() terminates them.
 //
-// A worker needs a JavaScript file to run (src/bundle/bundled-script.ts): from the
+// A worker needs a JavaScript file to run (src/build-outputs/bundled-script.ts): from the
 // TypeScript sources that vitest runs, the sandbox renders on the main thread
 // unless a test passes a worker script it built (see startSandbox's renderWorker).
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { bundledScript, RUNNING_FROM_SOURCES } from '../../bundle/bundled-script.js';
+import { bundledScript, RUNNING_FROM_SOURCES } from '../../build-outputs/bundled-script.js';
 import type { GenerationRequest } from '../../api/schema.js';
 import type { FrameSize } from './aerial-image.js';
 import type { RenderJob, RenderReply } from './worker.js';

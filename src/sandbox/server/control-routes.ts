@@ -7,7 +7,7 @@
 //   GET    /__sandbox/health        → {status: "ok", renderThreads}
 //   GET    /openapi.json            the OpenAPI document of the v1 API (docs/openapi.yaml)
 import { readFile } from 'node:fs/promises';
-import { findBuiltFile } from '../../bundle/built-files.js';
+import { findBuiltFile } from '../../build-outputs/built-files.js';
 import { creditsProblem, DEFAULT_CREDITS, findAccountByKey, keyProblem, newAccount, newApiKey } from './accounts.js';
 import type { Exchange, SandboxApp } from './app.js';
 import { HttpError, methodNotAllowed, notFound, readOptionalJson, sendJson, StorageError, validationFailed } from './http-io.js';

@@ -5,7 +5,7 @@
 // cell's centre (known from the build) and the crossings of that cell's
 // edges on the way from the centre to the point.
 import { readFileSync } from 'node:fs';
-import { findBuiltFile } from '../../bundle/built-files.js';
+import { findBuiltFile } from '../../build-outputs/built-files.js';
 import { CLIMATE_CHANNELS, type Climate } from './climate.js';
 import { unpackWorld, type WorldFile } from './data-file.js';
 import {

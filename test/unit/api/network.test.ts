@@ -3,7 +3,7 @@
 // normalised, and what each network failure is reported as.
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError, NetworkError } from '../../../src/api/errors.js';
-import { cliErrorOf } from '../../../src/process/errors.js';
+import { cliErrorOf } from '../../../src/lifecycle/errors.js';
 import { isTransient, networkFailure, type FailureScene } from '../../../src/api/network-failure.js';
 import { describeProxies, maskProxy, proxyFor, proxySecrets, readProxySettings } from '../../../src/api/proxy.js';
 import { DEFAULT_RETRY_POLICY, worstCaseMs } from '../../../src/api/retry.js';

@@ -3,7 +3,7 @@
 // the wire, a stop, a pause shared by every caller) take part.
 import { describe, expect, it, vi } from 'vitest';
 import { ApiError, GenerationFailedError, NetworkError } from '../../../src/api/errors.js';
-import { cliErrorOf, CliError, ExitCode, FileSystemError, UsageError } from '../../../src/process/errors.js';
+import { cliErrorOf, CliError, ExitCode, FileSystemError, UsageError } from '../../../src/lifecycle/errors.js';
 import { CorruptImageError } from '../../../src/api/jpeg-verifier.js';
 import {
   backoffDelay,

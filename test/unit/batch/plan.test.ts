@@ -1,14 +1,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../../src/process/errors.js';
+import { ExitCode } from '../../../src/lifecycle/errors.js';
 import { resolveSettings } from '../../../src/config/config.js';
-import { isCompleteJpeg, removeStaleParts } from '../../../src/batch/files.js';
+import { isCompleteJpeg, removeStaleParts } from '../../../src/bulk/files.js';
 import { isPartFileOf } from '../../../src/files/file-names.js';
 import { defaultManifestPath, planBatch, RowPlanner, type PlannedRow } from '../../../src/batch/plan.js';
 import { resumeEntry } from '../../../src/batch/resume.js';
 import { ManifestIndex, rowKey } from '../../../src/batch/manifest.js';
-import { batchExitCode, summarize } from '../../../src/batch/summary.js';
+import { batchExitCode, summarize } from '../../../src/bulk/summary.js';
 import { compileTemplate } from '../../../src/batch/template.js';
 import { tempDir } from '../../helpers/cli.js';
 import { batchFile } from '../../helpers/batch-input.js';

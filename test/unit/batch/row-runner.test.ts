@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, NetworkError } from '../../../src/api/errors.js';
 import { ManifestWriter } from '../../../src/batch/manifest.js';
-import type { Progress } from '../../../src/batch/progress.js';
+import type { Progress } from '../../../src/bulk/progress.js';
 import { persistentPolicy, withRetries } from '../../../src/api/retry.js';
 import { WireLimiter } from '../../../src/api/wire-limiter.js';
 import { OutcomeLog } from '../../../src/batch/outcomes.js';

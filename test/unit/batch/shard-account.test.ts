@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ExitCode } from '../../../src/process/errors.js';
+import { ExitCode } from '../../../src/lifecycle/errors.js';
 import type { GenerationRequest } from '../../../src/api/schema.js';
 import { rowKey, type ManifestRecord } from '../../../src/batch/manifest.js';
 import { ManifestSet, namesTarget, rowRanges, statusExitCode, statusRecord, StatusTally, type StatusRow } from '../../../src/batch/shard-account.js';

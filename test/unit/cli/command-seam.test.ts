@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { STOP_SIGNALS } from '../../../src/process/shutdown.js';
-import { VERSION } from '../../../src/bundle/version.js';
+import { STOP_SIGNALS } from '../../../src/lifecycle/shutdown.js';
+import { VERSION } from '../../../src/build-outputs/version.js';
 import { registerSecret, tempDir } from '../../helpers/cli.js';
 import { runInProcess, TestTerminal } from '../../helpers/terminal.js';
 

@@ -4,7 +4,7 @@
 // The timeouts themselves, over real sockets: test/hostile/timeouts.test.ts.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ExitCode } from '../../../src/process/errors.js';
+import { ExitCode } from '../../../src/lifecycle/errors.js';
 import { registerSecret, tempDir, type CliResult } from '../../helpers/cli.js';
 import { answerJpeg, useHostileServerPerFile, type HostileServer } from '../../helpers/hostile-server.js';
 import { runCommand } from '../../helpers/terminal.js';

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../../src/process/errors.js';
+import { ExitCode } from '../../../src/lifecycle/errors.js';
 import { checkProfileName } from '../../../src/config/config.js';
 import { tempDir } from '../../helpers/cli.js';
 import { runCommand } from '../../helpers/terminal.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../../src/process/errors.js';
+import { UsageError } from '../../../src/lifecycle/errors.js';
 import { apiKeyProblem, configShapeProblem, maskKey, parseConfigKey, parseConfigValue, resolveSettings } from '../../../src/config/config.js';
 import { validateBaseUrl } from '../../../src/input/flags.js';
 import { colorEnabled } from '../../../src/terminal/terminal.js';

@@ -10,7 +10,7 @@ import { join, relative } from 'node:path';
 import { globSync } from 'tinyglobby';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makePrivateTempDirectory, writeFileAtomic, writeFileAtomicStream } from '../../../src/files/atomic-file.js';
-import { fileSystemFailure } from '../../../src/process/errors.js';
+import { fileSystemFailure } from '../../../src/lifecycle/errors.js';
 
 interface DirectorySync {
   /** The directory's entries when this fsync started. */

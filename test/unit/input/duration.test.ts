@@ -1,7 +1,7 @@
 // The one duration reading and writing of the CLI: bare numbers are seconds,
 // units are written out, and what formatDuration writes parseDuration reads back.
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../../src/process/errors.js';
+import { UsageError } from '../../../src/lifecycle/errors.js';
 import { describeDurationRange, formatDuration, parseDuration, readDuration, type DurationRange } from '../../../src/input/duration.js';
 
 const CALLBACK: DurationRange = { minMs: 1, maxMs: 24 * 3_600_000, bareMaxMs: 600_000 };

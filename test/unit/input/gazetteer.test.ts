@@ -3,11 +3,11 @@
 // region, an ambiguous name and an unknown one give.
 import { statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { findBuiltFile } from '../../../src/bundle/built-files.js';
+import { findBuiltFile } from '../../../src/build-outputs/built-files.js';
 import { resolveSettings } from '../../../src/config/config.js';
 import { buildGenerationRequest } from '../../../src/input/scene-request.js';
 import { describePlace, findPlace, Gazetteer, GAZETTEER_FILE, GAZETTEER_MAGIC, looksLikeCoordinates, placeKey } from '../../../src/input/gazetteer.js';
-import { UsageError } from '../../../src/process/errors.js';
+import { UsageError } from '../../../src/lifecycle/errors.js';
 
 function refusal(query: string): UsageError {
   try {

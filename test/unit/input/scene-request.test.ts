@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { imageDimensions, parseSceneEnum, RESOLUTIONS, ASPECT_RATIOS } from '../../../src/api/enums.js';
 import { nearest } from '../../../src/text/suggest.js';
-import { UsageError } from '../../../src/process/errors.js';
+import { UsageError } from '../../../src/lifecycle/errors.js';
 import { generationRequestSchema } from '../../../src/api/schema.js';
 import { resolveSettings } from '../../../src/config/config.js';
 import { buildGenerationRequest, parseLocation } from '../../../src/input/scene-request.js';

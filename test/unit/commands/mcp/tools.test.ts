@@ -16,7 +16,7 @@ import {
   toolError,
   toolRemedies,
 } from '../../../../src/commands/mcp/tools.js';
-import { CliError, ExitCode, UsageError } from '../../../../src/process/errors.js';
+import { CliError, ExitCode, UsageError } from '../../../../src/lifecycle/errors.js';
 import { ENUM_FIELDS, SCENE_FIELD_NAMES, SCENE_FIELDS } from '../../../../src/scene/vocabulary.js';
 import { foreign } from '../../../../src/text/foreign-text.js';
 import { Redactor } from '../../../../src/text/secrets.js';

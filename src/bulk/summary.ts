@@ -5,7 +5,7 @@
 //   3 or 4              the batch stopped early on 401/403 or 402
 //   the failed rows'    the code most failed rows share (ties: the lower code),
 //   own code            e.g. 6 generation errors, 7 network, 8 rate limited, 2 invalid
-import { ExitCode } from '../process/errors.js';
+import { ExitCode, type CliError } from '../lifecycle/errors.js';
 
 export type OutcomeStatus = 'done' | 'failed' | 'skipped';
 
@@ -75,4 +75,10 @@ export function exitCodeOf(exitCodes: Map<number, number>, ending: Ending = {}):
     }
   }
   return best;
+}
+
+/** When a row or an image gives up after retries, say so in its reason. */
+export function describeFailure(error: CliError, attempts: number): string {
+  const what = error.status !== undefined ? `${error.code}: ${error.message}` : error.message;
+  return attempts > 1 ? `${what} (after ${attempts} attempts)` : what;
 }

@@ -4,8 +4,8 @@
 // without delivering a real signal.
 import { PassThrough, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BrokenPipeError, ExitCode, InterruptedError } from '../../../src/process/errors.js';
-import { drained, Shutdown, type InFlight } from '../../../src/process/shutdown.js';
+import { BrokenPipeError, ExitCode, InterruptedError } from '../../../src/lifecycle/errors.js';
+import { drained, Shutdown, type InFlight } from '../../../src/lifecycle/shutdown.js';
 
 const attached: Shutdown[] = [];
 afterEach(() => {

@@ -1,4 +1,4 @@
-// Every stop a signal makes is bounded (src/process/shutdown.ts): a command
+// Every stop a signal makes is bounded (src/lifecycle/shutdown.ts): a command
 // told to end that does not (it awaits a call stuck in the thread pool) is
 // ended UNWIND_MS later with the line it would have printed and exit 130;
 // one with requests in flight gets the grace first. Signals are emitted on
@@ -7,8 +7,8 @@
 // test/e2e/fault-sweep.test.ts.
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BrokenPipeError, CliError, ExitCode, InterruptedError } from '../../../src/process/errors.js';
-import { Shutdown, type InFlight } from '../../../src/process/shutdown.js';
+import { BrokenPipeError, CliError, ExitCode, InterruptedError } from '../../../src/lifecycle/errors.js';
+import { Shutdown, type InFlight } from '../../../src/lifecycle/shutdown.js';
 
 const attached: Shutdown[] = [];
 beforeEach(() => {

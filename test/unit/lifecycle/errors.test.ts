@@ -1,5 +1,5 @@
 // The one place where failures of the API layer get their exit codes
-// (cliErrorOf in src/process/errors.ts), and what scripts and people then see: the
+// (cliErrorOf in src/lifecycle/errors.ts), and what scripts and people then see: the
 // `--json` error object and the one line on stderr.
 import { describe, expect, it } from 'vitest';
 import { ForbiddenDestinationError } from '../../../src/api/download-guard.js';
@@ -16,7 +16,7 @@ import { CorruptImageError } from '../../../src/api/jpeg-verifier.js';
 import { PagingError } from '../../../src/api/pages.js';
 import { MaybeChargedError } from '../../../src/api/retry.js';
 import { AsyncGenerationFailedError, CallbackTimeoutError } from '../../../src/webhook/async-generation.js';
-import { asCliError, CLI_REMEDIES, CliError, cliErrorOf, ExitCode, exitCodeForStatus, FileSystemError, GeneratedImageDownloadError, UsageError } from '../../../src/process/errors.js';
+import { asCliError, CLI_REMEDIES, CliError, cliErrorOf, ExitCode, exitCodeForStatus, FileSystemError, GeneratedImageDownloadError, UsageError } from '../../../src/lifecycle/errors.js';
 import { TestTerminal } from '../../helpers/terminal.js';
 
 /** The line `error` is reported with on stderr, with or without --json, in a test terminal. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
-import { createProgress, fitBarLine, fitToColumns, progressLine } from '../../../src/batch/progress.js';
+import { createProgress, fitBarLine, fitToColumns, progressLine } from '../../../src/bulk/progress.js';
 import { TestTerminal } from '../../helpers/terminal.js';
 
 async function terminal(options: { tty?: boolean; quiet?: boolean } = {}) {

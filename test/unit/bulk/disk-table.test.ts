@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { textKey } from '../../../src/batch/compact.js';
-import { DiskHashTable, DiskRecords } from '../../../src/batch/disk-table.js';
+import { textKey } from '../../../src/bulk/compact.js';
+import { DiskHashTable, DiskRecords } from '../../../src/bulk/disk-table.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aerial-disk-table-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -12,7 +12,7 @@
 // made afresh, replacing what a killed run left, private to the user, and
 // removed by remove().
 import { closeSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { namingFile } from '../process/errors.js';
+import { namingFile } from '../lifecycle/errors.js';
 
 /** Slots read at once where a key's probe starts: nearly every probe of a table at most 3/4 full ends within them. */
 const PROBE_BLOCK_SLOTS = 16;
