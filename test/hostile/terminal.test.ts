@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { acceptAndCallBack, answerJson, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
+import { ACTIVE, hostileText } from '../helpers/hostile-text.js';
 
 const KEY = 'sk_test_hostile_terminal_61fa2c';
 registerSecret(KEY);
@@ -31,28 +32,6 @@ function aerial(args: string[], extra: { cwd?: string } = {}) {
   return runCli(args, { configDir: home.path, cwd: extra.cwd, env: { AERIAL_API_KEY: KEY, AERIAL_BASE_URL: server.url }, timeout: 60_000 });
 }
 
-/** What must never reach a terminal from outside: C0 controls but newline (and tab in data), DEL, C1, separators, overrides, lone surrogates. */
-const ACTIVE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]|\p{Cs}/u;
-
-/** Pieces of hostile text: escape sequences of every kind, then ordinary text. */
-const PIECES = [
-  '\u001b[2J',
-  '\u001b[H',
-  '\u001b]0;pwned\u0007',
-  '\u001b]8;;https://evil.example\u001b\\link\u001b]8;;\u001b\\',
-  '\u009b31m',
-  '\u001bc',
-  '\r\nerror: forged line',
-  '\u2028',
-  '\u202eexe.txt',
-  '\u2066',
-  '\ud800',
-  '\u0007',
-  '\u0000',
-  'plain words',
-  'é😀',
-];
-const hostileText = fc.array(fc.constantFrom(...PIECES), { minLength: 1, maxLength: 6 }).map((parts) => parts.join(''));
 
 describe('webhook error payloads', () => {
   it('batch --async: row lines and the summary are clean; the --json summary has the reasons exactly', async () => {

@@ -8,6 +8,7 @@ import type { Context } from '../../cli/context.js';
 import { formatDuration } from '../../input/duration.js';
 import { UsageError } from '../../lifecycle/errors.js';
 import { redactValue } from '../../text/secrets.js';
+import { takeExportLock } from './lock.js';
 import { GEOJSON_NAME, INDEX_NAME, readIndexRecords, REPORT_NAME, removeStaleIndexTemps } from './index-file.js';
 
 /** The export options that only a download uses: --report-only refuses them rather than pass over them. */
@@ -48,17 +49,7 @@ export async function runReportOnly(
     if (info && !info.isFile()) throw new UsageError(`export --report-only: ${join(dir, name)} is not a regular file; move it out of the way`);
   }
   const started = Date.now();
-  const { EXPORT_LOCK_NAME, takeRunLock } = await import('../../batch/run-lock.js');
-  const lock = await takeRunLock({
-    path: join(dir, EXPORT_LOCK_NAME),
-    command: `aerial export --report-only ${dirArg}`,
-    other: 'another export into this directory',
-    wait: Boolean(options.waitForLock),
-    signal: ctx.signal,
-    display: (path) => path,
-    onWait: (message) => io.info(message),
-  });
-  ctx.onCleanup(() => lock.release());
+  await takeExportLock(ctx, dir, `aerial export --report-only ${dirArg}`, Boolean(options.waitForLock));
   await removeStaleIndexTemps(dir);
   const made = await writeExportReport(ctx, dir, indexPath);
   if (io.json) {

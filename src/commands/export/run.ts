@@ -22,6 +22,7 @@ import type { Context } from '../../cli/context.js';
 import { formatDuration } from '../../input/duration.js';
 import { MESSAGE_MAX, printable } from '../../text/printable.js';
 import { redactValue } from '../../text/secrets.js';
+import { takeExportLock } from './lock.js';
 import { GEOJSON_NAME, INDEX_NAME, REPORT_NAME, removeStaleIndexTemps, StalePartFiles, writeIndex } from './index-file.js';
 import { thumbnailDirFor, ThumbnailsAhead } from '../../report/thumbnails.js';
 import { isCompleteJpeg } from '../../bulk/files.js';
@@ -100,17 +101,7 @@ export async function runExport(ctx: Context, dirArg: string, options: ExportOpt
   const { checkOutputDirectory } = await import('../../files/jpeg-file.js');
   await checkOutputDirectory(dir, INDEX_NAME, 'export');
   // One export into a directory at a time: another would sweep this one's downloads as a dead run's temp files.
-  const { EXPORT_LOCK_NAME, takeRunLock } = await import('../../batch/run-lock.js');
-  const lock = await takeRunLock({
-    path: join(dir, EXPORT_LOCK_NAME),
-    command: `aerial export ${dirArg}`,
-    other: 'another export into this directory',
-    wait: Boolean(options.waitForLock),
-    signal: ctx.signal,
-    display: (path) => path,
-    onWait: (message) => io.info(message),
-  });
-  ctx.onCleanup(() => lock.release());
+  await takeExportLock(ctx, dir, `aerial export ${dirArg}`, Boolean(options.waitForLock));
   const indexPath = join(dir, INDEX_NAME);
   // Whatever stands where the index, the report and the GeoJSON go must be them: found now, not after the downloads.
   for (const name of [INDEX_NAME, REPORT_NAME, GEOJSON_NAME]) {
