@@ -4,6 +4,7 @@
 // nothing; an accepted one sends exactly the body the builder (and the model)
 // produce, and the spec's schema accepts it. Spawning costs ~0.15 s, so the
 // bulk of the cases run in-process and this file runs a few dozen.
+import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliError, ExitCode } from '../../src/lifecycle/errors.js';
@@ -13,7 +14,8 @@ import { buildGenerationRequest } from '../../src/input/scene-request.js';
 import { registerSecret, runCli, tempDir } from '../helpers/cli.js';
 import { answerJpeg, leftovers, startHostileServer, type HostileServer } from '../helpers/hostile-server.js';
 import { expectedBody, invalidFlags, sceneArgv, sceneCase, sceneInput, type SceneCase } from '../property/scene-model.js';
-import { MESSAGE_MAX, printable } from '../../src/text/printable.js';
+import { Terminal } from '../../src/terminal/terminal.js';
+import { CapturedOutput } from '../helpers/terminal.js';
 
 const KEY = 'sk_test_property_argv_31f9aa';
 registerSecret(KEY);
@@ -38,6 +40,13 @@ afterAll(async () => {
   config.remove();
   work.remove();
 });
+
+/** The line the CLI writes for `error`, rendered by the terminal it runs with. */
+function renderedError(error: CliError): string {
+  const stderr = new CapturedOutput();
+  new Terminal({ stdout: new CapturedOutput(), stderr, stdin: new PassThrough(), env: {} }).error(error);
+  return stderr.text();
+}
 
 async function runScene(scene: SceneCase) {
   server.reset();
@@ -66,8 +75,9 @@ describe('aerial generate over generated command lines (spawned)', () => {
           const { argv, result, refusal } = await runScene(scene);
           expect(refusal, `the builder refuses ${JSON.stringify(argv)}`).toBeInstanceOf(CliError);
           expect(result.exitCode, result.stderr).toBe(ExitCode.Usage);
-          // What reaches the terminal is the message's printable form (a tab typed into a flag shows as a space).
-          expect(result.stderr).toBe(`error: ${printable(refusal!.message, MESSAGE_MAX)}\n`);
+          // What reaches the terminal is the refusal as the terminal renders it: its printable form (a tab typed into a
+          // flag shows as a space), led by its code where the code says more than "usage" (PlaceNotFound).
+          expect(result.stderr).toBe(renderedError(refusal!));
           expect(result.stdout).toBe('');
           expect(server.requests).toEqual([]);
           expect(leftovers(work.path).filter((name) => name !== 'out.jpg')).toEqual([]);

@@ -134,8 +134,9 @@ describe('the sandbox under forced garbage collection', () => {
       await new Promise((resolve) => receiver.close(resolve));
       receiver.closeAllConnections();
     }
-    // Many ran during the 5 s wait.
-    expect(gc.collections()).toBeGreaterThan(50);
+    // Many ran during the 5 s wait: about 100 at rest, fewer on a busy machine (37 seen at load 11); one would have
+    // been enough to drop a deadline the collector could drop.
+    expect(gc.collections()).toBeGreaterThan(10);
   });
 });
 

@@ -163,7 +163,7 @@ describe('the API key never leaks', () => {
       if (args.includes('-o') && args.includes('-')) continue; // binary JPEG on stdout
       expect(`${result.stdout}${result.stderr}`, `aerial ${args.join(' ')}`).not.toContain('***');
     }
-  });
+  }, 120_000); // About 20 commands, each a process of its own.
 
   it('a server that echoes the key back in error bodies, titles, codes and redirects: redacted everywhere', async () => {
     const env = { AERIAL_BASE_URL: hostile.url };

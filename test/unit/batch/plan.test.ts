@@ -191,8 +191,8 @@ describe('files', () => {
     const { readdirSync } = await import('node:fs');
     const { TempJpegFile } = await import('../../../src/files/jpeg-file.js');
     const file = new TempJpegFile(join(dir, 'x.jpg'), { force: false });
-    file.sink.write(JPEG.subarray(0, 4));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Once the first bytes are written, the temp file is open on disk under its name.
+    await new Promise<void>((resolve, reject) => file.sink.write(JPEG.subarray(0, 4), (error) => (error ? reject(error) : resolve())));
     const temps = readdirSync(dir);
     expect(temps).toHaveLength(1);
     expect(isPartFileOf(temps[0]!, 'x.jpg')).toBe(true);
