@@ -46,16 +46,27 @@ function asyncRequests() {
   return sandbox.requests().filter((entry) => entry.path === `${API_PATH}/async`);
 }
 
-/** A port nobody listens on right now, for --listen-port. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once('error', reject);
-    probe.listen({ port: 0, host: '127.0.0.1' }, () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
+// The listener binds port 0 (--listen-port's default: the OS's choice) and the tests learn the port
+// afterwards, from what the CLI told the service or printed: a port probed here and handed over could be
+// taken by another process in between.
+
+/** The port of a URL the listener is reached at; always explicit, never the scheme's default. */
+function portOf(url: string): number {
+  const port = Number(new URL(url).port);
+  expect(port, url).toBeGreaterThan(0);
+  return port;
+}
+
+/** The listener's port, from the `Listening on <host>:<port>` line it prints (not with --json). */
+function listeningPort(stderr: string): number {
+  const port = Number(stderr.match(/Listening on 127\.0\.0\.1:(\d+)/)?.[1]);
+  expect(port, stderr).toBeGreaterThan(0);
+  return port;
+}
+
+/** The port in the `listener: listening at <url>` line --verbose prints, once the CLI has printed it. */
+async function verbosePort(run: { waitFor(pattern: RegExp): Promise<RegExpMatchArray> }): Promise<number> {
+  return portOf((await run.waitFor(/listener: listening at (http:\/\/\S+)/))[1]!);
 }
 
 /** The listener must give its port back on every exit path: binding it again proves it did. */
@@ -132,12 +143,50 @@ function listen(server: Server): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 }
 
+/**
+ * Stands in for ngrok/cloudflared: receives the sandbox's POST on its public URL and forwards it to the
+ * listener `copies` times at once, path unchanged (2: a retrying service delivering twice). It is up
+ * before the CLI starts, so it learns the listener's port only when the CLI has bound it: `forwardTo`
+ * takes the port as a promise, which a delivery waits for (the CLI prints its listening line before it
+ * sends the request, so before any delivery can arrive).
+ */
+async function startTunnel(copies: number) {
+  let port: Promise<number> | undefined;
+  const delivered: Array<{ path: string; body: string }> = [];
+  const forwarded: Reply[] = [];
+  const server = createHttpServer(async (req, res) => {
+    const body = await readBody(req);
+    delivered.push({ path: req.url ?? '', body });
+    const listenerPort = await port?.catch(() => undefined);
+    if (listenerPort === undefined) return void res.writeHead(502).end();
+    const target = `http://127.0.0.1:${listenerPort}${req.url}`;
+    const replies = await Promise.all(Array.from({ length: copies }, () => send(target, body)));
+    forwarded.push(...replies);
+    res.writeHead(typeof replies[0]!.status === 'number' ? replies[0]!.status : 502).end();
+  });
+  const tunnelPort = await listen(server);
+  return {
+    port: tunnelPort,
+    url: `http://127.0.0.1:${tunnelPort}`,
+    delivered,
+    forwarded,
+    forwardTo(listenerPort: Promise<number>) {
+      port = listenerPort;
+      port.catch(() => {}); // a CLI that ends before it listens fails its own test; read again by listenerPort()
+    },
+    listenerPort(): Promise<number> {
+      if (!port) throw new Error('the tunnel was never told where the listener is');
+      return port;
+    },
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
 describe('generate-async --listen', () => {
   it('catches the success callback, downloads the signed image and prints the result record', async () => {
-    const port = await freePort();
     const out = join(dir, 'eiffel.jpg');
     const creditsBefore = await sandbox.credits(sandbox.key);
-    const result = await cli(['--listen', '--listen-port', String(port), '-o', out, '--json']);
+    const result = await cli(['--listen', '-o', out, '--json']);
     expect(result.exitCode, result.stderr).toBe(0);
 
     const record = JSON.parse(result.stdout);
@@ -148,6 +197,7 @@ describe('generate-async --listen', () => {
     expect(await sandbox.credits(sandbox.key)).toBe(creditsBefore! - record.creditsUsed);
     // The callback URL carried a fresh token path on the listener's own address.
     const callback = new URL(sent!.callbackUrl!);
+    const port = portOf(callback.href);
     expect(callback.origin).toBe(`http://127.0.0.1:${port}`);
     expect(callback.pathname).toMatch(TOKEN_PATH);
     // The image came from the signed URL of the callback, and it is a real HD JPEG with the location in EXIF.
@@ -184,10 +234,11 @@ describe('generate-async --listen', () => {
 
   it('exits 6 with errorCode and errorMessage on the error callback, writing nothing, human and --json', async () => {
     sandbox.setFaults({ failRate: 1 });
-    const port = await freePort();
-    const result = await cli(['--listen', '--listen-port', String(port), '-o', join(dir, 'fail.jpg')]);
+    const result = await cli(['--listen', '-o', join(dir, 'fail.jpg')]);
     expect(result.exitCode).toBe(6);
     const [sent] = asyncRequests();
+    const port = listeningPort(result.stderr);
+    expect(portOf(sent!.callbackUrl!)).toBe(port);
     expect(result.stderr).toMatch(new RegExp(`error: ErrorGeneratingImage — .+ \\(request ${sent!.requestId}\\)\\n$`));
     expect(sandbox.webhookAttempts().filter((a) => a.requestId === sent!.requestId).map((a) => [a.kind, a.outcome])).toEqual([['error', 'delivered']]);
     expect(readdirSync(dir)).toEqual([]);
@@ -203,9 +254,8 @@ describe('generate-async --listen', () => {
   it('exits 7 on timeout and prints the request id, human and --json', async () => {
     // Every delivery attempt is withheld: the callback never comes.
     sandbox.setFaults({ webhookFail: 1000 });
-    const port = await freePort();
     const started = Date.now();
-    const human = await cli(['--listen', '--listen-port', String(port), '--timeout', '1s', '-o', join(dir, 'late.jpg')]);
+    const human = await cli(['--listen', '--timeout', '1s', '-o', join(dir, 'late.jpg')]);
     const elapsed = Date.now() - started;
     expect(human.exitCode).toBe(7);
     const first = asyncRequests()[0]!.requestId!;
@@ -213,9 +263,11 @@ describe('generate-async --listen', () => {
     expect(human.stderr).toContain("aerial list");
     expect(elapsed).toBeGreaterThanOrEqual(1000);
     expect(elapsed).toBeLessThan(8000);
+    const port = listeningPort(human.stderr);
+    expect(portOf(asyncRequests()[0]!.callbackUrl!)).toBe(port);
     expect(await canBind(port)).toBe(true);
 
-    const json = await cli(['--listen', '--listen-port', String(port), '--timeout', '700ms', '-o', join(dir, 'late.jpg'), '--json']);
+    const json = await cli(['--listen', '--timeout', '700ms', '-o', join(dir, 'late.jpg'), '--json']);
     expect(json.exitCode).toBe(7);
     expect(json.stdout).toBe('');
     const second = asyncRequests()[1]!.requestId!;
@@ -223,16 +275,16 @@ describe('generate-async --listen', () => {
     expect(line).toMatchObject({ error: 'Timeout', exitCode: 7, requestId: second });
     expect(line.message).toContain(second);
     expect(readdirSync(dir)).toEqual([]);
-    expect(await canBind(port)).toBe(true);
+    expect(await canBind(portOf(asyncRequests()[1]!.callbackUrl!))).toBe(true);
   });
 
   it('ignores forged callbacks while it waits, then completes with the genuine one', async () => {
     // Latency gives the test time to forge between the acceptance and the real callback.
     sandbox.setFaults({ latencyMs: 1200 });
-    const port = await freePort();
     const out = join(dir, 'genuine.jpg');
-    const run = startCli(['--listen', '--listen-port', String(port), '-o', out, '--json', '--verbose']);
+    const run = startCli(['--listen', '-o', out, '--json', '--verbose']);
     const url = (await run.waitFor(/listener: listening at (http:\/\/\S+)/))[1]!;
+    const port = portOf(url);
     const requestId = (await run.waitFor(/Accepted request (\S+);/))[1]!;
     const origin = new URL(url).origin;
     const genuineLooking = { requestId, signedUrl: 'http://127.0.0.1:1/evil.jpg', generatedImageId: 'evil', creditsUsed: 0 };
@@ -263,32 +315,24 @@ describe('generate-async --listen', () => {
   });
 
   it('ignores a second delivery of the same callback through a tunnel, leaving the file intact', async () => {
-    // Stands in for ngrok/cloudflared: receives the sandbox's POST on the public URL and
-    // forwards it to the listener twice at once, path unchanged, as a retrying service might.
-    const listenPort = await freePort();
-    const delivered: Array<{ path: string; body: string }> = [];
-    const forwarded: Reply[] = [];
-    const tunnel = createHttpServer(async (req, res) => {
-      const body = await readBody(req);
-      delivered.push({ path: req.url ?? '', body });
-      const target = `http://127.0.0.1:${listenPort}${req.url}`;
-      const replies = await Promise.all([send(target, body), send(target, body)]);
-      forwarded.push(...replies);
-      res.writeHead(typeof replies[0]!.status === 'number' ? replies[0]!.status : 502).end();
-    });
-    const tunnelPort = await listen(tunnel);
+    const tunnel = await startTunnel(2);
     try {
       const out = join(dir, 'once.jpg');
-      const result = await cli([
-        '--listen', '--listen-port', String(listenPort), '--public-url', `http://127.0.0.1:${tunnelPort}/tunnel/`,
+      const run = startCli([
+        '--listen', '--public-url', `${tunnel.url}/tunnel/`,
         '-o', out, '--json', '--no-metadata', '--verbose',
       ]);
+      tunnel.forwardTo(verbosePort(run));
+      const result = await run.result();
       expect(result.exitCode, result.stderr).toBe(0);
+      const listenPort = await tunnel.listenerPort();
+      expect(listenPort).not.toBe(tunnel.port);
       const record = JSON.parse(result.stdout);
 
+      const { delivered, forwarded } = tunnel;
       expect(delivered).toHaveLength(1);
       expect(delivered[0]!.path).toMatch(/^\/tunnel\/[A-Za-z0-9_-]{32}$/);
-      expect(asyncRequests()[0]!.callbackUrl).toBe(`http://127.0.0.1:${tunnelPort}${delivered[0]!.path}`);
+      expect(asyncRequests()[0]!.callbackUrl).toBe(`${tunnel.url}${delivered[0]!.path}`);
       expect(forwarded.map((reply) => reply.status)).toEqual([200, 200]);
       expect(result.stderr.match(/listener: accepted a callback/g)).toHaveLength(1);
       expect(result.stderr.match(/listener: ignored a repeated delivery/g)).toHaveLength(1);
@@ -301,33 +345,44 @@ describe('generate-async --listen', () => {
       expect(readdirSync(dir)).toEqual(['once.jpg']);
       expect(await canBind(listenPort)).toBe(true);
     } finally {
-      await new Promise((resolve) => tunnel.close(resolve));
+      await tunnel.close();
     }
   });
 
   it('completes when the sandbox fails the first deliveries and a retry gets through (--callback-url advertised)', async () => {
     sandbox.setFaults({ webhookFail: 2 });
-    const port = await freePort();
-    const out = join(dir, 'retried.jpg');
-    // With --listen, --callback-url is the URL to advertise; here the listener's own address.
-    const result = await cli(['--listen', '--listen-port', String(port), '--callback-url', `http://127.0.0.1:${port}/hooks`, '-o', out, '--json']);
-    expect(result.exitCode, result.stderr).toBe(0);
-    const { requestId } = JSON.parse(result.stdout);
-    const [sent] = asyncRequests();
-    expect(new URL(sent!.callbackUrl!).pathname).toMatch(/^\/hooks\/[A-Za-z0-9_-]{32}$/);
-    const attempts = sandbox.webhookAttempts().filter((attempt) => attempt.requestId === requestId);
-    expect(attempts.map((attempt) => attempt.outcome)).toEqual(['skipped', 'skipped', 'delivered']);
-    expect(jpegInfo(readFileSync(out))).toMatchObject({ width: 1280, height: 720 });
-    expect(await canBind(port)).toBe(true);
+    // With --listen, --callback-url is the URL to advertise; here a tunnel that passes each delivery on once.
+    const tunnel = await startTunnel(1);
+    try {
+      const out = join(dir, 'retried.jpg');
+      const run = startCli(['--listen', '--callback-url', `${tunnel.url}/hooks`, '-o', out, '--json', '--verbose']);
+      tunnel.forwardTo(verbosePort(run));
+      const result = await run.result();
+      expect(result.exitCode, result.stderr).toBe(0);
+      const port = await tunnel.listenerPort();
+      const { requestId } = JSON.parse(result.stdout);
+      const [sent] = asyncRequests();
+      expect(new URL(sent!.callbackUrl!).origin).toBe(tunnel.url);
+      expect(new URL(sent!.callbackUrl!).pathname).toMatch(/^\/hooks\/[A-Za-z0-9_-]{32}$/);
+      const attempts = sandbox.webhookAttempts().filter((attempt) => attempt.requestId === requestId);
+      expect(attempts.map((attempt) => attempt.outcome)).toEqual(['skipped', 'skipped', 'delivered']);
+      // The one delivery reached the listener, path unchanged.
+      expect(tunnel.delivered.map((delivery) => delivery.path)).toEqual([new URL(sent!.callbackUrl!).pathname]);
+      expect(tunnel.forwarded.map((reply) => reply.status)).toEqual([200]);
+      expect(jpegInfo(readFileSync(out))).toMatchObject({ width: 1280, height: 720 });
+      expect(await canBind(port)).toBe(true);
+    } finally {
+      await tunnel.close();
+    }
   });
 });
 
 describe('generate-async --listen: Ctrl-C', () => {
   it('exits 130 while waiting, names the request and frees the port', async () => {
     sandbox.setFaults({ webhookFail: 1000 });
-    const port = await freePort();
-    const run = startCli(['--listen', '--listen-port', String(port), '--timeout', '1m', '-o', join(dir, 'never.jpg')]);
+    const run = startCli(['--listen', '--timeout', '1m', '-o', join(dir, 'never.jpg')]);
     const requestId = (await run.waitFor(/Accepted request (\S+);/))[1]!;
+    const port = portOf(asyncRequests()[0]!.callbackUrl!);
     expect(await canBind(port)).toBe(false);
     run.child.kill('SIGINT');
     const result = await run.result();
@@ -348,9 +403,9 @@ describe('generate-async --listen: Ctrl-C', () => {
       res.write(image.subarray(0, image.length >> 1));
     });
     try {
-      const port = await freePort();
-      const run = startCli(['--listen', '--listen-port', String(port), '-o', join(dir, 'half.jpg'), '--verbose']);
+      const run = startCli(['--listen', '-o', join(dir, 'half.jpg'), '--verbose']);
       const url = (await run.waitFor(/listener: listening at (http:\/\/\S+)/))[1]!;
+      const port = portOf(url);
       const requestId = (await run.waitFor(/Accepted request (\S+);/))[1]!;
       // Delivered the way the service would: right token, right requestId.
       const callback = { requestId, signedUrl: `${storage.url}/signed/half.jpg?sig=1`, generatedImageId: 'img_half', creditsUsed: 1 };
@@ -389,28 +444,29 @@ describe('generate-async --listen in-process: the port is closed before the comm
     ];
     for (const [what, arrange, args, expected] of outcomes) {
       arrange();
-      const port = await freePort();
-      const result = await runHere(['--listen', '--listen-port', String(port), ...args]);
+      const sentBefore = asyncRequests().length;
+      const result = await runHere(['--listen', ...args]);
       expect(result.exitCode, `${what}: ${result.stderr}`).toBe(expected);
+      const port = listeningPort(result.stderr);
+      expect(portOf(asyncRequests()[sentBefore]!.callbackUrl!), what).toBe(port);
       expect(await canBind(port), what).toBe(true);
     }
     // Bound, then the service refused the request (bad key, 401): the listener must not outlive it.
-    const port = await freePort();
-    const refused = await runHere(['--listen', '--listen-port', String(port), '-o', join(dir, 'auth.jpg')], {
+    const refused = await runHere(['--listen', '-o', join(dir, 'auth.jpg')], {
       env: { AERIAL_BASE_URL: sandbox.url, AERIAL_API_KEY: 'sk_sandbox_not_a_real_key_0000' },
     });
     expect(refused.exitCode).toBe(3);
-    expect(refused.stderr).toContain(`Listening on 127.0.0.1:${port}`);
+    const port = listeningPort(refused.stderr);
     expect(await canBind(port)).toBe(true);
     expect(readdirSync(dir)).toEqual(['ok.jpg']);
   });
 
   it('after Ctrl-C while waiting', async () => {
     sandbox.setFaults({ webhookFail: 1000 });
-    const port = await freePort();
-    const result = await runHere(['--listen', '--listen-port', String(port), '-o', join(dir, 'never.jpg')], {
+    let port = 0;
+    const result = await runHere(['--listen', '-o', join(dir, 'never.jpg')], {
       whileRunning: async (terminal) => {
-        await terminal.stderr.waitFor(/Accepted request/);
+        port = listeningPort(await terminal.stderr.waitFor(/Accepted request/));
         expect(await canBind(port)).toBe(false);
         terminal.kill('SIGINT');
       },
