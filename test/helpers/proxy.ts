@@ -73,7 +73,8 @@ export async function startTinyproxy(options: TinyproxyOptions = {}): Promise<Ru
   if (!tinyproxyInstalled()) throw new Error('tinyproxy is not installed: apt-get install tinyproxy (.ci/run does)');
   const dir = tempDir('aerial-tinyproxy-');
   const logFile = join(dir.path, 'tinyproxy.log');
-  // tinyproxy takes its port from its config file, not from a socket handed to it, so the port is a candidate
+  // tinyproxy takes its port from its config file, not from a socket handed to it, and refuses `Port 0`
+  // (tinyproxy 1.11: "You MUST set a Port in the config file", exit 70), so the port is a candidate
   // the OS gave out a moment ago, which another process may bind first. tinyproxy then cannot bind it and exits
   // (status 71) before it writes its log; having bound it, it opens its log. So: the log is there, the port is
   // tinyproxy's; it exited with 71, the port was taken, and it starts again on a fresh candidate.
