@@ -22,7 +22,7 @@
 // ideal when the server is not the bottleneck.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -32,30 +32,34 @@ import { startSandboxProcess } from './startup.mjs';
 const INSTRUMENTED = fileURLToPath(new URL('./instrumented-cli.mjs', import.meta.url));
 const UNDICI = pathToFileURL(fileURLToPath(new URL('../node_modules/undici/index.js', import.meta.url))).href;
 
-/** The least any client could do: the same requests through one undici pool, bodies read and dropped. */
+/** The least any client could do: the same requests through one undici pool, each image written to its file as it came. */
 const BARE_CLIENT = `
 import { Agent, request } from ${JSON.stringify(UNDICI)};
-const [url, key, rows, concurrency] = [process.env.URL, process.env.KEY, Number(process.env.ROWS), Number(process.env.CONCURRENCY)];
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+const [url, key, rows, concurrency, dir] = [process.env.URL, process.env.KEY, Number(process.env.ROWS), Number(process.env.CONCURRENCY), process.env.DIR];
 const agent = new Agent({ connections: concurrency });
 const body = process.env.BODY;
 let next = 0;
 async function worker() {
   while (next < rows) {
-    next++;
+    const row = ++next;
     const res = await request(url + '/api/external/v1/image-generation', { method: 'POST', body, dispatcher: agent, headers: { 'content-type': 'application/json', 'x-api-key': key } });
-    await res.body.arrayBuffer();
+    const image = Buffer.from(await res.body.arrayBuffer());
     if (res.statusCode !== 200) throw new Error('HTTP ' + res.statusCode);
+    await writeFile(join(dir, 'r' + row + '.jpg'), image);
   }
 }
 await Promise.all(Array.from({ length: concurrency }, worker));
 await agent.close();
 `;
 
-function runBare(sandbox, rows, concurrency) {
+function runBare(sandbox, rows, concurrency, dir) {
+  mkdirSync(dir, { recursive: true });
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const child = spawn(process.execPath, ['--input-type=module', '-e', BARE_CLIENT], {
-      env: { ...process.env, URL: sandbox.url, KEY: sandbox.key, ROWS: String(rows), CONCURRENCY: String(concurrency), BODY: JSON.stringify(SCENE) },
+      env: { ...process.env, URL: sandbox.url, KEY: sandbox.key, ROWS: String(rows), CONCURRENCY: String(concurrency), BODY: JSON.stringify(SCENE), DIR: dir },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -170,7 +174,7 @@ export async function benchBatch({ rows = 200, concurrency = 16, latencyMs = 100
     const cpuMs = median(cliRuns.map((r) => r.cpuMs));
     const bareRuns = await sequence(stubImage ? 0 : runs, (run) =>
       withSandbox(work, `sandbox-bare-${run}`, latencyMs, rows * 10, async (sandbox) => {
-        const bare = await runBare(sandbox, rows, concurrency);
+        const bare = await runBare(sandbox, rows, concurrency, join(work, `bare-out-${run}`));
         return { seconds: bare.seconds, runSeconds: (bare.exitedAt - (await firstArrival(sandbox))) / 1000 };
       }),
     );
@@ -187,13 +191,17 @@ export async function benchBatch({ rows = 200, concurrency = 16, latencyMs = 100
       const stubRuns = await sequence(runs, async (run) => {
         const args = ['batch', csv, '--concurrency', String(concurrency), '--resolution', 'HD', '--output-template', `stub-out-${run}/{id}.jpg`, '--manifest', `stub-out-${run}/manifest.jsonl`, '--json'];
         const timed = await runTimed(args, env, work);
+        const written = readdirSync(join(work, `stub-out-${run}`)).filter((name) => name.endsWith('.jpg')).length;
+        if (written !== rows) throw new Error(`expected ${rows} images against the stub, got ${written} files`);
         return { seconds: timed.seconds, runSeconds: (timed.exitedAt - stub.firstArrival()) / 1000 };
       });
       stubSeconds = median(stubRuns.map((r) => r.seconds));
       stubRunSeconds = median(stubRuns.map((r) => r.runSeconds));
       // The floor on this machine: the least any client does, against the same do-nothing server.
-      const stubBareRuns = await sequence(runs, async () => {
-        const bare = await runBare({ url: `http://127.0.0.1:${stub.address().port}`, key: 'bench-stub-key' }, rows, concurrency);
+      const stubBareRuns = await sequence(runs, async (run) => {
+        const bare = await runBare({ url: `http://127.0.0.1:${stub.address().port}`, key: 'bench-stub-key' }, rows, concurrency, join(work, `stub-bare-out-${run}`));
+        const written = readdirSync(join(work, `stub-bare-out-${run}`)).length;
+        if (written !== rows) throw new Error(`expected ${rows} images from the undici script, got ${written} files`);
         return { seconds: bare.seconds, runSeconds: (bare.exitedAt - stub.firstArrival()) / 1000 };
       });
       stubBareSeconds = median(stubBareRuns.map((r) => r.seconds));
