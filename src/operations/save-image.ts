@@ -1,10 +1,12 @@
-// Saving a generated image, for every face: `generate` and `generate-async
-// --listen`, the library's generateToFile, the MCP server's generate_image.
-// The target is checked before anything is sent (an existing file needs
+// Saving a generated image, for every face: `generate`, `generate-async
+// --listen` and `get`, the library's generateToFile, the MCP server's
+// generate_image. Each makes one call before sending, prepareImageTarget, and
+// one save after. The target is checked before anything is sent (an existing file needs
 // `overwrite`; a directory, a dangling link, a block device are refused; a
 // missing directory is made; a temp file is created there and removed), and
 // with a `root` it must be a plain name inside that directory, no link leading
-// out (files/confined-path.ts). The image then takes the one path from socket
+// out (files/confined-path.ts); a device or FIFO is opened then too, for a face
+// that writes into one (the CLI), a FIFO waiting for its reader. The image then takes the one path from socket
 // to file (api/image-download.ts into files/jpeg-file.ts): a temp file beside
 // the target, renamed into place once whole and checked, with the GPS EXIF and
 // the AI-generated note spliced in as it streams (files/image-metadata.ts).
@@ -17,12 +19,10 @@ import { FileError } from '../api/errors.js';
 import type { ChunkEditor, ImageSink, ReceivedImage } from '../api/image-download.js';
 import type { GenerationRequest, ImageRecord } from '../api/schema.js';
 import { confinedPath, isInside } from '../files/confined-path.js';
-import { checkOutputPath, destinationFor, saveImage, StreamDestination, type OutputTarget, type WrittenJpeg } from '../files/jpeg-file.js';
+import { checkOutputPath, JpegFileDestination, openSpecialOutput, saveImage, StreamDestination, type OutputTarget, type WrittenJpeg } from '../files/jpeg-file.js';
 import type { Redact } from '../text/secrets.js';
 
 export type { OutputTarget } from '../files/jpeg-file.js';
-/** For a face that writes into a device or FIFO (the CLI): opened before anything is sent, then given as `stream`. */
-export { openSpecialOutput } from '../files/jpeg-file.js';
 
 /** Where an image may go and how the caller names it. */
 export interface TargetRules {
@@ -50,6 +50,57 @@ export async function checkImageTarget(path: string, rules: TargetRules): Promis
   return target;
 }
 
+/**
+ * Where an image will be saved, made ready before anything is sent
+ * (prepareImageTarget, or streamTarget for standard output), then given to one
+ * save, which owns it from there.
+ */
+export interface PreparedTarget {
+  /** What is printed: absolute, as named; or the stream's name (`standard output`). */
+  readonly path: string;
+  /**
+   * A regular file, replaced atomically; a device or FIFO, opened and written
+   * into, never replaced; a stream the face gave (standard output), left open.
+   */
+  readonly kind: 'file' | NonNullable<OutputTarget['special']> | 'stream';
+  /** For a file: the file replaced (for a symbolic link, the file it points to, so the link stays). */
+  readonly file?: string;
+  /** For a device, FIFO or stream: where the image is written, and whether it is ended once whole. */
+  readonly stream?: { stream: Writable; end: boolean };
+  /** Lets go of an opened device or FIFO (the run stopped, the request failed); nothing for a file or a given stream. Idempotent. */
+  close(): void;
+}
+
+/** How a face that writes into a device or FIFO (the CLI) opens one. */
+export interface SpecialTargetOpening {
+  /** Stops the wait for a FIFO's reader. */
+  signal: AbortSignal;
+  /** Told once when a FIFO has had no reader for a while. */
+  onWait: (message: string) => void;
+}
+
+/**
+ * The one step before anything is sent: checks `path` under `rules`
+ * (checkImageTarget) and, when it is a device or FIFO, opens it, a FIFO
+ * waiting for its reader. Without `opening`, a device or FIFO is refused: only
+ * regular files are saved then. Refusals are FileErrors naming the target as
+ * `rules.label` does; an abort while waiting is the signal's reason.
+ */
+export async function prepareImageTarget(path: string, rules: TargetRules, opening?: SpecialTargetOpening): Promise<PreparedTarget> {
+  const target = await checkImageTarget(path, rules);
+  if (!target.special) return { path: target.path, kind: 'file', file: target.file, close: () => {} };
+  if (!opening) {
+    throw new FileError(`${rules.label ? `${rules.label} ` : ''}${target.path} is a ${target.special}; only regular files are saved here`, 'NotARegularFile', target.path);
+  }
+  const stream = await openSpecialOutput(target, rules.label, opening.signal, opening.onWait);
+  return { path: target.path, kind: target.special, stream: { stream, end: true }, close: () => void stream.destroy() };
+}
+
+/** Standard output (or another stream the face holds) as a target: written into, left open, named `path`. */
+export function streamTarget(stream: Writable, path: string): PreparedTarget {
+  return { path, kind: 'stream', stream: { stream, end: false }, close: () => {} };
+}
+
 /** GPS EXIF, the scene and the AI-generated note, as `generate` writes them. */
 export interface ImageMetadata {
   /** The program that wrote the file (EXIF Software, XMP CreatorTool): `aerial 0.1.0`. */
@@ -65,19 +116,14 @@ export interface SaveImageOptions extends TargetRules {
   /** The request the image is made from: sent, and described in its metadata. */
   request: GenerationRequest;
   /**
-   * A path (checked here, before anything is sent) or a target checked
-   * already by checkImageTarget. Absent: the image goes into `stream` alone
-   * (standard output).
+   * A target made ready by prepareImageTarget or streamTarget, or a path,
+   * prepared here before anything is sent (a device or FIFO refused). A
+   * device, FIFO or stream is written into, never replaced, never asked for
+   * twice.
    */
-  target?: string | OutputTarget;
+  target: string | PreparedTarget;
   /** Written into the file as it streams; false keeps the bytes exactly as received. */
   metadata: ImageMetadata | false;
-  /**
-   * Where a special target (a device or FIFO the face opened) or standard
-   * output is written, `path` naming it: written into, never replaced, never
-   * asked for twice. Without one, a special target is refused.
-   */
-  stream?: { stream: Writable; path: string; end: boolean };
   signal?: AbortSignal;
   /** Told when the image starts arriving. */
   onImage?: () => void;
@@ -119,16 +165,19 @@ export function saveListedImage(client: GenAerialClient, record: ImageRecord, op
 }
 
 async function writeImage(options: ListedImageOptions, editor: Promise<ChunkEditor | undefined> | undefined, transfer: (sink: ImageSink) => Promise<ReceivedImage>): Promise<SavedImage> {
-  const target = typeof options.target === 'string' ? await checkImageTarget(options.target, options) : options.target;
-  const { stream } = options;
-  if (target?.special && !stream) {
-    throw new FileError(`${options.label ? `${options.label} ` : ''}${target.path} is a ${target.special}; only regular files are saved here`, 'NotARegularFile', target.path);
+  const target = typeof options.target === 'string' ? await prepareImageTarget(options.target, options) : options.target;
+  const destination = target.stream
+    ? new StreamDestination(target.stream.stream, { path: target.path, editor, end: target.stream.end })
+    : new JpegFileDestination(target.file!, { force: options.overwrite, editor });
+  let written: WrittenJpeg;
+  try {
+    written = await saveImage(destination, transfer);
+  } catch (error) {
+    // An opened device or FIFO is let go of at once: its reader sees the end rather than waiting on.
+    target.close();
+    throw error;
   }
-  if (!target && !stream) throw new TypeError('saveGeneratedImage needs a target or a stream');
-  const destination =
-    target && !target.special ? destinationFor(target, undefined, { force: options.overwrite, editor }) : new StreamDestination(stream!.stream, { path: stream!.path, editor, end: stream!.end });
-  const written: WrittenJpeg = await saveImage(destination, transfer);
-  return { path: target?.path ?? stream!.path, bytes: written.bytes };
+  return { path: target.path, bytes: written.bytes };
 }
 
 /**
