@@ -35,13 +35,26 @@ afterAll(async () => {
   dir.remove();
 });
 
-async function refusal(promise: Promise<unknown>): Promise<FileError> {
-  const outcome = await promise.then(
-    () => new Error('saved, where a refusal was expected'),
+/** What `promise` failed with, or `instead` if it did not fail. */
+function failure(promise: Promise<unknown>, instead: string): Promise<unknown> {
+  return promise.then(
+    () => new Error(instead),
     (error: unknown) => error,
   );
+}
+
+async function refusal(promise: Promise<unknown>): Promise<FileError> {
+  const outcome = await failure(promise, 'saved, where a refusal was expected');
   expect(outcome).toBeInstanceOf(FileError);
   return outcome as FileError;
+}
+
+/** A new FIFO in the temp directory, with `cat` reading it (what it read, once it has ended). */
+function readFifo(name: string): { fifo: string; read: () => Promise<Buffer> } {
+  const fifo = join(dir.path, name);
+  execFileSync('mkfifo', [fifo]);
+  const reader = execa('cat', [fifo], { encoding: 'buffer' });
+  return { fifo, read: async () => Buffer.from((await reader).stdout) };
 }
 
 describe('saveGeneratedImage', () => {
@@ -115,15 +128,13 @@ describe('prepareImageTarget', () => {
   });
 
   it('opens a FIFO once, when its reader has come, and the save writes the whole image into that opening', async () => {
-    const fifo = join(dir.path, 'once.fifo');
-    execFileSync('mkfifo', [fifo]);
-    const reader = execa('cat', [fifo], { encoding: 'buffer' });
+    const { fifo, read } = readFifo('once.fifo');
     const target = await prepareImageTarget(fifo, { overwrite: false, label: '--output' }, opening());
     expect(target).toMatchObject({ path: fifo, kind: 'FIFO' });
     // The name gone, the save can only write into what prepare opened.
     unlinkSync(fifo);
     const written = await saveGeneratedImage(client, { request, target, overwrite: false, label: '--output', metadata });
-    const stdout = Buffer.from((await reader).stdout);
+    const stdout = await read();
     expect(written).toEqual({ path: fifo, bytes: stdout.length });
     expect([...stdout.subarray(0, 2)]).toEqual([0xff, 0xd8]);
     expect([...stdout.subarray(-2)]).toEqual([0xff, 0xd9]);
@@ -137,10 +148,7 @@ describe('prepareImageTarget', () => {
     const stop = new AbortController();
     const said: string[] = [];
     const waiting = prepareImageTarget(fifo, { overwrite: false, label: '--output' }, opening(stop.signal, (message) => said.push(message)));
-    const outcome = waiting.then(
-      () => 'opened',
-      (error: unknown) => error,
-    );
+    const outcome = failure(waiting, 'opened without a reader');
     await expect.poll(() => said, { timeout: 5_000 }).toEqual([`waiting for a reader to open the FIFO ${fifo}; nothing is sent before one does`]);
     const reason = new Error('stopped');
     stop.abort(reason);
@@ -149,21 +157,16 @@ describe('prepareImageTarget', () => {
   });
 
   it('lets go of an opened FIFO when the request fails: its reader sees the end, with nothing written', async () => {
-    const fifo = join(dir.path, 'failed.fifo');
-    execFileSync('mkfifo', [fifo]);
-    const reader = execa('cat', [fifo], { encoding: 'buffer' });
+    const { fifo, read } = readFifo('failed.fifo');
     const target = await prepareImageTarget(fifo, { overwrite: false, label: '--output' }, opening());
     sandbox.setFaults({ failRate: 1 });
     try {
-      const error = await saveGeneratedImage(client, { request, target, overwrite: false, label: '--output', metadata }).then(
-        () => new Error('saved, where the generation was to fail'),
-        (failure: unknown) => failure,
-      );
+      const error = await failure(saveGeneratedImage(client, { request, target, overwrite: false, label: '--output', metadata }), 'saved, where the generation was to fail');
       expect(error).toMatchObject({ code: 'ErrorGeneratingImage' });
     } finally {
       sandbox.setFaults({ failRate: 0 });
     }
-    expect((await reader).stdout.length).toBe(0);
+    expect((await read()).length).toBe(0);
   });
 });
 
