@@ -1,16 +1,18 @@
 // Saving a generated image, for every face: `generate`, `generate-async
 // --listen` and `get`, the library's generateToFile, the MCP server's
 // generate_image. Each makes one call before sending, prepareImageTarget, and
-// one save after. The target is checked before anything is sent (an existing file needs
-// `overwrite`; a directory, a dangling link, a block device are refused; a
-// missing directory is made; a temp file is created there and removed), and
-// with a `root` it must be a plain name inside that directory, no link leading
-// out (files/confined-path.ts); a device or FIFO is opened then too, for a face
-// that writes into one (the CLI), a FIFO waiting for its reader. The image then takes the one path from socket
-// to file (api/image-download.ts into files/jpeg-file.ts): a temp file beside
-// the target, renamed into place once whole and checked, with the GPS EXIF and
-// the AI-generated note spliced in as it streams (files/image-metadata.ts).
-// Failures are the neutral ones of api/errors.ts.
+// one save after, which takes what it prepared. The target is checked before
+// anything is sent (an existing file needs `overwrite`; a directory, a
+// dangling link, a block device are refused; a missing directory is made; a
+// temp file is created there and removed), and with a `root` it must be a
+// plain name inside that directory, no link leading out
+// (files/confined-path.ts); a device or FIFO is opened then too, for a face
+// that writes into one (the CLI), a FIFO waiting for its reader. The image
+// then takes the one path from socket to file (api/image-download.ts into
+// files/jpeg-file.ts): a temp file beside the target, renamed into place once
+// whole and checked, with the GPS EXIF and the AI-generated note spliced in
+// as it streams (files/image-metadata.ts). Failures are the neutral ones of
+// api/errors.ts.
 import { realpath } from 'node:fs/promises';
 import { dirname, isAbsolute } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -34,6 +36,11 @@ export interface TargetRules {
   label: string;
 }
 
+/** How a message names a path: after the caller's label for it (its flag, its argument's name), or alone. */
+function named(label: string, path: string): string {
+  return label ? `${label} ${path}` : path;
+}
+
 /**
  * Checks a target before anything is sent, under `rules`: the checked target,
  * or the FileError that refuses it. With a root, the directories the check
@@ -45,7 +52,7 @@ export async function checkImageTarget(path: string, rules: TargetRules): Promis
   const target = await checkOutputPath(inside, rules.overwrite, rules.label);
   const [top, where] = await Promise.all([realpath(rules.root), realpath(dirname(target.file))]);
   if (!isInside(top, where) || !isAbsolute(target.file)) {
-    throw new FileError(`${rules.label ? `${rules.label} ` : ''}${JSON.stringify(path)} leads out of the output directory; name a file inside it`, 'OutsideRoot', path);
+    throw new FileError(`${named(rules.label, JSON.stringify(path))} leads out of the output directory; name a file inside it`, 'OutsideRoot', path);
   }
   return target;
 }
@@ -55,20 +62,28 @@ export async function checkImageTarget(path: string, rules: TargetRules): Promis
  * (prepareImageTarget, or streamTarget for standard output), then given to one
  * save, which owns it from there.
  */
-export interface PreparedTarget {
+export type PreparedTarget = PreparedFile | PreparedStream;
+
+interface Prepared {
   /** What is printed: absolute, as named; or the stream's name (`standard output`). */
   readonly path: string;
-  /**
-   * A regular file, replaced atomically; a device or FIFO, opened and written
-   * into, never replaced; a stream the face gave (standard output), left open.
-   */
-  readonly kind: 'file' | NonNullable<OutputTarget['special']> | 'stream';
-  /** For a file: the file replaced (for a symbolic link, the file it points to, so the link stays). */
-  readonly file?: string;
-  /** For a device, FIFO or stream: where the image is written, and whether it is ended once whole. */
-  readonly stream?: { stream: Writable; end: boolean };
   /** Lets go of an opened device or FIFO (the run stopped, the request failed); nothing for a file or a given stream. Idempotent. */
   close(): void;
+}
+
+/** A regular file, replaced atomically. */
+export interface PreparedFile extends Prepared {
+  readonly kind: 'file';
+  /** The file replaced: `path`, or for a symbolic link the file it points to, so the link stays. */
+  readonly file: string;
+}
+
+/** A device or FIFO, opened and written into, never replaced; or a stream the face gave (standard output). */
+export interface PreparedStream extends Prepared {
+  readonly kind: NonNullable<OutputTarget['special']> | 'stream';
+  readonly stream: Writable;
+  /** Ended once the image is whole (an opened device or FIFO), or left open (a given stream). */
+  readonly end: boolean;
 }
 
 /** How a face that writes into a device or FIFO (the CLI) opens one. */
@@ -90,15 +105,15 @@ export async function prepareImageTarget(path: string, rules: TargetRules, openi
   const target = await checkImageTarget(path, rules);
   if (!target.special) return { path: target.path, kind: 'file', file: target.file, close: () => {} };
   if (!opening) {
-    throw new FileError(`${rules.label ? `${rules.label} ` : ''}${target.path} is a ${target.special}; only regular files are saved here`, 'NotARegularFile', target.path);
+    throw new FileError(`${named(rules.label, target.path)} is a ${target.special}; only regular files are saved here`, 'NotARegularFile', target.path);
   }
   const stream = await openSpecialOutput(target, rules.label, opening.signal, opening.onWait);
-  return { path: target.path, kind: target.special, stream: { stream, end: true }, close: () => void stream.destroy() };
+  return { path: target.path, kind: target.special, stream, end: true, close: () => void stream.destroy() };
 }
 
 /** Standard output (or another stream the face holds) as a target: written into, left open, named `path`. */
 export function streamTarget(stream: Writable, path: string): PreparedTarget {
-  return { path, kind: 'stream', stream: { stream, end: false }, close: () => {} };
+  return { path, kind: 'stream', stream, end: false, close: () => {} };
 }
 
 /** GPS EXIF, the scene and the AI-generated note, as `generate` writes them. */
@@ -166,9 +181,10 @@ export function saveListedImage(client: GenAerialClient, record: ImageRecord, op
 
 async function writeImage(options: ListedImageOptions, editor: Promise<ChunkEditor | undefined> | undefined, transfer: (sink: ImageSink) => Promise<ReceivedImage>): Promise<SavedImage> {
   const target = typeof options.target === 'string' ? await prepareImageTarget(options.target, options) : options.target;
-  const destination = target.stream
-    ? new StreamDestination(target.stream.stream, { path: target.path, editor, end: target.stream.end })
-    : new JpegFileDestination(target.file!, { force: options.overwrite, editor });
+  const destination =
+    target.kind === 'file'
+      ? new JpegFileDestination(target.file, { force: options.overwrite, editor })
+      : new StreamDestination(target.stream, { path: target.path, editor, end: target.end });
   let written: WrittenJpeg;
   try {
     written = await saveImage(destination, transfer);
