@@ -427,8 +427,3 @@ export async function saveImage(destination: ImageDestination, transfer: (sink: 
   if (destination instanceof StreamDestination) destination.received(image);
   return destination.finish();
 }
-
-/** The destination for a target checked by checkOutputPath (and, for a special file, opened by openSpecialOutput). */
-export function destinationFor(target: OutputTarget, special: Writable | undefined, options: JpegFileOptions): ImageDestination {
-  return special ? new StreamDestination(special, { path: target.path, editor: options.editor, end: true }) : new JpegFileDestination(target.file, options);
-}

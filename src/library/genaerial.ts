@@ -177,10 +177,10 @@ export class GenAerial {
     return this.call(options, { overwrite: boolean, metadata: boolean, root: string }, async (client, signal) => {
       string(path, 'path');
       const body = wireRequest(request);
-      const { checkImageTarget, saveGeneratedImage } = await import('../operations/save-image.js');
+      const { prepareImageTarget, saveGeneratedImage } = await import('../operations/save-image.js');
       const rules = { overwrite: options.overwrite === true, root: options.root, label: '' };
-      // Before anything is sent: a refused target costs nothing.
-      const target = await checkImageTarget(path, rules);
+      // Before anything is sent: a refused target (a device or FIFO too: regular files only) costs nothing.
+      const target = await prepareImageTarget(path, rules);
       return saveGeneratedImage(client, {
         ...rules,
         request: body,

@@ -12,7 +12,7 @@ import type { Spinner } from '../../terminal/terminal.js';
 import { printable } from '../../text/printable.js';
 import { VERSION } from '../../build-outputs/version.js';
 import { CALLBACK_WAIT_HELP, PREVIEW_HELP } from '../shared/help.js';
-import { defaultOutputName, wantsPreview } from '../shared/saved-image.js';
+import { defaultOutputName, prepareOutput, wantsPreview } from '../shared/saved-image.js';
 import { addLocationOptions, addSceneOptions, sceneInputFrom } from '../shared/scene-options.js';
 
 interface GenerateAsyncOptions {
@@ -155,18 +155,15 @@ function isLoopbackHost(hostname: string): boolean {
 
 async function listenAndDownload(ctx: Context, request: GenerationRequest, plan: ListenPlan, options: GenerateAsyncOptions): Promise<void> {
   if (options.output === '-') throw new UsageError('--output - is not supported by generate-async; name a file');
-  const [{ checkImageTarget, openSpecialOutput, saveImageFromUrl }, { formatDuration }, webhook] = await Promise.all([
+  const [{ saveImageFromUrl }, { formatDuration }, webhook] = await Promise.all([
     import('../../operations/save-image.js'),
     import('../../input/duration.js'),
     import('../../webhook/async-generation.js'),
   ]);
   const { lat, lng } = request.coordinates;
   const rules = { overwrite: Boolean(options.force), label: '--output' };
-  // Checked before anything is sent: a refused target must not cost credits.
-  const target = await checkImageTarget(options.output ?? defaultOutputName(lat, lng), rules);
-  // A device or FIFO is opened now too: a FIFO waits for its reader before anything is paid for.
-  const special = target.special ? await openSpecialOutput(target, '--output', ctx.signal, (message) => ctx.io.info(message)) : undefined;
-  if (special) ctx.onCleanup(() => void special.destroy());
+  // Before anything is sent, a refused target must not cost credits: checked, and a device or FIFO opened (a FIFO waits for its reader).
+  const target = await prepareOutput(ctx, options.output ?? defaultOutputName(lat, lng), rules);
   const client = await ctx.client();
 
   const listener = await webhook.startListener(plan, (line) => ctx.io.debug(line));
@@ -206,7 +203,6 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
       request,
       target,
       metadata: options.metadata === false ? false : { software: `aerial ${VERSION}`, redact: ctx.io.redact },
-      stream: special && { stream: special, path: target.path, end: true },
       signal: ctx.signal,
     });
     await listener.close();
@@ -216,7 +212,7 @@ async function listenAndDownload(ctx: Context, request: GenerationRequest, plan:
     const result = { requestId, generatedImageId: payload.generatedImageId, creditsUsed: payload.creditsUsed, file: target.path };
     if (ctx.io.json) ctx.io.outJson(result);
     else ctx.io.out(target.path);
-    if (!target.special && wantsPreview(ctx, options.preview)) {
+    if (target.kind === 'file' && wantsPreview(ctx, options.preview)) {
       await import('../../preview/show.js').then((preview) => preview.previewSavedImage(ctx.io, target.path));
     }
   } catch (error) {

@@ -6,7 +6,7 @@ import type { ActionFactory, CommandRegistration, Context } from '../../cli/cont
 import { VERSION } from '../../build-outputs/version.js';
 import { addLocationOptions, addSceneOptions, sceneInputFrom } from '../shared/scene-options.js';
 import { PREVIEW_HELP } from '../shared/help.js';
-import { defaultOutputName, wantsPreview } from '../shared/saved-image.js';
+import { defaultOutputName, prepareOutput, wantsPreview } from '../shared/saved-image.js';
 
 interface GenerateOptions {
   output?: string;
@@ -66,12 +66,12 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
   if (toStdout && ctx.io.stdoutIsTTY) {
     throw new UsageError('--output - writes binary JPEG data to stdout; redirect it to a file or pipe (stdout is a terminal)');
   }
-  const { checkImageTarget, openSpecialOutput, saveGeneratedImage } = await import('../../operations/save-image.js');
+  const { checkImageTarget, saveGeneratedImage } = await import('../../operations/save-image.js');
   const rules = { overwrite: Boolean(options.force), label: '--output' };
   const prompts = await import('../shared/prompts.js');
   const interactive = prompts.mustPrompt(ctx, input, Boolean(options.interactive)) ? prompts : undefined;
   if (interactive) {
-    // A refused --output is reported before any question, not after them.
+    // A refused --output is reported before any question, not after them (a FIFO is opened once they are answered).
     if (output !== undefined && !toStdout) await checkImageTarget(output, rules);
     input = await interactive.promptForScene(ctx, input, defaults);
   }
@@ -81,10 +81,8 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
     ctx.io.info(ctx.io.style.dim(`Same without questions: aerial generate ${interactive.equivalentFlags(input, defaults, output)}`));
   }
 
-  const target = toStdout ? undefined : await checkImageTarget(output ?? defaultOutputName(request.coordinates.lat, request.coordinates.lng), rules);
-  // A device or FIFO is opened now: a FIFO waits here for its reader, before anything is paid for.
-  const special = target?.special ? await openSpecialOutput(target, '--output', ctx.signal, (message) => ctx.io.info(message)) : undefined;
-  if (special) ctx.onCleanup(() => void special.destroy());
+  // Before anything is paid for: checked, and a device or FIFO opened (a FIFO waits here for its reader).
+  const target = await prepareOutput(ctx, output ?? defaultOutputName(request.coordinates.lat, request.coordinates.lng), rules);
 
   const client = await ctx.client();
   const where = `${request.coordinates.lat}, ${request.coordinates.lng}`;
@@ -97,11 +95,10 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
       request,
       target,
       metadata: options.metadata === false ? false : { software: `aerial ${VERSION}`, redact: ctx.io.redact },
-      stream: special ? { stream: special, path: target!.path, end: true } : target ? undefined : { stream: ctx.io.stdout, path: 'standard output', end: false },
       signal: ctx.signal,
       onImage: () => spinner.update(`Downloading ${request.resolution} image of ${where}…`),
     });
-    if (!target) {
+    if (toStdout) {
       spinner.stop();
       ctx.io.info(`${ctx.io.style.green('✔')} Wrote ${formatBytes(written.bytes)} JPEG to stdout`);
       return;
@@ -115,7 +112,7 @@ export async function runGenerate(ctx: Context, options: GenerateOptions): Promi
       ctx.io.out(target.path);
     }
     // A device or FIFO cannot be read back; the preview itself happens only on a terminal, never with --json.
-    if (!target.special && wantsPreview(ctx, options.preview as boolean | undefined)) {
+    if (target.kind === 'file' && wantsPreview(ctx, options.preview as boolean | undefined)) {
       await import('../../preview/show.js').then((preview) => preview.previewSavedImage(ctx.io, target.path));
     }
   } catch (error) {

@@ -50,9 +50,10 @@ async function runGet(ctx: Context, options: GetOptions, args: string[]): Promis
   if (toStdout && ctx.io.stdoutIsTTY) {
     throw new UsageError('--output - writes binary JPEG data to stdout; redirect it to a file or pipe (stdout is a terminal)');
   }
-  const [{ checkImageId }, { checkImageTarget, openSpecialOutput, saveListedImage }, { findImages }, { formatBytes }, { VERSION }] = await Promise.all([
+  const [{ checkImageId }, { checkImageTarget, saveListedImage }, { prepareOutput }, { findImages }, { formatBytes }, { VERSION }] = await Promise.all([
     import('../../api/client.js'),
     import('../../operations/save-image.js'),
+    import('../shared/saved-image.js'),
     import('../shared/image-lookup.js'),
     import('../../text/bytes.js'),
     import('../../build-outputs/version.js'),
@@ -64,20 +65,17 @@ async function runGet(ctx: Context, options: GetOptions, args: string[]): Promis
   const client = await ctx.client();
   const record = (await findImages(client, [word], { signal: ctx.signal })).get(word)!;
   const { latitude, longitude } = record.coordinates;
-  const target = toStdout ? undefined : await checkImageTarget(options.output ?? (await defaultGetName(latitude, longitude, record.id)), rules);
-  // A FIFO waits here for its reader, before anything is downloaded.
-  const special = target?.special ? await openSpecialOutput(target, '--output', ctx.signal, (message) => ctx.io.info(message)) : undefined;
-  if (special) ctx.onCleanup(() => void special.destroy());
+  // Checked again, and a device or FIFO opened: a FIFO waits here for its reader, before anything is downloaded.
+  const target = await prepareOutput(ctx, options.output ?? (await defaultGetName(latitude, longitude, record.id)), rules);
   const spinner = await ctx.io.spinner(`Downloading image ${record.id}…`);
   try {
     const written = await saveListedImage(client, record, {
       ...rules,
       target,
       metadata: options.metadata === false ? false : { software: `aerial ${VERSION}`, redact: ctx.io.redact },
-      stream: special ? { stream: special, path: target!.path, end: true } : target ? undefined : { stream: ctx.io.stdout, path: 'standard output', end: false },
       signal: ctx.signal,
     });
-    if (!target) {
+    if (toStdout) {
       spinner.stop();
       ctx.io.success(`Wrote ${formatBytes(written.bytes)} JPEG to stdout`);
       return;

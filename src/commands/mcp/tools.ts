@@ -303,10 +303,10 @@ export async function generateImage(scope: ToolScope, args: Arguments, call: Too
   const { signal, progress } = call;
   const request = buildGenerationRequest(sceneInputOf(args), ctx.settings().sceneDefaults, argumentLabel);
   const name = typeof args.output === 'string' ? args.output : defaultOutputName(request.coordinates.lat, request.coordinates.lng);
-  const { checkImageTarget, saveGeneratedImage } = await import('../../operations/save-image.js');
-  // Inside --output-dir only, and over a file only when the server allows it and the call asks.
+  const { prepareImageTarget, saveGeneratedImage } = await import('../../operations/save-image.js');
+  // Inside --output-dir only, a regular file only, and over a file only when the server allows it and the call asks.
   const rules = { overwrite: scope.allowOverwrite && args.force === true, root: scope.outputDir, label: 'output' };
-  const target = await checkImageTarget(name, rules);
+  const target = await prepareImageTarget(name, rules);
   const client = await ctx.client();
   // Past --max-images, a tool error: nothing is sent.
   const place = scope.allowance?.take();
