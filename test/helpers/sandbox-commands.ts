@@ -7,15 +7,14 @@
 import type { RequestLogEntry } from '../../src/sandbox/server.js';
 import type { CliResult, tempDir } from './cli.js';
 import { useSandboxPerFile, type TestSandbox, type TestSandboxOptions } from './sandbox.js';
-import { runCommand } from './terminal.js';
+import { runCommand, type InProcessRunOptions } from './terminal.js';
 
 type TempDir = ReturnType<typeof tempDir>;
 
-export interface CommandAgainstSandboxOptions {
+/** The terminal to run in (standard input, which streams are terminals), and variables besides the sandbox's. */
+export interface CommandAgainstSandboxOptions extends Omit<InProcessRunOptions, 'configDir' | 'env'> {
   /** Variables over the sandbox's AERIAL_BASE_URL and AERIAL_API_KEY: another account's key, another base URL, FORCE_COLOR… */
   env?: Record<string, string | undefined>;
-  /** What standard input holds; empty by default. */
-  input?: string | Buffer;
 }
 
 export interface CommandsAgainstSandbox {
@@ -45,9 +44,9 @@ export function useCommandsAgainstSandbox(options: TestSandboxOptions & { homePr
     get home() {
       return running().home;
     },
-    cli(args, { env, input } = {}) {
+    cli(args, { env, ...terminal } = {}) {
       const { sandbox, home } = running();
-      return runCommand(args, { configDir: home.path, env: { ...sandbox.env(), ...env }, input });
+      return runCommand(args, { ...terminal, configDir: home.path, env: { ...sandbox.env(), ...env } });
     },
     apiRequests() {
       return running().sandbox.requests().filter((entry) => entry.path.startsWith('/api/'));
