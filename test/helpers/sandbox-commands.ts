@@ -1,9 +1,10 @@
 // The usual setup of a test file for commands run in-process against the
-// sandbox: one sandbox and one temporary home for the whole file (started by
-// useSandboxPerFile, which also clears the request log and faults before each
-// test), `cli()` to run `aerial <args>` through the command seam with that home
-// as the config directory and the sandbox's URL and key in the environment,
-// and `apiRequests()` for what reached the API since the test began.
+// sandbox: one sandbox and one temporary home for the whole file, or for the
+// describe block it is called in (started by useSandboxPerFile, which also
+// clears the request log and faults before each test), `cli()` to run
+// `aerial <args>` through the command seam with that home as the config
+// directory and the sandbox's URL and key in the environment, and
+// `apiRequests()` for what reached the API since the test began.
 import type { RequestLogEntry } from '../../src/sandbox/server.js';
 import type { CliResult, tempDir } from './cli.js';
 import { useSandboxPerFile, type TestSandbox, type TestSandboxOptions } from './sandbox.js';
