@@ -98,12 +98,15 @@ export async function serveOnLoopback(server: Server): Promise<{ port: number; c
  * the whole file, the server's log reset before each test. `onStart` hands
  * both to the file's own variables.
  */
-export function useHostileServerPerFile(onStart: (server: HostileServer, config: ReturnType<typeof tempDir>) => void): void {
+export function useHostileServerPerFile(
+  onStart: (server: HostileServer, config: ReturnType<typeof tempDir>) => void,
+  options: { configPrefix?: string } = {},
+): void {
   let server: HostileServer | undefined;
   let config: ReturnType<typeof tempDir> | undefined;
   beforeAll(async () => {
     server = await startHostileServer();
-    config = tempDir();
+    config = tempDir(options.configPrefix);
     onStart(server, config);
   });
   afterAll(async () => {

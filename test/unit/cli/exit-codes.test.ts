@@ -8,38 +8,22 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { registerSecret, tempDir } from '../../helpers/cli.js';
-import { useSandboxPerFile, type TestSandbox } from '../../helpers/sandbox.js';
+import { useCommandsAgainstSandbox } from '../../helpers/sandbox-commands.js';
 import { runCommand } from '../../helpers/terminal.js';
 
-let sandbox: TestSandbox;
-let home: ReturnType<typeof tempDir>;
-
-useSandboxPerFile(
-  (started, tempHome) => {
-    sandbox = started;
-    home = tempHome;
-  },
-  { seed: 7 },
-);
-
-function cli(args: string[], extra: { env?: Record<string, string | undefined> } = {}) {
-  return runCommand(args, { configDir: home.path, env: { ...sandbox.env(), ...extra.env } });
-}
-
-function apiRequests() {
-  return sandbox.requests().filter((entry) => entry.path.startsWith('/api/'));
-}
+const fixture = useCommandsAgainstSandbox({ seed: 7 });
+const { cli, apiRequests } = fixture;
 
 describe('exit codes from the service', () => {
   it('4 when the account has too few credits, and nothing is written', async () => {
-    const poor = await sandbox.createAccount({ credits: 1 });
+    const poor = await fixture.sandbox.createAccount({ credits: 1 });
     registerSecret(poor.key);
-    const out = join(home.path, 'poor.jpg');
+    const out = join(fixture.home.path, 'poor.jpg');
     const result = await cli(['generate', '--lat', '1', '--lng', '2', '--resolution', 'UHD', '-o', out], { env: { AERIAL_API_KEY: poor.key } });
     expect(result.exitCode).toBe(4);
     expect(result.stderr).toMatch(/InsufficientCredits/);
     expect(existsSync(out)).toBe(false);
-    expect(await sandbox.credits(poor.key)).toBe(1);
+    expect(await fixture.sandbox.credits(poor.key)).toBe(1);
   });
 
   it('5 when deleting an unknown id', async () => {
@@ -49,13 +33,13 @@ describe('exit codes from the service', () => {
   });
 
   it('6 when generation fails, leaving no file', async () => {
-    sandbox.setFaults({ failRate: 1 });
-    const out = join(home.path, 'failed.jpg');
+    fixture.sandbox.setFaults({ failRate: 1 });
+    const out = join(fixture.home.path, 'failed.jpg');
     const result = await cli(['generate', '--lat', '1', '--lng', '2', '--resolution', 'HD', '-o', out]);
     expect(result.exitCode).toBe(6);
     expect(result.stderr).toMatch(/ErrorGeneratingImage/);
     expect(existsSync(out)).toBe(false);
-    expect(readdirSync(home.path).filter((f) => f.endsWith('.part'))).toEqual([]);
+    expect(readdirSync(fixture.home.path).filter((f) => f.endsWith('.part'))).toEqual([]);
   });
 
   it('7 when the service cannot be reached', async () => {
@@ -69,9 +53,9 @@ describe('exit codes from the service', () => {
   });
 
   it('8 when still rate limited after the retries', async () => {
-    const limited = await sandbox.createAccount({ credits: 10 });
+    const limited = await fixture.sandbox.createAccount({ credits: 10 });
     registerSecret(limited.key);
-    sandbox.setFaults({ rateLimit: 0.01 });
+    fixture.sandbox.setFaults({ rateLimit: 0.01 });
     const as = { env: { AERIAL_API_KEY: limited.key, AERIAL_MAX_RETRY_AFTER: '0.05' } };
     expect((await cli(['list', '--json'], as)).exitCode).toBe(0);
     const result = await cli(['list', '--json'], as);
@@ -110,7 +94,7 @@ describe('exit codes from the service', () => {
       expect(noKey.stderr).toBe(
         "error: no API key (sign up at genaerial.com for one): set AERIAL_API_KEY, run 'aerial init' or 'aerial config set api-key' (hidden prompt or stdin), or try --sandbox\n",
       );
-      const noKeyHere = await runCommand(['list'], { configDir: dir.path, env: { AERIAL_BASE_URL: sandbox.url } });
+      const noKeyHere = await runCommand(['list'], { configDir: dir.path, env: { AERIAL_BASE_URL: fixture.sandbox.url } });
       expect(noKeyHere.exitCode).toBe(3);
       expect(noKeyHere.stderr).toMatch(/^error: no API key: set AERIAL_API_KEY/);
     } finally {
@@ -124,7 +108,7 @@ describe('output rules', () => {
     const result = await cli(['list', '--verbose', '--json']);
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toMatch(/→ GET http:\/\/127\.0\.0\.1:\d+\/api\/external\/v1\/image-generation 200 \d+ms/);
-    expect(result.stderr).not.toContain(sandbox.defaultKey);
+    expect(result.stderr).not.toContain(fixture.sandbox.defaultKey);
   });
 
   it('colours only when asked to off a terminal', async () => {

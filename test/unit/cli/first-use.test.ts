@@ -16,24 +16,11 @@ import { resolveSettings } from '../../../src/config/config.js';
 import { buildGenerationRequest } from '../../../src/input/scene-request.js';
 import { sceneInputFrom } from '../../../src/commands/shared/scene-options.js';
 import { registerSecret, tempDir } from '../../helpers/cli.js';
-import { useSandboxPerFile, type TestSandbox } from '../../helpers/sandbox.js';
+import { useCommandsAgainstSandbox } from '../../helpers/sandbox-commands.js';
 import { runCommand } from '../../helpers/terminal.js';
 
-let sandbox: TestSandbox;
-let home: ReturnType<typeof tempDir>;
-
-useSandboxPerFile((started, dir) => {
-  sandbox = started;
-  home = dir;
-});
-
-function cli(args: string[], env: Record<string, string | undefined> = sandbox.env(), configDir = home.path) {
-  return runCommand(args, { configDir, env });
-}
-
-function apiCalls() {
-  return sandbox.requests().filter((r) => r.path.startsWith('/api/'));
-}
+const fixture = useCommandsAgainstSandbox();
+const { cli, apiRequests } = fixture;
 
 describe('profiles', () => {
   let dir: ReturnType<typeof tempDir>;
@@ -42,14 +29,14 @@ describe('profiles', () => {
 
   beforeAll(async () => {
     dir = tempDir();
-    workKey = (await sandbox.createAccount({ credits: 50 })).key;
+    workKey = (await fixture.sandbox.createAccount({ credits: 50 })).key;
     registerSecret(workKey);
     for (const [profile, key, zoom] of [
-      ['default', sandbox.key, 'Low'],
+      ['default', fixture.sandbox.key, 'Low'],
       ['work', workKey, 'ExtraHigh'],
     ] as const) {
       for (const args of [
-        ['config', 'set', 'base-url', sandbox.url],
+        ['config', 'set', 'base-url', fixture.sandbox.url],
         ['config', 'set', 'api-key', key],
         ['config', 'set', 'defaults.zoom', zoom],
       ]) {
@@ -63,7 +50,7 @@ describe('profiles', () => {
   async function generatedWith(lat: number, args: string[], env: Record<string, string | undefined> = {}) {
     const result = await run(['generate', '--lat', String(lat), '--lng', '2', '--resolution', 'HD', '-o', '-', '--no-metadata', ...args], env);
     expect(result.exitCode, result.stderr).toBe(0);
-    return () => apiCalls().find((r) => (r.body as { coordinates: { lat: number } }).coordinates.lat === lat)!;
+    return () => apiRequests().find((r) => (r.body as { coordinates: { lat: number } }).coordinates.lat === lat)!;
   }
 
   it('--profile and AERIAL_PROFILE pick the account and defaults; the flag beats the environment', async () => {
@@ -108,13 +95,13 @@ describe('profiles', () => {
   });
 
   it('an unknown profile is refused (exit 2) with the known ones listed, and nothing is sent', async () => {
-    sandbox.clearRequests();
+    fixture.sandbox.clearRequests();
     const result = await run(['list', '--profile', 'wrok']);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toBe(
       "error: profile 'wrok' does not exist (profiles: default, work); create it with 'aerial config set api-key --profile wrok'\n",
     );
-    expect(apiCalls()).toEqual([]);
+    expect(apiRequests()).toEqual([]);
   });
 });
 
@@ -219,7 +206,7 @@ describe('help', () => {
     const option = await cli(['generate', '--zom', 'High']);
     expect(option.exitCode).toBe(2);
     expect(option.stderr).toBe("error: unknown option '--zom' (did you mean --zoom?); see 'aerial generate --help'\n");
-    expect(apiCalls()).toEqual([]);
+    expect(apiRequests()).toEqual([]);
   });
 });
 
@@ -228,7 +215,7 @@ describe('coordinates', () => {
     const forms = ['48.8584,2.2945', ' -33.8568 , 151.2153 ', '35.6586 139.7454', 'geo:40.6892,-74.0445;u=35', 'GEO:27.1751,78.0421,171'];
     const results = await Promise.all(forms.map((at) => cli(['generate', '--at', at, '--resolution', 'HD', '-o', '-', '--no-metadata'])));
     expect(results.map((r) => r.exitCode)).toEqual(forms.map(() => 0));
-    const sent = apiCalls().map((r) => (r.body as { coordinates: { lat: number; lng: number } }).coordinates);
+    const sent = apiRequests().map((r) => (r.body as { coordinates: { lat: number; lng: number } }).coordinates);
     expect(sent.sort((a, b) => a.lat - b.lat)).toEqual([
       { lat: -33.8568, lng: 151.2153 },
       { lat: 27.1751, lng: 78.0421 },
@@ -248,12 +235,12 @@ describe('coordinates', () => {
   ];
   for (const [what, args, message] of refusals) {
     it(`refuses ${what}: exit 2, a message naming the flag, nothing sent`, async () => {
-      const result = await cli(['generate', ...args, '-o', join(home.path, 'never.jpg')]);
+      const result = await cli(['generate', ...args, '-o', join(fixture.home.path, 'never.jpg')]);
       expect(result.exitCode).toBe(2);
       expect(result.stderr).toContain(message);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
-      expect(apiCalls()).toEqual([]);
-      expect(existsSync(join(home.path, 'never.jpg'))).toBe(false);
+      expect(apiRequests()).toEqual([]);
+      expect(existsSync(join(fixture.home.path, 'never.jpg'))).toBe(false);
     });
   }
 });
@@ -261,8 +248,8 @@ describe('coordinates', () => {
 describe('metadata in saved images', () => {
   it('a saved file carries GPS and the AI-generated note; --no-metadata keeps the bytes as sent', async () => {
     const args = ['generate', '--lat', '40.6892', '--lng', '-74.0445', '--resolution', 'HD', '--bearing', 'W', '--tag', 'liberty', '--force'];
-    const tagged = join(home.path, 'liberty.jpg');
-    const raw = join(home.path, 'liberty-raw.jpg');
+    const tagged = join(fixture.home.path, 'liberty.jpg');
+    const raw = join(fixture.home.path, 'liberty-raw.jpg');
     const saved = await cli([...args, '-o', tagged, '--json']);
     expect(saved.exitCode).toBe(0);
     expect((await cli([...args, '-o', raw, '--no-metadata'])).exitCode).toBe(0);

@@ -5,23 +5,13 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../../src/lifecycle/errors.js';
-import { registerSecret, tempDir, type CliResult } from '../../helpers/cli.js';
-import { answerJpeg, useHostileServerPerFile, type HostileServer } from '../../helpers/hostile-server.js';
-import { runCommand } from '../../helpers/terminal.js';
+import type { CliResult } from '../../helpers/cli.js';
+import { answerJpeg } from '../../helpers/hostile-server.js';
+import { useCommandsAgainstHostileServer } from '../../helpers/hostile-server-commands.js';
 
 const KEY = 'sk_test_hostile_timeouts_5c1f9a';
-registerSecret(KEY);
-
-let server: HostileServer;
-let config: ReturnType<typeof tempDir>;
-useHostileServerPerFile((started, dir) => {
-  server = started;
-  config = dir;
-});
-
-function aerial(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
-  return runCommand(args, { configDir: config.path, env: { AERIAL_API_KEY: KEY, AERIAL_BASE_URL: server.url, ...env } });
-}
+const fixture = useCommandsAgainstHostileServer(KEY);
+const { cli } = fixture;
 
 /** The one error line. */
 function expectOneLine(result: CliResult, line: string): void {
@@ -39,13 +29,13 @@ describe('the environment knobs are checked before anything is sent (exit 2, nam
     ['AERIAL_MAX_RETRY_AFTER', 'soon', "AERIAL_MAX_RETRY_AFTER must be a number of seconds from 0 to 2147483; got 'soon'"],
   ] as const) {
     it(`${variable}=${value}`, async () => {
-      server.respond(answerJpeg);
-      for (const args of [['list'], ['generate', '--lat', '1', '--lng', '2', '-o', join(config.path, 'x.jpg')], ['list', '--sandbox']]) {
-        const result = await aerial(args, { [variable]: value });
+      fixture.server.respond(answerJpeg);
+      for (const args of [['list'], ['generate', '--lat', '1', '--lng', '2', '-o', join(fixture.home.path, 'x.jpg')], ['list', '--sandbox']]) {
+        const result = await cli(args, { env: { [variable]: value } });
         expect(result.exitCode).toBe(ExitCode.Usage);
         expectOneLine(result, message);
       }
-      expect(server.requests).toEqual([]);
+      expect(fixture.server.requests).toEqual([]);
     });
   }
 });

@@ -8,20 +8,14 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from '
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { registerSecret, type CliResult } from '../../helpers/cli.js';
-import { useSandboxPerFile, type TestSandbox } from '../../helpers/sandbox.js';
+import { useCommandsAgainstSandbox } from '../../helpers/sandbox-commands.js';
 import { runCommand } from '../../helpers/terminal.js';
 
-let sandbox: TestSandbox;
-let home: { path: string };
-
-useSandboxPerFile((started, tempHome) => {
-  sandbox = started;
-  home = tempHome;
-});
+const fixture = useCommandsAgainstSandbox();
 
 let dirCount = 0;
 function fresh(name: string): string {
-  const dir = join(home.path, `${name}-${++dirCount}`);
+  const dir = join(fixture.home.path, `${name}-${++dirCount}`);
   mkdirSync(dir, { recursive: true });
   return dir;
 }
@@ -46,13 +40,13 @@ describe('profile names', () => {
       [['config', 'set', 'defaults.zoom', 'High', '--profile', ''], {}, /^error: --profile is empty; name a profile, or leave --profile out for the default one\n$/],
       [['config', 'set', 'defaults.zoom', 'High', '--profile='], {}, /--profile is empty/],
       [['config', 'get', 'defaults.zoom', '--profile', ''], {}, /--profile is empty/],
-      [['list', '--profile', ''], sandbox.env(), /--profile is empty/],
+      [['list', '--profile', ''], fixture.sandbox.env(), /--profile is empty/],
       [['config', 'set', 'defaults.zoom', 'High'], { AERIAL_PROFILE: '' }, /^error: AERIAL_PROFILE is empty; name a profile, or unset AERIAL_PROFILE for the default one\n$/],
-      [['list'], { ...sandbox.env(), AERIAL_PROFILE: '' }, /AERIAL_PROFILE is empty/],
+      [['list'], { ...fixture.sandbox.env(), AERIAL_PROFILE: '' }, /AERIAL_PROFILE is empty/],
     ];
     for (const [args, env, message] of cases) expectOneLine(await aerial(configDir, args, { env }), 2, message);
     expect(readFileSync(join(configDir, 'config.json'), 'utf8')).toBe(before);
-    expect(sandbox.requests()).toEqual([]);
+    expect(fixture.sandbox.requests()).toEqual([]);
   });
 });
 
@@ -86,24 +80,24 @@ describe('an API key with characters no HTTP header can carry', () => {
     for (const [name, codePoint, key, at] of BAD.slice(0, 3)) {
       const found = `${name} \\(${codePoint.replace('+', '\\+')}\\) at character ${at} of ${[...key].length}`;
       expectOneLine(
-        await aerial(configDir, ['list'], { env: { AERIAL_BASE_URL: sandbox.url, AERIAL_API_KEY: key } }),
+        await aerial(configDir, ['list'], { env: { AERIAL_BASE_URL: fixture.sandbox.url, AERIAL_API_KEY: key } }),
         2,
         new RegExp(`^error: the API key in AERIAL_API_KEY contains ${found}; a key is printable ASCII without spaces: set it again without that\\n$`),
       );
       expectOneLine(
-        await aerial(configDir, ['list', '--api-key', key], { env: { AERIAL_BASE_URL: sandbox.url } }),
+        await aerial(configDir, ['list', '--api-key', key], { env: { AERIAL_BASE_URL: fixture.sandbox.url } }),
         2,
         new RegExp(`^error: the API key in --api-key contains ${found}; a key is printable ASCII without spaces: pass it again without that\\n$`),
       );
     }
     // Edited by hand, and kept private (a file others can read would add its warning line).
-    writeFileSync(join(configDir, 'config.json'), JSON.stringify({ profiles: { work: { apiKey: BAD[0]![2], baseUrl: sandbox.url } } }));
+    writeFileSync(join(configDir, 'config.json'), JSON.stringify({ profiles: { work: { apiKey: BAD[0]![2], baseUrl: fixture.sandbox.url } } }));
     chmodSync(join(configDir, 'config.json'), 0o600);
     expectOneLine(
       await aerial(configDir, ['list', '--profile', 'work']),
       2,
       /^error: the API key in the config file \(profile work\) contains a zero-width space \(U\+200B\) at character 10 of 22; a key is printable ASCII without spaces: set it again with 'aerial config set api-key --profile work'\n$/,
     );
-    expect(sandbox.requests()).toEqual([]);
+    expect(fixture.sandbox.requests()).toEqual([]);
   }, 60_000);
 });

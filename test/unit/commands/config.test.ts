@@ -5,31 +5,27 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { registerSecret, tempDir } from '../../helpers/cli.js';
-import { useSandboxPerFile, type TestSandbox } from '../../helpers/sandbox.js';
+import { useCommandsAgainstSandbox } from '../../helpers/sandbox-commands.js';
 import { runCommand } from '../../helpers/terminal.js';
 
-let sandbox: TestSandbox;
-
-useSandboxPerFile((started) => {
-  sandbox = started;
-});
+const fixture = useCommandsAgainstSandbox();
 
 describe('aerial config', () => {
   it('sets, gets, lists with sources, and unsets values per profile', async () => {
-    registerSecret(sandbox.defaultKey);
+    registerSecret(fixture.sandbox.defaultKey);
     const dir = tempDir();
     const run = (args: string[], extra: Record<string, string> = {}, input?: string) => runCommand(args, { configDir: dir.path, env: extra, input });
     try {
-      expect((await run(['config', 'set', 'base-url', sandbox.url])).exitCode).toBe(0);
+      expect((await run(['config', 'set', 'base-url', fixture.sandbox.url])).exitCode).toBe(0);
       expect((await run(['config', 'set', 'defaults.zoom', 'high'])).exitCode).toBe(0);
       expect((await run(['config', 'get', 'defaults.zoom'])).stdout).toBe('High\n');
-      const keySet = await run(['config', 'set', 'api-key'], {}, `${sandbox.defaultKey}\n`);
+      const keySet = await run(['config', 'set', 'api-key'], {}, `${fixture.sandbox.defaultKey}\n`);
       expect(keySet.exitCode).toBe(0);
       expect(keySet.stderr).toMatch(/Set api-key = sbx_/);
 
       const file = (await run(['config', 'path'])).stdout.trim();
       expect(statSync(file).mode & 0o777).toBe(0o600);
-      expect(JSON.parse(readFileSync(file, 'utf8')).profiles.default.apiKey).toBe(sandbox.defaultKey);
+      expect(JSON.parse(readFileSync(file, 'utf8')).profiles.default.apiKey).toBe(fixture.sandbox.defaultKey);
 
       const listed = JSON.parse((await run(['config', 'list', '--json'], { AERIAL_BASE_URL: 'http://env.example' })).stdout);
       expect(listed['base-url']).toEqual({ value: 'http://env.example', source: 'env' });

@@ -5,41 +5,31 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { pageSchema } from '../../../src/api/schema.js';
-import { registerSecret, tempDir } from '../../helpers/cli.js';
-import { useSandboxPerFile, type TestSandbox } from '../../helpers/sandbox.js';
-import { runCommand } from '../../helpers/terminal.js';
+import { registerSecret } from '../../helpers/cli.js';
+import { useCommandsAgainstSandbox } from '../../helpers/sandbox-commands.js';
 
-let sandbox: TestSandbox;
-let home: ReturnType<typeof tempDir>;
-
-useSandboxPerFile(
-  (started, tempHome) => {
-    sandbox = started;
-    home = tempHome;
-  },
-  { seed: 7 },
-);
+const fixture = useCommandsAgainstSandbox({ seed: 7 });
+const { apiRequests } = fixture;
 
 describe('aerial delete', () => {
   let account: { key: string };
-  const cli = (args: string[], key = account.key) => runCommand(args, { configDir: home.path, env: { ...sandbox.env(), AERIAL_API_KEY: key } });
+  const cli = (args: string[], key = account.key) => fixture.cli(args, { env: { AERIAL_API_KEY: key } });
   async function ids(): Promise<string[]> {
     return pageSchema().parse(JSON.parse((await cli(['list', '--json'])).stdout)).content.map((r) => r.id);
   }
-  const apiRequests = () => sandbox.requests().filter((entry) => entry.path.startsWith('/api/'));
 
   beforeAll(async () => {
-    account = await sandbox.createAccount({ credits: 100 });
+    account = await fixture.sandbox.createAccount({ credits: 100 });
     registerSecret(account.key);
     // One scene three times: three images in the history, rendered once (the sandbox keeps what it rendered).
     for (let i = 0; i < 3; i++) {
-      expect((await cli(['generate', '--lat', '1', '--lng', '0', '--resolution', 'HD', '-o', join(home.path, `del-${i}.jpg`)])).exitCode).toBe(0);
+      expect((await cli(['generate', '--lat', '1', '--lng', '0', '--resolution', 'HD', '-o', join(fixture.home.path, `del-${i}.jpg`)])).exitCode).toBe(0);
     }
   });
 
   it('refuses without a terminal and without --yes, sending nothing', async () => {
     const [first] = await ids();
-    sandbox.clearRequests();
+    fixture.sandbox.clearRequests();
     const result = await cli(['delete', first!]);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toMatch(/pass --yes/);
@@ -56,7 +46,7 @@ describe('aerial delete', () => {
 
   it('cannot delete another account\'s image (404, exit 5)', async () => {
     const [mine] = await ids();
-    const other = await sandbox.createAccount({ credits: 1 });
+    const other = await fixture.sandbox.createAccount({ credits: 1 });
     registerSecret(other.key);
     const result = await cli(['delete', mine!, '--yes'], other.key);
     expect(result.exitCode).toBe(5);

@@ -5,37 +5,21 @@
 // key never travelling with a download: test/hostile/downloads.test.ts.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { registerSecret, tempDir } from '../../helpers/cli.js';
-import { acceptAndCallBack, FORBIDDEN_URLS, NOT_HTTP, startHostileServer, type HostileServer } from '../../helpers/hostile-server.js';
-import { runCommand } from '../../helpers/terminal.js';
+import { describe, expect, it } from 'vitest';
+import { acceptAndCallBack, FORBIDDEN_URLS, NOT_HTTP } from '../../helpers/hostile-server.js';
+import { useCommandsAgainstHostileServer } from '../../helpers/hostile-server-commands.js';
 
 const KEY = 'sk_test_hostile_downloads_0c7d3a';
-registerSecret(KEY);
 
-let service: HostileServer;
-let home: ReturnType<typeof tempDir>;
-
-beforeAll(async () => {
-  service = await startHostileServer();
-  home = tempDir('aerial-downloads-');
-});
-afterAll(async () => {
-  await service.close();
-  home.remove();
-});
-beforeEach(() => service.reset());
-
-function aerial(args: string[]) {
-  return runCommand(args, { configDir: home.path, env: { AERIAL_API_KEY: KEY, AERIAL_BASE_URL: service.url } });
-}
+const fixture = useCommandsAgainstHostileServer(KEY, { homePrefix: 'aerial-downloads-' });
+const { cli } = fixture;
 
 describe('generate-async --listen with a hostile signedUrl', () => {
   for (const signedUrl of [...FORBIDDEN_URLS, ...NOT_HTTP]) {
     it(`refuses ${signedUrl}: exit 6, one line, nothing written`, async () => {
-      acceptAndCallBack(service, (requestId) => ({ signedUrl, generatedImageId: `img-${requestId}`, creditsUsed: 1 }));
-      const out = join(home.path, 'never.jpg');
-      const result = await aerial(['generate-async', '--lat', '1', '--lng', '2', '--listen', '--timeout', '20s', '-o', out, '--quiet']);
+      acceptAndCallBack(fixture.server, (requestId) => ({ signedUrl, generatedImageId: `img-${requestId}`, creditsUsed: 1 }));
+      const out = join(fixture.home.path, 'never.jpg');
+      const result = await cli(['generate-async', '--lat', '1', '--lng', '2', '--listen', '--timeout', '20s', '-o', out, '--quiet']);
       expect(result.exitCode).toBe(6);
       const lines = result.stderr.split('\n').filter(Boolean);
       expect(lines).toHaveLength(1);

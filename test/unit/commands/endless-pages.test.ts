@@ -8,34 +8,18 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { registerSecret, tempDir } from '../../helpers/cli.js';
-import { answerJson, startHostileServer, tinyJpeg, type HostileServer } from '../../helpers/hostile-server.js';
-import { runCommand } from '../../helpers/terminal.js';
+import { describe, expect, it } from 'vitest';
+import { answerJson, tinyJpeg } from '../../helpers/hostile-server.js';
+import { useCommandsAgainstHostileServer } from '../../helpers/hostile-server-commands.js';
 
 const KEY = 'sk_test_hostile_paging_5d2c91';
-registerSecret(KEY);
 
-let server: HostileServer;
-let home: ReturnType<typeof tempDir>;
-
-beforeAll(async () => {
-  server = await startHostileServer();
-  home = tempDir('aerial-paging-');
-});
-afterAll(async () => {
-  await server.close();
-  home.remove();
-});
-beforeEach(() => server.reset());
-
-function aerial(args: string[]) {
-  return runCommand(args, { configDir: home.path, env: { AERIAL_API_KEY: KEY, AERIAL_BASE_URL: server.url } });
-}
+const fixture = useCommandsAgainstHostileServer(KEY, { homePrefix: 'aerial-paging-' });
+const { cli } = fixture;
 
 const record = (id: string) => ({
   id,
-  url: `${server.url}/images/${encodeURIComponent(id)}.jpg`,
+  url: `${fixture.server.url}/images/${encodeURIComponent(id)}.jpg`,
   coordinates: { latitude: 1, longitude: 2 },
   resolution: 'HD',
   createdAt: '2025-01-01T00:00:00Z',
@@ -43,8 +27,8 @@ const record = (id: string) => ({
 
 /** Answers list requests with `page(index)`, and image downloads with a real JPEG. */
 function serve(page: (index: number) => unknown): void {
-  server.respond((res, received) => {
-    const url = new URL(received.url, server.url);
+  fixture.server.respond((res, received) => {
+    const url = new URL(received.url, fixture.server.url);
     if (url.pathname.startsWith('/images/')) {
       const body = tinyJpeg();
       res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': body.length }).end(body);
@@ -55,7 +39,7 @@ function serve(page: (index: number) => unknown): void {
 }
 
 function listRequests(): number {
-  return server.requests.filter((r) => r.method === 'GET' && r.url.startsWith('/api/')).length;
+  return fixture.server.requests.filter((r) => r.method === 'GET' && r.url.startsWith('/api/')).length;
 }
 
 function oneErrorLine(stderr: string): string {
@@ -67,7 +51,7 @@ function oneErrorLine(stderr: string): string {
 describe('list --all against pages that never end', () => {
   it('the same page forever, claiming a billion pages: exit 6 after one request, nothing on stdout', async () => {
     serve(() => ({ content: [record('img_1')], totalElements: 1e9, totalPages: 1e9, page: 0, size: 1 }));
-    const result = await aerial(['list', '--all', '--json']);
+    const result = await cli(['list', '--all', '--json']);
     expect(result.exitCode).toBe(6);
     expect(result.stdout).toBe('');
     expect(JSON.parse(oneErrorLine(result.stderr))).toMatchObject({ error: 'ListingTooLarge', exitCode: 6 });
@@ -76,7 +60,7 @@ describe('list --all against pages that never end', () => {
 
   it('the same page forever with believable totals: stops at the second page', async () => {
     serve((index) => ({ content: [record('img_1'), record('img_2')], totalElements: 200, totalPages: 100, page: index, size: 2 }));
-    const result = await aerial(['list', '--all']);
+    const result = await cli(['list', '--all']);
     expect(result.exitCode).toBe(6);
     expect(oneErrorLine(result.stderr)).toBe(
       "error: InconsistentPaging — the service's paging cannot be trusted: page 1 brought no image that earlier pages had not; stopped after 1 page (2 images)",
@@ -86,7 +70,7 @@ describe('list --all against pages that never end', () => {
 
   it('a server that ignores the page number: stops at the second page', async () => {
     serve(() => ({ content: [record('img_1')], totalElements: 3, totalPages: 3, page: 0, size: 1 }));
-    const result = await aerial(['list', '--all']);
+    const result = await cli(['list', '--all']);
     expect(result.exitCode).toBe(6);
     expect(oneErrorLine(result.stderr)).toMatch(/asked for page 1, got page 0; stopped after 1 page \(1 image\)$/);
     expect(listRequests()).toBe(2);
@@ -94,7 +78,7 @@ describe('list --all against pages that never end', () => {
 
   it('one more page of new images every time: stops once the listing has grown by 1,000 images past its first claim', async () => {
     serve((index) => ({ content: [record(`img-${index}`)], totalElements: index + 2, totalPages: index + 2, page: index, size: 1 }));
-    const result = await aerial(['list', '--all', '--size', '1']);
+    const result = await cli(['list', '--all', '--size', '1']);
     expect(result.exitCode).toBe(6);
     expect(oneErrorLine(result.stderr)).toMatch(/ListingTooLarge — the listing is too large to walk: it grew to 1003 images while it was walked, past the 1002 one walk follows; stopped after 1001 pages \(1001 images\)$/);
     expect(listRequests()).toBe(1002);
@@ -114,7 +98,7 @@ describe('list --all against pages that never end', () => {
     const exits = new Set<number>();
     await fc.assert(
       fc.asyncProperty(fc.array(shape, { minLength: 1, maxLength: 4 }), fc.boolean(), async (pages, consistent) => {
-        server.reset();
+        fixture.server.reset();
         let counter = 0;
         serve((index) => {
           const spec = pages[index % pages.length]!;
@@ -127,7 +111,7 @@ describe('list --all against pages that never end', () => {
           const totalElements = Math.min(spec.totalElements, 50);
           return { content: content.slice(0, size), totalElements, totalPages: Math.ceil(totalElements / size), page: index, size };
         });
-        const result = await aerial(['list', '--all', '--json']);
+        const result = await cli(['list', '--all', '--json']);
         exits.add(result.exitCode);
         expect([0, 6]).toContain(result.exitCode);
         expect(listRequests()).toBeLessThanOrEqual(51);
@@ -148,16 +132,16 @@ describe('list --all against pages that never end', () => {
 
 describe('export against pages that never end', () => {
   it('stops with exit 6 at the page that cannot be true, having fetched what the pages before it listed, and indexes the images there', async () => {
-    const dir = join(home.path, 'endless-export');
+    const dir = join(fixture.home.path, 'endless-export');
     mkdirSync(dir);
     // An earlier export that was killed before writing its index left img_1.jpg.
     writeFileSync(join(dir, 'img_1.jpg'), tinyJpeg());
     serve((index) => ({ content: [record('img_1'), record('img_2')], totalElements: 200, totalPages: 100, page: index, size: 2 }));
-    const result = await aerial(['export', dir]);
+    const result = await cli(['export', dir]);
     expect(result.exitCode).toBe(6);
     expect(oneErrorLine(result.stderr)).toMatch(/page 1 brought no image that earlier pages had not/);
     // Page 0's images are downloaded as it arrives (img_1 was already there); page 1 shows the paging cannot be trusted.
-    expect(server.requests.filter((r) => r.url.startsWith('/images/')).map((r) => r.url)).toEqual([new URL(record('img_2').url).pathname]);
+    expect(fixture.server.requests.filter((r) => r.url.startsWith('/images/')).map((r) => r.url)).toEqual([new URL(record('img_2').url).pathname]);
     const index = readFileSync(join(dir, 'index.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
     expect(index).toEqual([
       { ...record('img_1'), file: 'img_1.jpg' },
@@ -169,10 +153,10 @@ describe('export against pages that never end', () => {
   });
 
   it('a re-listing that never ends stops the export, and what did download stays indexed', async () => {
-    const dir = join(home.path, 'endless-refresh');
+    const dir = join(fixture.home.path, 'endless-refresh');
     let listings = 0;
-    server.respond((res, received) => {
-      const url = new URL(received.url, server.url);
+    fixture.server.respond((res, received) => {
+      const url = new URL(received.url, fixture.server.url);
       if (url.pathname === '/images/good.jpg') {
         const body = tinyJpeg();
         res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': body.length }).end(body);
@@ -187,7 +171,7 @@ describe('export against pages that never end', () => {
         answerJson(200, page)(res, received, undefined as never);
       }
     });
-    const result = await aerial(['export', dir, '--concurrency', '1']);
+    const result = await cli(['export', dir, '--concurrency', '1']);
     expect(result.exitCode).toBe(6);
     expect(result.stderr).toMatch(/InconsistentPaging — .*page 1 brought no image that earlier pages had not/);
     expect(listings).toBe(2);

@@ -6,34 +6,24 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../../helpers/cli.js';
-import { API_PATH, useSandboxPerFile, type TestSandbox } from '../../helpers/sandbox.js';
-import { runCommand } from '../../helpers/terminal.js';
+import { API_PATH } from '../../helpers/sandbox.js';
+import { useCommandsAgainstSandbox } from '../../helpers/sandbox-commands.js';
 
 const SCENE = ['--lat', '48.8584', '--lng', '2.2945', '--resolution', 'HD'];
 
-let sandbox: TestSandbox;
-let home: ReturnType<typeof tempDir>;
+const fixture = useCommandsAgainstSandbox({ homePrefix: 'aerial-async-' });
 let dir: string;
 
-useSandboxPerFile(
-  (started, tempHome) => {
-    sandbox = started;
-    home = tempHome;
-  },
-  { homePrefix: 'aerial-async-' },
-);
-
 beforeEach(() => {
-  dir = mkdtempSync(join(home.path, 'out-'));
+  dir = mkdtempSync(join(fixture.home.path, 'out-'));
 });
 
-function cli(args: string[], env: Record<string, string | undefined> = sandbox.env()) {
-  return runCommand(['generate-async', ...SCENE, ...args], { configDir: home.path, env });
+function cli(args: string[]) {
+  return fixture.cli(['generate-async', ...SCENE, ...args]);
 }
 
 function asyncRequests() {
-  return sandbox.requests().filter((entry) => entry.path === `${API_PATH}/async`);
+  return fixture.apiRequests().filter((entry) => entry.path === `${API_PATH}/async`);
 }
 
 describe('generate-async --callback-url (no listener)', () => {

@@ -5,32 +5,14 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../../helpers/cli.js';
-import { useSandboxPerFile, type TestSandbox } from '../../helpers/sandbox.js';
-import { runCommand } from '../../helpers/terminal.js';
+import { useCommandsAgainstSandbox } from '../../helpers/sandbox-commands.js';
 
-let sandbox: TestSandbox;
-let home: ReturnType<typeof tempDir>;
-
-useSandboxPerFile(
-  (started, tempHome) => {
-    sandbox = started;
-    home = tempHome;
-  },
-  { seed: 7 },
-);
-
-function cli(args: string[], extra: { env?: Record<string, string | undefined> } = {}) {
-  return runCommand(args, { configDir: home.path, env: { ...sandbox.env(), ...extra.env } });
-}
-
-function apiRequests() {
-  return sandbox.requests().filter((entry) => entry.path.startsWith('/api/'));
-}
+const fixture = useCommandsAgainstSandbox({ seed: 7 });
+const { cli, apiRequests } = fixture;
 
 describe('aerial generate', () => {
   it('prints {file, bytes, request} with --json', async () => {
-    const out = join(home.path, 'json.jpg');
+    const out = join(fixture.home.path, 'json.jpg');
     const result = await cli(['generate', '--at', 'geo:40.6892,-74.0445', '--resolution', 'HD', '--tag', 'harbor', '-o', out, '--json']);
     expect(result.exitCode).toBe(0);
     const printed = JSON.parse(result.stdout);
@@ -41,7 +23,7 @@ describe('aerial generate', () => {
   });
 
   it('refuses to overwrite without --force, before sending anything', async () => {
-    const out = join(home.path, 'taken.jpg');
+    const out = join(fixture.home.path, 'taken.jpg');
     writeFileSync(out, 'keep me');
     const refused = await cli(['generate', '--lat', '1', '--lng', '2', '--resolution', 'HD', '-o', out]);
     expect(refused.exitCode).toBe(2);
@@ -55,7 +37,7 @@ describe('aerial generate', () => {
   });
 
   it('--quiet leaves only data', async () => {
-    const out = join(home.path, 'quiet.jpg');
+    const out = join(fixture.home.path, 'quiet.jpg');
     const result = await cli(['generate', '--lat', '5', '--lng', '5', '--resolution', 'HD', '-o', out, '--quiet']);
     expect(result.exitCode).toBe(0);
     expect(result.stdout.trim()).toBe(out);
@@ -85,7 +67,7 @@ describe('aerial generate', () => {
       ['unknown flag', ['--lat', '1', '--lng', '2', '--zooom', 'High'], /unknown option '--zooom'/],
     ];
     it.each(cases)('%s', async (_name, args, message) => {
-      const out = join(home.path, 'never.jpg');
+      const out = join(fixture.home.path, 'never.jpg');
       const result = await cli(['generate', ...args, '-o', out]);
       expect(result.exitCode).toBe(2);
       expect(result.stderr).toMatch(message);

@@ -5,39 +5,27 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import exifr from 'exifr';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ImageRecord } from '../../../src/api/schema.js';
-import { registerSecret, tempDir } from '../../helpers/cli.js';
-import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.js';
-import { runInProcess, TestTerminal } from '../../helpers/terminal.js';
+import { useCommandsAgainstSandbox } from '../../helpers/sandbox-commands.js';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 describe('aerial get', () => {
-  let sandbox: TestSandbox;
-  let home: ReturnType<typeof tempDir>;
+  const fixture = useCommandsAgainstSandbox();
+  const { cli } = fixture;
   let image: ImageRecord;
-  const terminal = (options: ConstructorParameters<typeof TestTerminal>[0] = {}) =>
-    new TestTerminal({ ...options, env: { AERIAL_CONFIG_DIR: join(home.path, 'config'), ...sandbox.env(), ...options.env } });
-  const run = (args: string[], options?: ConstructorParameters<typeof TestTerminal>[0]) => runInProcess(args, terminal(options));
-  const cwd = (name: string) => join(home.path, name);
+  const cwd = (name: string) => join(fixture.home.path, name);
 
   beforeAll(async () => {
-    home = tempDir();
-    sandbox = await startTestSandbox();
-    registerSecret(sandbox.key);
     for (const lat of ['48.8584', '40.6892']) {
-      expect((await run(['generate', '--lat', lat, '--lng', '2.2945', '--resolution', 'HD', '-o', cwd(`made-${lat}.jpg`), '-q'])).exitCode).toBe(0);
+      expect((await cli(['generate', '--lat', lat, '--lng', '2.2945', '--resolution', 'HD', '-o', cwd(`made-${lat}.jpg`), '-q'])).exitCode).toBe(0);
     }
-    image = JSON.parse((await run(['list', '--json', '--sort', 'createdAt,asc'])).stdout).content[0];
+    image = JSON.parse((await cli(['list', '--json', '--sort', 'createdAt,asc'])).stdout).content[0];
   }, 60_000);
-  afterAll(async () => {
-    await sandbox.close();
-    home.remove();
-  });
 
   it('-o one.jpg --no-metadata saves the same bytes the image URL serves', async () => {
-    const result = await run(['get', image.id, '-o', cwd('one.jpg'), '--no-metadata']);
+    const result = await cli(['get', image.id, '-o', cwd('one.jpg'), '--no-metadata']);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).toBe(`${cwd('one.jpg')}\n`);
     expect(result.stderr).toMatch(/^✔ Saved .*one\.jpg \(\d+ KiB\)\n$/);
@@ -46,7 +34,7 @@ describe('aerial get', () => {
   });
 
   it('takes the first characters of an id, and writes GPS EXIF and the AI-generated note by default', async () => {
-    const result = await run(['get', image.id.slice(0, 6), '-o', cwd('tagged.jpg')]);
+    const result = await cli(['get', image.id.slice(0, 6), '-o', cwd('tagged.jpg')]);
     expect(result.exitCode, result.stderr).toBe(0);
     const tagged = readFileSync(cwd('tagged.jpg'));
     const gps = await exifr.gps(tagged);
@@ -57,38 +45,38 @@ describe('aerial get', () => {
   });
 
   it('sends no key to the image host', async () => {
-    sandbox.clearRequests();
-    expect((await run(['get', image.id, '-o', cwd('keyless.jpg')])).exitCode).toBe(0);
-    const download = sandbox.requests().find((entry) => entry.path.startsWith('/__sandbox/images/'));
+    fixture.sandbox.clearRequests();
+    expect((await cli(['get', image.id, '-o', cwd('keyless.jpg')])).exitCode).toBe(0);
+    const download = fixture.sandbox.requests().find((entry) => entry.path.startsWith('/__sandbox/images/'));
     expect(download).toBeDefined();
     expect(download!.apiKeyHeader).toBeUndefined();
   });
 
   it('replaces an existing file only with --force, refusing before the history is walked', async () => {
     writeFileSync(cwd('taken.jpg'), 'mine');
-    sandbox.clearRequests();
-    const refused = await run(['get', image.id, '-o', cwd('taken.jpg')]);
+    fixture.sandbox.clearRequests();
+    const refused = await cli(['get', image.id, '-o', cwd('taken.jpg')]);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toMatch(/taken\.jpg.*--force/);
     expect(readFileSync(cwd('taken.jpg'), 'utf8')).toBe('mine');
-    expect(sandbox.requests()).toEqual([]);
-    expect((await run(['get', image.id, '-o', cwd('taken.jpg'), '--force'])).exitCode).toBe(0);
+    expect(fixture.sandbox.requests()).toEqual([]);
+    expect((await cli(['get', image.id, '-o', cwd('taken.jpg'), '--force'])).exitCode).toBe(0);
     expect(readFileSync(cwd('taken.jpg')).subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
   });
 
   it('writes to stdout with -o - when it is not a terminal, and refuses a terminal', async () => {
-    const piped = await runInProcess(['get', image.id, '-o', '-', '--no-metadata'], terminal());
+    const piped = await cli(['get', image.id, '-o', '-', '--no-metadata']);
     expect(piped.exitCode).toBe(0);
     expect(piped.stderr).toMatch(/^✔ Wrote \d+ KiB JPEG to stdout\n$/);
-    const toTerminal = await run(['get', image.id, '-o', '-'], { tty: { stdout: true } });
+    const toTerminal = await cli(['get', image.id, '-o', '-'], { tty: { stdout: true } });
     expect(toTerminal.exitCode).toBe(2);
   });
 
   it('refuses a word too short to start an id (exit 2), and says when no image has it (exit 5)', async () => {
-    const short = await run(['get', 'abc']);
+    const short = await cli(['get', 'abc']);
     expect(short.exitCode).toBe(2);
     expect(short.stderr).toBe('error: IdTooShort — abc is no image id, and too short for the start of one: give at least 4 characters (see aerial list)\n');
-    const missing = await run(['get', 'ffffffff-no-such-image']);
+    const missing = await cli(['get', 'ffffffff-no-such-image']);
     expect(missing.exitCode).toBe(5);
     expect(missing.stderr).toMatch(/^error: NotFound — image ffffffff-no-such-image not found in your history \(2 images listed\)\n$/);
   });

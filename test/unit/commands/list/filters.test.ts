@@ -2,12 +2,11 @@
 // list/index.ts), against the sandbox fixture: what each keeps, how many list
 // requests a walk sends, and the next-page hint that keeps the global options.
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { distanceKm, makeListFilter, parseInstant } from '../../../../src/commands/list/filters.js';
 import type { ImageRecord } from '../../../../src/api/schema.js';
-import { registerSecret, tempDir } from '../../../helpers/cli.js';
-import { startTestSandbox, type TestSandbox } from '../../../helpers/sandbox.js';
-import { runInProcess, TestTerminal } from '../../../helpers/terminal.js';
+import { useCommandsAgainstSandbox } from '../../../helpers/sandbox-commands.js';
+import { runCommand } from '../../../helpers/terminal.js';
 import { usageMessage } from '../../../helpers/usage-error.js';
 
 const NOW = Date.parse('2030-06-01T12:00:00Z');
@@ -66,28 +65,19 @@ describe('the filters', () => {
 });
 
 describe('list against the sandbox fixture, over 12 images (4 HD)', () => {
-  let sandbox: TestSandbox;
-  let home: ReturnType<typeof tempDir>;
-  const run = (args: string[], extra: Record<string, string> = {}) =>
-    runInProcess(args, new TestTerminal({ env: { AERIAL_CONFIG_DIR: join(home.path, 'config'), ...sandbox.env(), ...extra } }));
-  const listRequests = () => sandbox.requests().filter((entry) => entry.method === 'GET' && entry.path.startsWith('/api/external/v1/image-generation'));
+  const fixture = useCommandsAgainstSandbox();
+  const { cli } = fixture;
+  const listRequests = () => fixture.sandbox.requests().filter((entry) => entry.method === 'GET' && entry.path.startsWith('/api/external/v1/image-generation'));
 
   beforeAll(async () => {
-    home = tempDir();
-    sandbox = await startTestSandbox();
-    registerSecret(sandbox.key);
     for (const [i, resolution] of ['HD', 'FHD', 'UHD', 'HD', 'FHD', 'UHD', 'HD', 'FHD', 'UHD', 'HD', 'FHD', 'UHD'].entries()) {
-      const result = await run(['generate', '--lat', String(40 + i), '--lng', '2', '--resolution', resolution, '-o', join(home.path, `${i}.jpg`), '-q']);
+      const result = await cli(['generate', '--lat', String(40 + i), '--lng', '2', '--resolution', resolution, '-o', join(fixture.home.path, `${i}.jpg`), '-q']);
       expect(result.exitCode).toBe(0);
     }
   }, 120_000);
-  afterAll(async () => {
-    await sandbox.close();
-    home.remove();
-  });
 
   it('--resolution HD gives the 4', async () => {
-    const result = await run(['list', '--all', '--resolution', 'HD', '--json']);
+    const result = await cli(['list', '--all', '--resolution', 'HD', '--json']);
     expect(result.exitCode).toBe(0);
     const page = JSON.parse(result.stdout);
     expect(page.content).toHaveLength(4);
@@ -96,28 +86,28 @@ describe('list against the sandbox fixture, over 12 images (4 HD)', () => {
   });
 
   it('--limit 3 --size 5 gives 3 from one list request', async () => {
-    sandbox.clearRequests();
-    const result = await run(['list', '--all', '--limit', '3', '--size', '5', '--json']);
+    fixture.sandbox.clearRequests();
+    const result = await cli(['list', '--all', '--limit', '3', '--size', '5', '--json']);
     expect(result.exitCode).toBe(0);
     expect(JSON.parse(result.stdout).content).toHaveLength(3);
     expect(listRequests()).toHaveLength(1);
   });
 
   it('--limit alone asks for pages of the limit, and walks on only as far as it needs', async () => {
-    sandbox.clearRequests();
-    const result = await run(['list', '--limit', '2', '--json']);
+    fixture.sandbox.clearRequests();
+    const result = await cli(['list', '--limit', '2', '--json']);
     expect(JSON.parse(result.stdout).content).toHaveLength(2);
     expect(listRequests().map((entry) => entry.query.size)).toEqual(['2']);
   });
 
   it('--since 1h drops none made in the last hour', async () => {
-    const result = await run(['list', '--all', '--since', '1h', '--json']);
+    const result = await cli(['list', '--all', '--since', '1h', '--json']);
     expect(JSON.parse(result.stdout).content).toHaveLength(12);
   });
 
   it('--since 3h --until 1h keeps none of them, asking for the newest first', async () => {
-    sandbox.clearRequests();
-    const result = await run(['list', '--since', '3h', '--until', '1h', '--size', '5']);
+    fixture.sandbox.clearRequests();
+    const result = await cli(['list', '--since', '3h', '--until', '1h', '--size', '5']);
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('No images match.');
@@ -126,33 +116,32 @@ describe('list against the sandbox fixture, over 12 images (4 HD)', () => {
   });
 
   it('--since ends the walk, newest first, at the first image made before it', async () => {
-    sandbox.clearRequests();
+    fixture.sandbox.clearRequests();
     // The 12 were made a moment apart: since the sixth newest, the walk stops on the page holding the seventh.
-    const sixth = JSON.parse((await run(['list', '--size', '12', '--sort', 'createdAt,desc', '--json'])).stdout).content[5].createdAt;
-    sandbox.clearRequests();
-    const result = await run(['list', '--since', sixth, '--size', '4', '--json']);
+    const sixth = JSON.parse((await cli(['list', '--size', '12', '--sort', 'createdAt,desc', '--json'])).stdout).content[5].createdAt;
+    fixture.sandbox.clearRequests();
+    const result = await cli(['list', '--since', sixth, '--size', '4', '--json']);
     expect(JSON.parse(result.stdout).content).toHaveLength(6);
     expect(listRequests()).toHaveLength(2);
   });
 
   it('--near with --within keeps the images within that distance', async () => {
-    const result = await run(['list', '--near', '41,2', '--within', '120', '--json']);
+    const result = await cli(['list', '--near', '41,2', '--within', '120', '--json']);
     const latitudes = JSON.parse(result.stdout).content.map((image: ImageRecord) => image.coordinates.latitude).sort();
     expect(latitudes).toEqual([40, 41, 42]);
   });
 
   it('refuses filters with --page, before anything is sent', async () => {
-    sandbox.clearRequests();
-    const result = await run(['list', '--page', '1', '--resolution', 'HD']);
+    fixture.sandbox.clearRequests();
+    const result = await cli(['list', '--page', '1', '--resolution', 'HD']);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toMatch(/^error: --since, --until, --resolution, --near and --limit walk every page, as --all does; they cannot be combined with --page\n$/);
     expect(listRequests()).toHaveLength(0);
   });
 
   it('keeps --base-url in the hint after list --size 3 --base-url URL, and --profile', async () => {
-    const terminal = new TestTerminal({ env: { AERIAL_CONFIG_DIR: join(home.path, 'config'), AERIAL_API_KEY: sandbox.key } });
-    const result = await runInProcess(['list', '--size', '3', '--base-url', sandbox.url], terminal);
+    const result = await runCommand(['list', '--size', '3', '--base-url', fixture.sandbox.url], { configDir: fixture.home.path, env: { AERIAL_API_KEY: fixture.sandbox.key } });
     expect(result.exitCode).toBe(0);
-    expect(result.stderr).toContain(`next: aerial list --page 1 --size 3 --base-url ${sandbox.url}`);
+    expect(result.stderr).toContain(`next: aerial list --page 1 --size 3 --base-url ${fixture.sandbox.url}`);
   });
 });

@@ -5,38 +5,21 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { pageSchema } from '../../../../src/api/schema.js';
-import { registerSecret, tempDir } from '../../../helpers/cli.js';
-import { useSandboxPerFile, type TestSandbox } from '../../../helpers/sandbox.js';
-import { runCommand } from '../../../helpers/terminal.js';
+import { registerSecret } from '../../../helpers/cli.js';
+import { useCommandsAgainstSandbox } from '../../../helpers/sandbox-commands.js';
 
-let sandbox: TestSandbox;
-let home: ReturnType<typeof tempDir>;
-
-useSandboxPerFile(
-  (started, tempHome) => {
-    sandbox = started;
-    home = tempHome;
-  },
-  { seed: 7 },
-);
-
-function cli(args: string[], extra: { env?: Record<string, string | undefined> } = {}) {
-  return runCommand(args, { configDir: home.path, env: { ...sandbox.env(), ...extra.env } });
-}
-
-function apiRequests() {
-  return sandbox.requests().filter((entry) => entry.path.startsWith('/api/'));
-}
+const fixture = useCommandsAgainstSandbox({ seed: 7 });
+const { cli, apiRequests } = fixture;
 
 describe('aerial list', () => {
   let account: { key: string };
   const listEnv = () => ({ env: { AERIAL_API_KEY: account.key } });
 
   beforeAll(async () => {
-    account = await sandbox.createAccount({ credits: 500 });
+    account = await fixture.sandbox.createAccount({ credits: 500 });
     registerSecret(account.key);
     for (let i = 0; i < 5; i++) {
-      const result = await cli(['generate', '--lat', String(10 + i), '--lng', String(20 + i), '--resolution', 'HD', '-o', join(home.path, `list-${i}.jpg`)], listEnv());
+      const result = await cli(['generate', '--lat', String(10 + i), '--lng', String(20 + i), '--resolution', 'HD', '-o', join(fixture.home.path, `list-${i}.jpg`)], listEnv());
       expect(result.exitCode).toBe(0);
     }
   });
@@ -70,7 +53,7 @@ describe('aerial list', () => {
   });
 
   it('never shows another account\'s images', async () => {
-    const other = await sandbox.createAccount({ credits: 10 });
+    const other = await fixture.sandbox.createAccount({ credits: 10 });
     registerSecret(other.key);
     const result = await cli(['list', '--json'], { env: { AERIAL_API_KEY: other.key } });
     expect(JSON.parse(result.stdout)).toMatchObject({ totalElements: 0, content: [] });
