@@ -173,6 +173,18 @@ async function listAll(ctx: Context, fetchPage: (page: number, size: number) => 
   // A walk of millions would otherwise grow V8's young generation to its largest (lifecycle/young-generation.ts).
   const { capYoungGeneration } = await import('../../lifecycle/young-generation.js');
   const holdYoungGeneration = capYoungGeneration();
+  /** What the filter keeps of a page's new records, and whether the listing ends with them (a bound, or the limit reached). */
+  function matching(fresh: Page['content']): { kept: Page['content']; ended: boolean } {
+    const kept: Page['content'] = [];
+    for (const record of fresh) {
+      if (filter.endsAt(record)) return { kept, ended: true };
+      if (!filter.keeps(record)) continue;
+      kept.push(record);
+      if (filter.limit !== undefined && count + kept.length >= filter.limit) return { kept, ended: true };
+    }
+    return { kept, ended: false };
+  }
+
   /** The records of every page as they come; `first` once the first page is in. */
   async function* records() {
     // The size given is asked for as it is; without one, the walk asks for large pages (no larger than a limit alone needs).
@@ -183,20 +195,7 @@ async function listAll(ctx: Context, fetchPage: (page: number, size: number) => 
       pages++;
       io.debug(`fetched page ${index + 1} of ${page.totalPages} (${page.size} a page)`);
       // Unfiltered, a page's new records are all kept, as they are.
-      const kept: typeof fresh = filter.active ? [] : fresh;
-      let ended = false;
-      for (const record of filter.active ? fresh : []) {
-        if (filter.endsAt(record)) {
-          ended = true;
-          break;
-        }
-        if (!filter.keeps(record)) continue;
-        kept.push(record);
-        if (filter.limit !== undefined && count + kept.length >= filter.limit) {
-          ended = true;
-          break;
-        }
-      }
+      const { kept, ended } = filter.active ? matching(fresh) : { kept: fresh, ended: false };
       count += kept.length;
       if (kept.length > 0) yield kept;
       // Leaving the walk sends no further request.
