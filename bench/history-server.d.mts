@@ -21,4 +21,4 @@ export interface HistoryServer {
 export function historyId(index: number): string;
 export function historyIndex(id: string): number;
 export function historyRecord(base: string, index: number): HistoryRecord;
-export function startHistoryServer(options: { count: number; maxPageSize?: number; image?: Buffer }): Promise<HistoryServer>;
+export function startHistoryServer(options: { count: number; maxPageSize?: number; image?: Buffer; imageLatencyMs?: number }): Promise<HistoryServer>;

@@ -39,10 +39,11 @@ export function historyRecord(base, index) {
 }
 
 /**
- * Listens on a free loopback port (`image`: the JPEG every download gets, smallJpeg() unless given); resolves with { url, count, listRequests(),
+ * Listens on a free loopback port (`image`: the JPEG every download gets, smallJpeg() unless given; `imageLatencyMs`: how long
+ * each download waits before its first byte, as a storage host far away makes it wait); resolves with { url, count, listRequests(),
  * imageRequests(), sizesAsked(), reset(), close() }.
  */
-export function startHistoryServer({ count, maxPageSize = 1000, image = smallJpeg() } = {}) {
+export function startHistoryServer({ count, maxPageSize = 1000, image = smallJpeg(), imageLatencyMs = 0 } = {}) {
   let listRequests = 0;
   let imageRequests = 0;
   const sizesAsked = new Set();
@@ -52,7 +53,9 @@ export function startHistoryServer({ count, maxPageSize = 1000, image = smallJpe
     const url = new URL(req.url ?? '/', base);
     if (url.pathname.startsWith('/images/')) {
       imageRequests++;
-      res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(image.length) }).end(image);
+      const send = () => res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(image.length) }).end(image);
+      if (imageLatencyMs > 0) setTimeout(send, imageLatencyMs);
+      else send();
       return;
     }
     if (req.method !== 'GET' || url.pathname !== '/api/external/v1/image-generation') {

@@ -6,13 +6,16 @@
 //   - `export` of `exportImages` 1280×720 JPEGs (about 200 KB each), with its
 //     report and with --no-report, beside a bare Node script that lists every
 //     page and downloads 16 at a time into files;
+//   - optionally (`paced`), the same export with every download waiting
+//     `imageLatencyMs` (100 ms) before its first byte, as a storage host far
+//     away makes it wait: the pace of a network rather than of loopback;
 //   - optionally (`batch`), batch.mjs's batch of 2,000 rows at 128 against its
 //     stub that waits 100 ms, beside its undici script (first request to exit).
 // Every child runs with NODE_EXTRA_CA_CERTS unset, as users run it. The load
 // average is recorded before and after: the figures are only as quiet as the
 // machine was.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,6 +60,36 @@ const worker = async () => {
 };
 await Promise.all(Array.from({ length: 16 }, worker));
 await writeFile(join(dir, 'index.jsonl'), records.map((r) => JSON.stringify(r)).join('\\n') + '\\n');
+`;
+
+/**
+ * The thumbnails alone, as sharp makes them with nothing else to do: every JPEG of a directory, as many at once as there
+ * are cores, with the options src/report/thumbnails.ts gives (shrink-on-load, 320 × 180, quality 70), each into a file.
+ * The floor under what `export` with its report can take on this machine.
+ */
+const THUMBNAILS_ALONE = `
+const { availableParallelism } = await import('node:os');
+const { mkdir, readdir } = await import('node:fs/promises');
+const { join } = await import('node:path');
+const [sharpUrl, dir] = process.argv.slice(1);
+const { default: sharp } = await import(sharpUrl);
+sharp.cache(false);
+sharp.concurrency(1);
+const files = (await readdir(dir)).filter((name) => name.endsWith('.jpg'));
+const out = join(dir, 'thumbnails');
+await mkdir(out);
+let next = 0;
+const worker = async () => {
+  while (next < files.length) {
+    const name = files[next++];
+    await sharp(join(dir, name), { failOn: 'error', sequentialRead: true })
+      .autoOrient()
+      .resize(320, 180, { fit: 'inside', withoutEnlargement: true, fastShrinkOnLoad: true })
+      .jpeg({ quality: 70, optimiseCoding: false })
+      .toFile(join(out, name));
+  }
+};
+await Promise.all(Array.from({ length: Math.max(2, availableParallelism()) }, worker));
 `;
 
 /** Loaded into each peer: at its exit, its CPU time and peak RSS, as instrumented-cli.mjs records the CLI's. */
@@ -130,7 +163,72 @@ async function photoJpeg() {
   return sharp(pixels, { raw: { width, height, channels: 3 } }).jpeg({ quality: 80 }).toBuffer();
 }
 
-export async function benchPeers({ listImages = 200_000, exportImages = 1000, runs = 3, parts = ['list', 'export'] } = {}) {
+/**
+ * `export` with its report and with --no-report beside the download script, each run against the same stub (its downloads
+ * waiting `imageLatencyMs` before their first byte), each checked for every file and thumbnail.
+ */
+async function benchExport({ work, exportImages, runs, imageLatencyMs = 0 }) {
+  const image = await photoJpeg();
+  const server = await startHistoryServer({ count: exportImages, image, imageLatencyMs });
+  const env = { AERIAL_CONFIG_DIR: join(work, 'config'), AERIAL_BASE_URL: server.url, AERIAL_API_KEY: KEY };
+  // Beside the loopback export, the thumbnails' floor: sharp alone over as many copies of the image. (With downloads
+  // waiting on the network, the thumbnails hide behind them.)
+  const times = { aerial: [], noReport: [], peer: [], ...(imageLatencyMs === 0 ? { thumbnailsAlone: [] } : {}) };
+  const kinds = Object.keys(times);
+  const images = join(work, 'images');
+  if (times.thumbnailsAlone) {
+    mkdirSync(images);
+    for (let n = 0; n < exportImages; n++) writeFileSync(join(images, `${String(n).padStart(6, '0')}.jpg`), image);
+  }
+  try {
+    for (let i = 0; i < runs; i++) {
+      // Rotated, so no kind always runs first or last.
+      for (let k = 0; k < kinds.length; k++) {
+        const who = kinds[(i + k) % kinds.length];
+        if (who === 'thumbnailsAlone') {
+          times[who].push(await run(['--import', PEER_STATS, '--input-type=module', '-e', THUMBNAILS_ALONE, import.meta.resolve('sharp'), images], {}, { statsFile: join(work, 'thumbnails.json') }));
+          if (readdirSync(join(images, 'thumbnails')).length !== exportImages) throw new Error('sharp alone made too few thumbnails');
+          rmSync(join(images, 'thumbnails'), { recursive: true, force: true });
+          continue;
+        }
+        const dir = join(work, `export-${who}-${i}`);
+        server.reset();
+        const args =
+          who === 'peer'
+            ? ['--import', PEER_STATS, '--input-type=module', '-e', `await (await import('node:fs/promises')).mkdir(${JSON.stringify(dir)}, { recursive: true });\n${DOWNLOAD_SCRIPT}`, server.url, KEY, dir]
+            : [INSTRUMENTED, 'export', dir, '--concurrency', '16', '--progress-interval', '1h', ...(who === 'noReport' ? ['--no-report'] : [])];
+        const figures = await run(args, env, { statsFile: join(work, 'export.json') });
+        if (server.imageRequests() !== exportImages) throw new Error(`${who} downloaded ${server.imageRequests()} of ${exportImages}`);
+        const files = readdirSync(dir);
+        if (files.filter((name) => name.endsWith('.jpg')).length !== exportImages) throw new Error(`${who} left ${files.length} files`);
+        if (who === 'aerial' && readdirSync(join(dir, 'index.thumbnails')).length !== exportImages) throw new Error('export made too few thumbnails');
+        times[who].push(figures);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    await server.close();
+  }
+  const m = (who) => median(times[who].map((r) => r.seconds));
+  return {
+    ...(times.thumbnailsAlone ? { thumbnailsAloneSeconds: m('thumbnailsAlone'), thumbnailsAloneCpuSeconds: median(times.thumbnailsAlone.map((r) => r.cpuSeconds)) } : {}),
+    images: exportImages,
+    imageKb: Math.round(image.length / 1024),
+    imageLatencyMs,
+    aerialSeconds: m('aerial'),
+    noReportSeconds: m('noReport'),
+    peerSeconds: m('peer'),
+    aerialCpuSeconds: median(times.aerial.map((r) => r.cpuSeconds)),
+    noReportCpuSeconds: median(times.noReport.map((r) => r.cpuSeconds)),
+    peerCpuSeconds: median(times.peer.map((r) => r.cpuSeconds)),
+    aerialPeakRssMb: median(times.aerial.map((r) => r.peakRssMb)),
+    ratio: m('aerial') / m('peer'),
+    noReportRatio: m('noReport') / m('peer'),
+    all: Object.fromEntries(kinds.map((who) => [who, times[who].map((r) => r.seconds)])),
+  };
+}
+
+export async function benchPeers({ listImages = 200_000, exportImages = 1000, runs = 3, parts = ['list', 'export'], imageLatencyMs = 100 } = {}) {
   const work = mkdtempSync(join(tmpdir(), 'aerial-bench-peers-'));
   const load = { before: loadavg().map((v) => Number(v.toFixed(2))) };
   const result = { node: process.version, runs, load };
@@ -167,51 +265,8 @@ export async function benchPeers({ listImages = 200_000, exportImages = 1000, ru
       result.list.ratio = result.list.aerialSeconds / result.list.peerSeconds;
       result.list.cpuRatio = result.list.aerialCpuSeconds / result.list.peerCpuSeconds;
     }
-    if (parts.includes('export')) {
-      const image = await photoJpeg();
-      const server = await startHistoryServer({ count: exportImages, image });
-      const env = { AERIAL_CONFIG_DIR: join(work, 'config'), AERIAL_BASE_URL: server.url, AERIAL_API_KEY: KEY };
-      const times = { aerial: [], noReport: [], peer: [] };
-      const kinds = Object.keys(times);
-      try {
-        for (let i = 0; i < runs; i++) {
-          // Rotated, so no kind always runs first or last.
-          for (let k = 0; k < kinds.length; k++) {
-            const who = kinds[(i + k) % kinds.length];
-            const dir = join(work, `export-${who}-${i}`);
-            server.reset();
-            const args =
-              who === 'peer'
-                ? ['--import', PEER_STATS, '--input-type=module', '-e', `await (await import('node:fs/promises')).mkdir(${JSON.stringify(dir)}, { recursive: true });\n${DOWNLOAD_SCRIPT}`, server.url, KEY, dir]
-                : [INSTRUMENTED, 'export', dir, '--concurrency', '16', '--progress-interval', '1h', ...(who === 'noReport' ? ['--no-report'] : [])];
-            const figures = await run(args, env, { statsFile: join(work, 'export.json') });
-            if (server.imageRequests() !== exportImages) throw new Error(`${who} downloaded ${server.imageRequests()} of ${exportImages}`);
-            const files = readdirSync(dir);
-            if (files.filter((name) => name.endsWith('.jpg')).length !== exportImages) throw new Error(`${who} left ${files.length} files`);
-            if (who === 'aerial' && readdirSync(join(dir, 'index.thumbnails')).length !== exportImages) throw new Error('export made too few thumbnails');
-            times[who].push(figures);
-            rmSync(dir, { recursive: true, force: true });
-          }
-        }
-      } finally {
-        await server.close();
-      }
-      const m = (who) => median(times[who].map((r) => r.seconds));
-      result.export = {
-        images: exportImages,
-        imageKb: Math.round(image.length / 1024),
-        aerialSeconds: m('aerial'),
-        noReportSeconds: m('noReport'),
-        peerSeconds: m('peer'),
-        aerialCpuSeconds: median(times.aerial.map((r) => r.cpuSeconds)),
-        noReportCpuSeconds: median(times.noReport.map((r) => r.cpuSeconds)),
-        peerCpuSeconds: median(times.peer.map((r) => r.cpuSeconds)),
-        aerialPeakRssMb: median(times.aerial.map((r) => r.peakRssMb)),
-        ratio: m('aerial') / m('peer'),
-        noReportRatio: m('noReport') / m('peer'),
-        all: Object.fromEntries(kinds.map((who) => [who, times[who].map((r) => r.seconds)])),
-      };
-    }
+    if (parts.includes('export')) result.export = await benchExport({ work, exportImages, runs });
+    if (parts.includes('paced')) result.exportPaced = await benchExport({ work, exportImages, runs, imageLatencyMs });
     if (parts.includes('batch')) {
       const { benchBatch } = await import('./batch.mjs');
       const b = await benchBatch({ rows: 2000, concurrency: 128, runs, stubImage: await photoJpeg() });
@@ -224,7 +279,7 @@ export async function benchPeers({ listImages = 200_000, exportImages = 1000, ru
   return result;
 }
 
-// `node bench/peers.mjs [list] [export] [batch] [--runs N] [--list-images N] [--export-images N]`
+// `node bench/peers.mjs [list] [export] [paced] [batch] [--runs N] [--list-images N] [--export-images N] [--image-latency MS]`
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   const value = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
@@ -233,6 +288,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     runs: value('--runs', 3),
     listImages: value('--list-images', 200_000),
     exportImages: value('--export-images', 1000),
+    imageLatencyMs: value('--image-latency', 100),
     parts: parts.length ? parts : ['list', 'export', 'batch'],
   });
   console.log(JSON.stringify(result, null, 2));

@@ -193,7 +193,7 @@ if (wanted('peers')) {
   // `node_modules/.cache/aerial-node-lines/node_modules/node24/bin/node bench/run.mjs peers`).
   try {
     const { benchPeers } = await import('./peers.mjs');
-    const p = await benchPeers({ parts: ['list', 'export', 'batch'] });
+    const p = await benchPeers({ parts: ['list', 'export', 'paced', 'batch'] });
     results.peers = p;
     const s = (v) => `${v.toFixed(2)} s`;
     row(`Node ${p.node}, load ${p.load.before[0]} → ${p.load.after[0]}: medians of ${p.runs} alternated runs`, '', '');
@@ -202,6 +202,9 @@ if (wanted('peers')) {
     const e = p.export;
     row(`  export of ${e.images.toLocaleString('en')} JPEGs (${e.imageKb} KB) with its report, against a download script`, `${s(e.aerialSeconds)} / ${s(e.peerSeconds)} = ${x(e.ratio)}`, '≤ 2.0×', e.ratio <= 2);
     row('  export --no-report, against the same script', `${s(e.noReportSeconds)} / ${s(e.peerSeconds)} = ${x(e.noReportRatio)}`, '≤ 1.3×', e.noReportRatio <= 1.3);
+    row('  … the thumbnails alone (sharp, nothing else running), against the same script', `${s(e.thumbnailsAloneSeconds)} / ${s(e.peerSeconds)} = ${x(e.thumbnailsAloneSeconds / e.peerSeconds)}`, '');
+    const paced = p.exportPaced;
+    row(`  export with its report, every download ${paced.imageLatencyMs} ms to its first byte, against the script`, `${s(paced.aerialSeconds)} / ${s(paced.peerSeconds)} = ${x(paced.ratio)}`, '');
     const b = p.batch;
     row(`  batch ${b.rows} rows at ${b.concurrency}, against an undici script: first request to exit`, `${s(b.aerialRunSeconds)} / ${s(b.undiciRunSeconds)} = ${x(b.ratio)}`, '≤ 1.1×', b.ratio <= 1.1);
   } catch (error) {
