@@ -162,13 +162,15 @@ export class BatchInput {
     // Records are taken as the parser hands them on ('data'): an on_record hook would cost the parser an
     // object of context per record, about a third of its time.
     const parser = parse(csvOptions(this.delimiter, this.fromLine));
+    let countedTwice = 0;
     parser.on('data', (record: string[]) => {
+      countedTwice += crlfsInside(record);
       if (row++ === -1 || failure) return;
       // Cells past the named columns must be empty: a value there belongs to no column.
       if (record.length > named) {
         for (let i = named; i < record.length; i++) {
           if (record[i] !== '') {
-            failure = extraCell(path, parser.info.lines, record, i, named);
+            failure = extraCell(path, parser.info.lines - countedTwice, record, i, named);
             return;
           }
         }
@@ -176,13 +178,13 @@ export class BatchInput {
       const cells: Record<string, unknown> = {};
       for (let i = 0; i < named; i++) cells[header[i]!] = record[i];
       // The line the record ends on, as the parser counts it (a number it keeps anyway): what an invalid row is named by.
-      rows.push({ row, line: parser.info.lines, cells, lineEnds: true });
+      rows.push({ row, line: parser.info.lines - countedTwice, cells, lineEnds: true });
     });
     // Listened for before the first write: a small file's records, or its error, can all come within it.
     const ended = new Promise<void>((resolve) => {
       for (const event of ['end', 'error', 'close']) parser.once(event, () => resolve());
     });
-    parser.on('error', (error: Error) => (failure ??= csvError(path, error)));
+    parser.on('error', (error: Error) => (failure ??= csvError(path, error, countedTwice)));
     const check = () => {
       if (failure) throw failure;
     };
@@ -298,19 +300,37 @@ async function firstText(file: string): Promise<string> {
   }
 }
 
-/** csv-parse's errors, as the line that is wrong and what to do about it. */
-function csvError(path: string, error: Error & { code?: string; lines?: number }): UsageError {
+/**
+ * csv-parse counts a CRLF inside a quoted cell as two lines (its CR ends one, its LF another) and one between
+ * records as one. A record's line is the parser's count less the CRLFs inside the cells read so far, which
+ * reach us as they were in the file (only the white space around a cell is trimmed).
+ */
+function crlfsInside(record: string[]): number {
+  let count = 0;
+  for (const cell of record) {
+    for (let at = cell.indexOf('\r\n'); at !== -1; at = cell.indexOf('\r\n', at + 2)) count++;
+  }
+  return count;
+}
+
+/**
+ * csv-parse's errors, as the line that is wrong and what to do about it. `countedTwice`: the CRLFs inside
+ * the cells of the records before it (crlfsInside); one inside the broken record itself is still counted twice.
+ */
+function csvError(path: string, error: Error & { code?: string; lines?: number }, countedTwice = 0): UsageError {
   if (error instanceof UsageError) return error;
-  const line = typeof error.lines === 'number' ? error.lines : undefined;
+  const line = typeof error.lines === 'number' ? error.lines - countedTwice : undefined;
   switch (error.code) {
     case 'CSV_INVALID_CLOSING_QUOTE':
+    case 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE':
       return inputError(path, line, 'a quoted cell goes on after its closing quote: a quote inside a quoted cell is written twice ("say ""hi""")');
     case 'INVALID_OPENING_QUOTE':
       return inputError(path, line, 'a quote inside a cell that is not quoted: quote the whole cell and write the quote twice ("5 ""tall""")');
     case 'CSV_QUOTE_NOT_CLOSED':
       return inputError(path, line, 'a quoted cell is never closed (its closing quote is missing): close it');
     default:
-      return inputError(path, line, `not valid CSV (${error.message}): fix the line, or save the file again from the spreadsheet`);
+      // Without csv-parse's own "at line N", which does not know of the CRLFs it counted twice.
+      return inputError(path, line, `not valid CSV (${error.message.replace(/ at line \d+/g, '')}): fix the line, or save the file again from the spreadsheet`);
   }
 }
 
@@ -336,7 +356,7 @@ async function csvHeader(file: string, path: string, delimiter: string, fromLine
   try {
     for await (const record of parser as AsyncIterable<string[]>) {
       header = record;
-      line = parser.info.lines;
+      line = parser.info.lines - crlfsInside(record);
     }
   } catch (error) {
     throw csvError(path, error as Error);

@@ -16,7 +16,7 @@ export type BatchFormat = 'csv' | 'jsonl' | 'json';
 export interface BatchRow {
   /** 1-based number among the data records (the header is not a row). */
   row: number;
-  /** The line the row starts on (JSON), or, with `lineEnds`, ends on (CSV: the parser's count, which a quoted line break in a cell moves on). */
+  /** The line the row starts on (JSON), or, with `lineEnds`, ends on (CSV: past the line breaks inside its quoted cells). */
   line?: number;
   lineEnds?: boolean;
   /** Cell values by column name as written in the file. */
@@ -91,10 +91,9 @@ export class ColumnMap {
 export function rowName(row: Pick<BatchRow, 'row' | 'line' | 'lineEnds' | 'cells'>): string {
   if (row.line === undefined) return `row ${row.row}`;
   let line = row.line;
-  // A CSV record ends on the parser's line: the line breaks inside its quoted cells come before. csv-parse
-  // counts a CRLF inside a quoted cell as two lines (and so numbers the records after it one too far: rare,
-  // spreadsheets break lines within a cell with LF alone), so its \r and \n are taken off one by one.
-  if (row.lineEnds) for (const cell of Object.values(row.cells)) if (typeof cell === 'string') line -= cell.match(/[\r\n]/g)?.length ?? 0;
+  // A CSV record is known by the line it ends on: the line breaks inside its quoted cells (LF, CRLF or a CR
+  // alone, each one line) come before.
+  if (row.lineEnds) for (const cell of Object.values(row.cells)) if (typeof cell === 'string') line -= cell.match(/\r\n|\r|\n/g)?.length ?? 0;
   return `line ${line} (row ${row.row})`;
 }
 

@@ -76,7 +76,7 @@ export interface Rendered {
 }
 
 const ZOOMS = ['ExtraLow', 'Low', 'Medium', 'High', 'ExtraHigh'];
-const PROMPT_PARTS = ['roof', 'a, b', 'x;y', 'pipe|bar', 'say "hi"', 'café', 'Zürich', '日本', '🙂', 'tab\there', '50%', "o'clock", 'line\nbreak', '  inner  space  '];
+const PROMPT_PARTS = ['roof', 'a, b', 'x;y', 'pipe|bar', 'say "hi"', 'café', 'Zürich', '日本', '🙂', 'tab\there', '50%', "o'clock", 'line\nbreak', 'windows\r\nbreak', '  inner  space  '];
 
 const place: fc.Arbitrary<Place> = fc.record({
   id: fc.stringMatching(/^[a-z][a-z0-9]{0,7}$/),

@@ -182,6 +182,8 @@ describe('batch input: what is refused, and how', () => {
     ['stray.csv', 'lat,lng,prompt\n1,2,5 "tall"\n', [], ' line 2: a quote inside a cell that is not quoted: quote the whole cell and write the quote twice ("5 ""tall""")'],
     ['after.csv', 'lat,lng,prompt\r\n1,2,"a"b\r\n', [], ' line 2: a quoted cell goes on after its closing quote: a quote inside a quoted cell is written twice ("say ""hi""")'],
     ['open.csv', 'lat,lng,prompt\n1,2,ok\n3,4,"never\nclosed\n', [], ' line 4: a quoted cell is never closed (its closing quote is missing): close it'],
+    // A CRLF inside an earlier quoted cell is one line end, as between rows; a space, then more, after a closing quote.
+    ['spaced.csv', 'lat,lng,prompt\r\n1,2,"two\r\nlines"\r\n3,4,"c" d\r\n', [], ' line 4: a quoted cell goes on after its closing quote: a quote inside a quoted cell is written twice ("say ""hi""")'],
     ['unnamed.csv', 'lat,,lng\n1,,2\n', [], ' line 1: column 2 of the header row has no name: name it, or remove the column'],
     ['under.csv', 'lat,lng,,\n1,2,,x\n', [], " line 2: 4 cells where the header row names 2 columns (a value 'x' in column 4): quote cells that hold the separator (\"a, b\"), or name the column in the header row"],
     ['given.csv', 'lat,lng\n1,2\n', ['--delimiter', ';'], " line 1: the header row has no ';' but is cut by ',': pass --delimiter ',', or leave --delimiter out"],

@@ -79,6 +79,12 @@ describe('reading files', () => {
     expect(rowName({ row: 7, cells: {} })).toBe('row 7');
   });
 
+  it('counts a CRLF inside a quoted cell as one line, as between rows, for that row and those after it', async () => {
+    const rows = await readRows(await batchFile('lat,lng,prompt\r\n1,2,"a\r\nb"\r\n3,4,x\r\n5,6,"c\r\nd\re"\r\n7,8,y\r\n', 'p.csv'));
+    expect(rows.map(rowName)).toEqual(['line 2 (row 1)', 'line 4 (row 2)', 'line 5 (row 3)', 'line 8 (row 4)']);
+    expect(rows.map((r) => r.cells.prompt)).toEqual(['a\r\nb', 'x', 'c\r\nd\re', 'y']);
+  });
+
   it('reads JSON Lines, skipping blank lines, and names the line of a bad one', async () => {
     const file = await batchFile('{"lat":1,"lng":2}\n\n{"lat":3,"lng":4,"id":"x"}\n', 'p.jsonl');
     expect(file.format).toBe('jsonl');

@@ -88,3 +88,20 @@ describe('tiny batch files refused', () => {
     });
   }
 });
+
+describe('lines named past a quoted cell that holds a line break', () => {
+  // A Windows editor saves every line break as CRLF, those inside quoted cells too: each is one line, as between rows.
+  for (const [end, name] of [
+    ['\r\n', 'windows.csv'],
+    ['\n', 'unix.csv'],
+  ] as const) {
+    it(`names the invalid row's own line (${JSON.stringify(end)}), and sends nothing`, async () => {
+      const sandbox = await sandboxFor();
+      const content = ['lat,lng,prompt', '48.85,2.29,"first', 'second"', '48.85,2.29,ok', '999,2.29,bad', ''].join(end);
+      const result = await cli(sandbox, [file(name, content), ...CHEAP, '--dry-run']);
+      expect(result.exitCode, result.stderr).toBe(2);
+      expect(result.stdout).toContain("invalid  line 5 (row 3): column 'lat' must be between -90 and 90; got 999");
+      expect(sent(sandbox)).toEqual([]);
+    });
+  }
+});
