@@ -101,8 +101,11 @@ written, 3 auth, 4 credits, 5 not found, 6 generation/server error,
 7 network/timeout, 8 rate limited, 130 interrupted (Ctrl-C, SIGTERM, SIGHUP),
 141 the reader of the output went away (| head).`,
     );
-  // Set before the subcommands exist: they inherit both when created.
+  // Set before the subcommands exist: they inherit all three when created. The
+  // program's options are read only before the command's name (each command
+  // takes them after it as options of its own: takeGlobalOptions).
   program.exitOverride();
+  program.enablePositionalOptions();
   const width = output.getOutHelpWidth ?? (() => helpWidthFor(process.stdout));
   const writeOut = output.writeOut ?? ((text: string) => process.stdout.write(text));
   program.configureOutput({
@@ -128,7 +131,45 @@ written, 3 auth, 4 credits, 5 not found, 6 generation/server error,
     .argument('[command...]', 'a command, and a subcommand of it')
     .description('display help for command')
     .action((names: string[]) => helpFor(program, names).help());
+  const globals = program.options.filter((option) => option.long !== '--version');
+  for (const command of program.commands) takeGlobalOptions(command, globals);
   return program;
+}
+
+/**
+ * Gives `command` and its subcommands the program's options as hidden options
+ * of their own, where they have no option of that flag: the global options
+ * work after the command's name, and help lists them once, as global. Left to
+ * commander's default (the program's options looked for anywhere on the
+ * line), the program took them out of its commands' option values, as it
+ * cannot know which of its commands' options take one: `generate --prompt -V`
+ * printed the version and sent nothing, and `--prompt --json` switched the
+ * output to JSON.
+ */
+function takeGlobalOptions(command: Command, globals: readonly Option[]): void {
+  for (const global of globals) {
+    const taken = command.options.some((own) => own.long === global.long || (global.short !== undefined && own.short === global.short));
+    if (!taken) command.addOption(new Option(global.flags, global.description).hideHelp());
+  }
+  for (const sub of command.commands) takeGlobalOptions(sub, globals);
+}
+
+/**
+ * The option values of `command` and of the commands above it: a value typed
+ * on the line wins over a default, and a later command's over an earlier's
+ * (commander's optsWithGlobals lets any later value win, so the default of a
+ * command's own `--no-color`, true, undid `aerial --no-color list`).
+ */
+function optionsWithGlobals(command: Command): Record<string, unknown> {
+  const chain: Command[] = [];
+  for (let at: Command | null = command; at; at = at.parent) chain.unshift(at);
+  const merged: Record<string, unknown> = {};
+  for (const at of chain) {
+    for (const [key, value] of Object.entries(at.opts())) {
+      if (!(key in merged) || at.getOptionValueSource(key) !== 'default') merged[key] = value;
+    }
+  }
+  return merged;
 }
 
 /** The command `names` lead to from `program` (by name or alias); an unknown name is a usage error. */
@@ -239,7 +280,7 @@ export async function main(argv: string[], proc: Process = process): Promise<num
     <O,>(body: CommandBody<O>) =>
     async (...args: unknown[]) => {
       const command = args[args.length - 1] as Command;
-      const globals = command.optsWithGlobals() as GlobalOptions & O;
+      const globals = optionsWithGlobals(command) as GlobalOptions & O;
       const ctx = await openContext(proc, globals, shutdown);
       activeContext = ctx;
       try {

@@ -173,9 +173,18 @@ export function location(): fc.Arbitrary<Valued<{ lat: number; lng: number }>> {
 
 // ---------------------------------------------------------------- tags, prompt, booleans
 
+/**
+ * Values that are spelled like the program's own options, and so are taken for
+ * them by a parser that looks for those anywhere on the line: a flag's value
+ * all the same (`--prompt -V` is the prompt "-V").
+ */
+const likeProgramOption = fc
+  .tuple(fc.constantFrom('-V', '--version', '--json', '-q', '-v', '-qv', '-Vq', '--quiet', '--verbose', '--no-color', '--sandbox', '--profile', '--api-key', '--base-url', '-h', '--help'), fc.constantFrom('', ' '))
+  .map(([flag, after]) => `${flag}${after}`);
+
 function tag(): fc.Arbitrary<Valued<string>> {
   const good = fc
-    .tuple(fc.string({ minLength: 1, maxLength: 10 }), padding)
+    .tuple(fc.oneof({ weight: 9, arbitrary: fc.string({ minLength: 1, maxLength: 10 }) }, { weight: 1, arbitrary: likeProgramOption }), padding)
     .filter(([text]) => text.trim() !== '' && !text.includes('\0'))
     .map(([text, pad]) => ({ raw: `${pad}${text}`, valid: true, value: `${pad}${text}`.trim() }));
   const empty = fc.constantFrom('', ' ', '\t').map((raw) => ({ raw, valid: false }));
@@ -184,7 +193,7 @@ function tag(): fc.Arbitrary<Valued<string>> {
 
 function prompt(): fc.Arbitrary<Valued<string>> {
   const good = fc
-    .string({ minLength: 1, maxLength: 30 })
+    .oneof({ weight: 9, arbitrary: fc.string({ minLength: 1, maxLength: 30 }) }, { weight: 2, arbitrary: likeProgramOption })
     .filter((text) => text.trim() !== '' && !text.includes('\0'))
     .map((raw) => ({ raw, valid: true, value: raw }));
   const empty = fc.constantFrom('', '  ').map((raw) => ({ raw, valid: false }));
