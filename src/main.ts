@@ -161,15 +161,20 @@ function takeGlobalOptions(command: Command, globals: readonly Option[]): void {
  * command's own `--no-color`, true, undid `aerial --no-color list`).
  */
 function optionsWithGlobals(command: Command): Record<string, unknown> {
-  const chain: Command[] = [];
-  for (let at: Command | null = command; at; at = at.parent) chain.unshift(at);
   const merged: Record<string, unknown> = {};
-  for (const at of chain) {
+  for (const at of lineage(command)) {
     for (const [key, value] of Object.entries(at.opts())) {
       if (!(key in merged) || at.getOptionValueSource(key) !== 'default') merged[key] = value;
     }
   }
   return merged;
+}
+
+/** `command` and the commands above it, the program first. */
+function lineage(command: Command): Command[] {
+  const chain: Command[] = [];
+  for (let at: Command | null = command; at; at = at.parent) chain.unshift(at);
+  return chain;
 }
 
 /** The command `names` lead to from `program` (by name or alias); an unknown name is a usage error. */
@@ -217,8 +222,7 @@ function parserUsageError(error: CommanderError, command: Command): UsageError {
     .replace(/\s*\n\(Did you mean (.*)\?\)\s*$/, ' (did you mean $1?)')
     .replace(/\s*\n\s*/g, ' ')
     .trim();
-  const path: string[] = [];
-  for (let at: Command | null = command; at; at = at.parent) path.unshift(at.name());
+  const path = lineage(command).map((at) => at.name());
   return new UsageError(`${message.replace(/\.$/, '')}; see '${path.join(' ')} --help'`);
 }
 
